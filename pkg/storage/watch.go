@@ -202,7 +202,7 @@ func (w *storeWatcher) transform(e *Event) (watch.Event, bool, error) {
 			return watch.Event{}, false, err
 		}
 	}
-	return Transition(w.opts.Predicate, e.Type == EventDelete, e.Created || len(e.PrevValue) == 0, cur, prev)
+	return Transition(w.opts.Predicate, e.Type == EventDelete, e.Created, cur, prev)
 }
 
 // Transition decides the event a watcher with predicate p sees for a change
@@ -222,13 +222,16 @@ func Transition(p SelectionPredicate, deleted, created bool, cur, prev runtime.O
 	if err != nil {
 		return watch.Event{}, false, err
 	}
-	if created || prev == nil {
+	if created {
 		if !curOK {
 			return watch.Event{}, false, nil
 		}
 		return watch.Event{Type: watch.Added, Object: cur}, true, nil
 	}
-	if p.Empty() {
+	if p.Empty() || prev == nil {
+		if !curOK {
+			return watch.Event{}, false, nil
+		}
 		return watch.Event{Type: watch.Modified, Object: cur}, true, nil
 	}
 	prevOK, err := p.Matches(prev)
