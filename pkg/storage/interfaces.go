@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -36,6 +37,12 @@ type Interface interface {
 	// accept its current state; the deleted object is decoded into out.
 	Delete(ctx context.Context, key string, out runtime.Object, preconditions *Preconditions,
 		validateDeletion ValidateObjectFunc, cachedExisting runtime.Object) error
+
+	// ListObjects is GetList without a typed list: it returns the selected
+	// objects (which may be shared *CachedObject values that must not be
+	// mutated) and the list metadata (resourceVersion, continue,
+	// remainingItemCount). The API server serves lists from it.
+	ListObjects(ctx context.Context, key string, opts ListOptions) ([]runtime.Object, metav1.ListMeta, error)
 
 	// Watch streams changes under key after opts.ResourceVersion.
 	Watch(ctx context.Context, key string, opts ListOptions) (watch.Interface, error)

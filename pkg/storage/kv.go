@@ -103,11 +103,11 @@ type WatchResponse struct {
 
 // Errors a KV returns.
 var (
-	ErrKeyExists  = errors.New("key exists")
-	ErrConflict   = errors.New("modification revision mismatch")
-	ErrNotFound   = errors.New("key not found")
-	ErrCompacted  = errors.New("required revision has been compacted")
-	ErrFutureRev  = errors.New("required revision is a future revision")
+	ErrKeyExists   = errors.New("key exists")
+	ErrConflict    = errors.New("modification revision mismatch")
+	ErrNotFound    = errors.New("key not found")
+	ErrCompacted   = errors.New("required revision has been compacted")
+	ErrFutureRev   = errors.New("required revision is a future revision")
 	ErrUnavailable = errors.New("storage unavailable")
 )
 

@@ -242,25 +242,53 @@ func (s *Store) GetList(ctx context.Context, key string, opts ListOptions, listO
 	if err != nil {
 		return err
 	}
+	lm, err := s.list(ctx, key, opts, items.newItem, items.append, items.reserve)
+	if err != nil {
+		return err
+	}
+	listAcc.SetResourceVersion(lm.ResourceVersion)
+	listAcc.SetContinue(lm.Continue)
+	listAcc.SetRemainingItemCount(lm.RemainingItemCount)
+	return nil
+}
+
+// ListObjects implements Interface.
+func (s *Store) ListObjects(ctx context.Context, key string, opts ListOptions) ([]runtime.Object, metav1.ListMeta, error) {
+	var out []runtime.Object
+	lm, err := s.list(ctx, key, opts, s.newFunc,
+		func(obj runtime.Object) { out = append(out, obj) },
+		func(n int) {
+			if cap(out)-len(out) < n {
+				out = append(make([]runtime.Object, 0, len(out)+n), out...)
+			}
+		})
+	return out, lm, err
+}
+
+// list reads the objects under key that match opts, decoding each into
+// newItem() and handing the matches to add.
+func (s *Store) list(ctx context.Context, key string, opts ListOptions, newItem func() runtime.Object,
+	add func(runtime.Object), reserve func(int)) (metav1.ListMeta, error) {
+	var lm metav1.ListMeta
 	if !opts.Recursive {
-		// A single key: Get, as a list of zero or one.
-		obj := items.newItem()
+		// A single key: a list of zero or one.
 		kv, rev, err := s.kv.Get(ctx, key)
 		if err != nil {
-			return NewUnreachableError(key, err)
+			return lm, NewUnreachableError(key, err)
 		}
 		if kv != nil {
+			obj := newItem()
 			if err := s.decode(key, kv.Value, obj, kv.ModRev); err != nil {
-				return err
+				return lm, err
 			}
 			if ok, err := opts.Predicate.Matches(obj); err != nil {
-				return err
+				return lm, err
 			} else if ok {
-				items.append(obj)
+				add(obj)
 			}
 		}
-		listAcc.SetResourceVersion(strconv.FormatInt(rev, 10))
-		return nil
+		lm.ResourceVersion = FormatRV(rev)
+		return lm, nil
 	}
 	if !strings.HasSuffix(key, "/") {
 		key += "/"
@@ -270,16 +298,16 @@ func (s *Store) GetList(ctx context.Context, key string, opts ListOptions, listO
 	var readRev int64
 	rv, err := ParseResourceVersion(opts.ResourceVersion)
 	if err != nil {
-		return err
+		return lm, err
 	}
 	switch {
 	case opts.Predicate.Continue != "":
 		from, crev, err := DecodeContinue(opts.Predicate.Continue, key)
 		if err != nil {
-			return apierrors.NewBadRequest(fmt.Sprintf("invalid continue token: %v", err))
+			return lm, apierrors.NewBadRequest(fmt.Sprintf("invalid continue token: %v", err))
 		}
 		if rv != 0 {
-			return apierrors.NewBadRequest("specifying resource version is not allowed when using continue")
+			return lm, apierrors.NewBadRequest("specifying resource version is not allowed when using continue")
 		}
 		start, readRev = from, crev
 	case opts.ResourceVersionMatch == string(metav1.ResourceVersionMatchExact):
@@ -303,36 +331,36 @@ func (s *Store) GetList(ctx context.Context, key string, opts ListOptions, listO
 		if err != nil {
 			if errors.Is(err, ErrCompacted) {
 				if opts.Predicate.Continue != "" {
-					return apierrors.NewResourceExpired("The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.")
+					return lm, apierrors.NewResourceExpired("The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.")
 				}
-				return apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d", readRev))
+				return lm, apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d", readRev))
 			}
 			if errors.Is(err, ErrFutureRev) {
-				return NewTooLargeResourceVersionError(readRev, res.Rev)
+				return lm, NewTooLargeResourceVersionError(readRev, res.Rev)
 			}
-			return NewUnreachableError(key, err)
+			return lm, NewUnreachableError(key, err)
 		}
 		if readRev == 0 {
 			readRev = res.Rev
 			if rv > readRev {
-				return NewTooLargeResourceVersionError(rv, readRev)
+				return lm, NewTooLargeResourceVersionError(rv, readRev)
 			}
 		}
 		if !filtered {
-			items.reserve(len(res.KVs))
+			reserve(len(res.KVs))
 		}
 		more = res.More
 		for i, kv := range res.KVs {
-			obj := items.newItem()
+			obj := newItem()
 			if err := s.decode(kv.Key, kv.Value, obj, kv.ModRev); err != nil {
-				return err
+				return lm, err
 			}
 			ok, err := opts.Predicate.Matches(obj)
 			if err != nil {
-				return err
+				return lm, err
 			}
 			if ok {
-				items.append(obj)
+				add(obj)
 				count++
 			}
 			lastKey = kv.Key
@@ -358,18 +386,18 @@ func (s *Store) GetList(ctx context.Context, key string, opts ListOptions, listO
 			}
 		}
 	}
-	listAcc.SetResourceVersion(strconv.FormatInt(readRev, 10))
+	lm.ResourceVersion = FormatRV(readRev)
 	if limit > 0 && count >= limit && more {
 		token, err := EncodeContinue(lastKey+"\x00", key, readRev)
 		if err != nil {
-			return err
+			return lm, err
 		}
-		listAcc.SetContinue(token)
+		lm.Continue = token
 		if remaining >= 0 && !filtered {
-			listAcc.SetRemainingItemCount(&remaining)
+			lm.RemainingItemCount = &remaining
 		}
 	}
-	return nil
+	return lm, nil
 }
 
 // checkPreconditions compares preconditions with the current object.
@@ -394,8 +422,8 @@ func checkPreconditions(key string, p *Preconditions, obj runtime.Object) error 
 func (s *Store) GuaranteedUpdate(ctx context.Context, key string, dest runtime.Object, ignoreNotFound bool,
 	preconditions *Preconditions, tryUpdate UpdateFunc, cachedExisting runtime.Object) error {
 	var (
-		cur      *KeyValue
-		curObj   runtime.Object
+		cur       *KeyValue
+		curObj    runtime.Object
 		fromCache bool
 	)
 	load := func() error {

@@ -306,10 +306,10 @@ func testList(t *testing.T, newKV NewKV) {
 		return f
 	}
 	cases := []struct {
-		name  string
-		key   string
-		pred  storage.SelectionPredicate
-		want  []string
+		name string
+		key  string
+		pred storage.SelectionPredicate
+		want []string
 	}{
 		{"all", prefix, storage.SelectionPredicate{}, []string{"a/p1", "a/p2", "ab/p4", "b/p3"}},
 		{"namespace a only", prefix + "a", storage.SelectionPredicate{}, []string{"a/p1", "a/p2"}},
