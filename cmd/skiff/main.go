@@ -1,0 +1,129 @@
+// Command skiff is a compact Kubernetes: `skiff up` runs a whole control
+// plane in one process; the other subcommands run one component each.
+// This file only turns flags into component configurations.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/skiff-sh/skiff/pkg/apiserver"
+	"github.com/skiff-sh/skiff/pkg/cluster"
+)
+
+func main() {
+	if err := newRoot().Execute(); err != nil {
+		os.Exit(1)
+	}
+}
+
+func newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "skiff",
+		Short:         "skiff is a compact Kubernetes-compatible control plane in one binary",
+		SilenceUsage:  true,
+		SilenceErrors: false,
+	}
+	var verbosity int
+	root.PersistentFlags().IntVarP(&verbosity, "v", "v", 0, "log verbosity (0 = warnings, 1 = info, 2+ = debug)")
+	logger := func() *slog.Logger {
+		level := slog.LevelWarn
+		switch {
+		case verbosity >= 2:
+			level = slog.LevelDebug
+		case verbosity == 1:
+			level = slog.LevelInfo
+		}
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	}
+	root.AddCommand(newUp(logger), newAPIServer(logger), newVersion())
+	return root
+}
+
+// signalContext ends on SIGINT or SIGTERM.
+func signalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+func defaultDataDir() string {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return ".skiff"
+	}
+	return filepath.Join(home, ".skiff")
+}
+
+func newUp(logger func() *slog.Logger) *cobra.Command {
+	cfg := cluster.UpConfig{}
+	cmd := &cobra.Command{
+		Use:   "up",
+		Short: "Run a whole cluster (storage and API server) in this process",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg.Out, cfg.Logger = cmd.OutOrStdout(), logger()
+			up, err := cluster.NewUp(cfg)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signalContext()
+			defer stop()
+			return up.Run(ctx)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.DataDir, "data-dir", defaultDataDir(), "directory for the cluster's data (etcd, certificates, kubeconfig)")
+	f.StringVar(&cfg.Storage, "storage", "etcd", "storage backend: etcd (embedded, persistent) or memory (nothing persisted)")
+	f.StringVar(&cfg.BindAddress, "bind-address", "127.0.0.1", "address the API server listens on")
+	f.IntVar(&cfg.SecurePort, "secure-port", 6443, "port the API server serves HTTPS on")
+	f.StringVar(&cfg.AdvertiseAddress, "advertise-address", "", "address clients reach the API server at (default: the bind address)")
+	f.StringVar(&cfg.TokenAuthFile, "token-auth-file", "", "static bearer tokens, CSV: token,user,uid[,\"group1,group2\"]")
+	return cmd
+}
+
+func newAPIServer(logger func() *slog.Logger) *cobra.Command {
+	cfg := cluster.APIServerConfig{}
+	cmd := &cobra.Command{
+		Use:   "apiserver",
+		Short: "Run the API server alone, on an external etcd cluster",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg.Logger = logger()
+			ctx, stop := signalContext()
+			defer stop()
+			return cluster.RunAPIServer(ctx, cfg)
+		},
+	}
+	f := cmd.Flags()
+	f.StringSliceVar(&cfg.EtcdServers, "etcd-servers", nil, "etcd endpoints (comma separated URLs)")
+	f.StringVar(&cfg.Storage, "storage", "etcd", "storage backend: etcd (--etcd-servers) or memory")
+	f.StringVar(&cfg.BindAddress, "bind-address", "0.0.0.0", "address to listen on")
+	f.IntVar(&cfg.SecurePort, "secure-port", 6443, "HTTPS port")
+	f.StringVar(&cfg.AdvertiseAddress, "advertise-address", "", "address published in the kubernetes service")
+	f.StringVar(&cfg.TLSCertFile, "tls-cert-file", "", "serving certificate (PEM)")
+	f.StringVar(&cfg.TLSKeyFile, "tls-private-key-file", "", "serving key (PEM)")
+	f.StringVar(&cfg.ClientCAFile, "client-ca-file", "", "CA that signs client certificates")
+	f.StringVar(&cfg.TokenAuthFile, "token-auth-file", "", "static bearer tokens, CSV: token,user,uid[,\"group1,group2\"]")
+	return cmd
+}
+
+func newVersion() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the skiff version and the Kubernetes version it serves",
+		Args:  cobra.NoArgs,
+		Run: func(cmd *cobra.Command, _ []string) {
+			v := apiserver.VersionInfo()
+			fmt.Fprintf(cmd.OutOrStdout(), "skiff %s (Kubernetes API %s, %s, %s)\n", skiffVersion, v.GitVersion, v.GoVersion, v.Platform)
+		},
+	}
+}
+
+// skiffVersion is set at build time with -ldflags "-X main.skiffVersion=...".
+var skiffVersion = "dev"

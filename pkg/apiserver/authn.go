@@ -1,0 +1,137 @@
+package apiserver
+
+import (
+	"crypto/subtle"
+	"crypto/x509"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// User is an authenticated identity.
+type User struct {
+	Name   string
+	UID    string
+	Groups []string
+}
+
+// Authenticator identifies the sender of a request. ok is false when the
+// request carries no credentials this authenticator understands.
+type Authenticator interface {
+	Authenticate(r *http.Request) (user *User, ok bool, err error)
+}
+
+// UnionAuthenticator tries each authenticator in turn.
+type UnionAuthenticator []Authenticator
+
+func (u UnionAuthenticator) Authenticate(r *http.Request) (*User, bool, error) {
+	var lastErr error
+	for _, a := range u {
+		user, ok, err := a.Authenticate(r)
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		if ok {
+			return user, true, nil
+		}
+	}
+	return nil, false, lastErr
+}
+
+// X509Authenticator accepts client certificates signed by the client CA
+// (verified by the TLS handshake): CN is the user, O the groups.
+type X509Authenticator struct {
+	Roots *x509.CertPool
+}
+
+func (a X509Authenticator) Authenticate(r *http.Request) (*User, bool, error) {
+	if r.TLS == nil || len(r.TLS.PeerCertificates) == 0 {
+		return nil, false, nil
+	}
+	cert := r.TLS.PeerCertificates[0]
+	opts := x509.VerifyOptions{Roots: a.Roots, Intermediates: x509.NewCertPool(), KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
+	for _, c := range r.TLS.PeerCertificates[1:] {
+		opts.Intermediates.AddCert(c)
+	}
+	if _, err := cert.Verify(opts); err != nil {
+		return nil, false, fmt.Errorf("verifying certificate: %w", err)
+	}
+	return &User{Name: cert.Subject.CommonName, Groups: cert.Subject.Organization}, true, nil
+}
+
+// TokenAuthenticator accepts bearer tokens from a static token file.
+type TokenAuthenticator struct {
+	tokens map[string]*User
+}
+
+// LoadTokenFile reads upstream's --token-auth-file CSV format:
+// token,user,uid[,"group1,group2"].
+func LoadTokenFile(path string) (*TokenAuthenticator, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	r.FieldsPerRecord = -1
+	r.TrimLeadingSpace = true
+	t := &TokenAuthenticator{tokens: map[string]*User{}}
+	for line := 1; ; line++ {
+		rec, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if len(rec) == 0 || strings.HasPrefix(strings.TrimSpace(rec[0]), "#") {
+			continue
+		}
+		if len(rec) < 3 {
+			return nil, fmt.Errorf("%s:%d: need at least token,user,uid", path, line)
+		}
+		u := &User{Name: rec[1], UID: rec[2]}
+		if len(rec) > 3 && rec[3] != "" {
+			for _, g := range strings.Split(rec[3], ",") {
+				u.Groups = append(u.Groups, strings.TrimSpace(g))
+			}
+		}
+		if rec[0] == "" {
+			return nil, fmt.Errorf("%s:%d: empty token", path, line)
+		}
+		t.tokens[rec[0]] = u
+	}
+	return t, nil
+}
+
+func (t *TokenAuthenticator) Authenticate(r *http.Request) (*User, bool, error) {
+	h := r.Header.Get("Authorization")
+	if !strings.HasPrefix(h, "Bearer ") {
+		return nil, false, nil
+	}
+	tok := strings.TrimSpace(strings.TrimPrefix(h, "Bearer "))
+	for known, u := range t.tokens {
+		if subtle.ConstantTimeCompare([]byte(known), []byte(tok)) == 1 {
+			return u, true, nil
+		}
+	}
+	return nil, false, fmt.Errorf("invalid bearer token")
+}
+
+// authenticate identifies the request's user or fails with 401.
+func (s *Server) authenticate(r *http.Request) (*User, error) {
+	if s.cfg.Authenticator == nil {
+		return &User{Name: "system:admin", Groups: []string{"system:masters"}}, nil
+	}
+	u, ok, err := s.cfg.Authenticator.Authenticate(r)
+	if err != nil || !ok {
+		return nil, apierrors.NewUnauthorized("Unauthorized")
+	}
+	return u, nil
+}

@@ -1,0 +1,173 @@
+package apiserver
+
+import (
+	"context"
+	"net"
+	"encoding/json"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/skiff-sh/skiff/pkg/registry"
+	"github.com/skiff-sh/skiff/pkg/registry/scheduling"
+)
+
+func jsonUnmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }
+
+func registryListAll() registry.ListOptions { return registry.ListOptions{} }
+
+// SystemNamespaces exist in every cluster.
+var SystemNamespaces = []string{"default", "kube-system", "kube-public", "kube-node-lease"}
+
+// bootstrap creates what upstream's API server creates at start-up: the
+// system namespaces, the system priority classes, the "kubernetes" service
+// and its endpoints. It also rebuilds the service allocator.
+func (s *Server) bootstrap(ctx context.Context) error {
+	// Wait for the watch caches; a consistent list on the namespaces store
+	// is served once its cache is filled.
+	for _, st := range s.stores {
+		if _, _, err := st.List(ctx, "", registry.ListOptions{}); err != nil {
+			return fmt.Errorf("initial list of %s: %w", st.Resource, err)
+		}
+	}
+	if err := s.syncServices(ctx); err != nil {
+		return err
+	}
+	for _, name := range SystemNamespaces {
+		if err := s.ensure(ctx, grNamespaces, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+			return err
+		}
+	}
+	if st := s.stores[grPriorityClasses]; st != nil {
+		for _, pc := range scheduling.SystemPriorityClasses() {
+			if err := s.ensure(ctx, grPriorityClasses, pc); err != nil {
+				return err
+			}
+		}
+	}
+	if s.stores[grServices] != nil {
+		if err := s.ensureKubernetesService(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var grPriorityClasses = schema.GroupResource{Group: "scheduling.k8s.io", Resource: "priorityclasses"}
+
+// ensure creates obj through the same path as a client create (defaulting,
+// admission, afterCreate) unless it exists.
+func (s *Server) ensure(ctx context.Context, gr schema.GroupResource, obj runtime.Object) error {
+	st := s.stores[gr]
+	if st == nil {
+		return nil
+	}
+	ns, name := objectName(obj)
+	if _, err := st.Get(ctx, ns, name, metav1.GetOptions{}); err == nil {
+		return nil
+	} else if !apierrors.IsNotFound(err) {
+		return err
+	}
+	var e *endpoint
+	for _, ep := range s.endpoints {
+		if ep.qualified == gr && ep.version == nil {
+			e = ep
+		}
+	}
+	if d := e.def.Strategy.Default; d != nil {
+		d(obj)
+	}
+	release, err := s.beforeCreate(ctx, e, obj, false)
+	if err != nil {
+		return err
+	}
+	out, err := st.Create(ctx, ns, obj, nil, false)
+	if apierrors.IsAlreadyExists(err) {
+		release()
+		return nil
+	}
+	if err != nil {
+		release()
+		return fmt.Errorf("creating %s %s/%s: %w", gr, ns, name, err)
+	}
+	s.afterCreate(ctx, e, out)
+	return nil
+}
+
+// afterCreate runs what a create implies outside the object itself. Every
+// new namespace gets its "default" service account here until the
+// controller manager's service account controller takes this over.
+func (s *Server) afterCreate(ctx context.Context, e *endpoint, obj runtime.Object) {
+	if e.qualified == grNamespaces {
+		_, name := objectName(obj)
+		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: name, Name: "default"}}
+		if err := s.ensure(ctx, schema.GroupResource{Resource: "serviceaccounts"}, sa); err != nil {
+			s.cfg.Logger.Warn("creating default service account", "namespace", name, "err", err)
+		}
+	}
+}
+
+// ensureKubernetesService publishes the API server as default/kubernetes.
+func (s *Server) ensureKubernetesService(ctx context.Context) error {
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "kubernetes",
+			Labels: map[string]string{"component": "apiserver", "provider": "kubernetes"}},
+		Spec: corev1.ServiceSpec{
+			ClusterIP: s.services.FirstIP(),
+			Ports: []corev1.ServicePort{{Name: "https", Protocol: corev1.ProtocolTCP, Port: 443,
+				TargetPort: intstr.FromInt32(int32(s.cfg.SecurePort))}},
+			SessionAffinity: corev1.ServiceAffinityNone,
+			Type:            corev1.ServiceTypeClusterIP,
+		},
+	}
+	if err := s.ensure(ctx, grServices, svc); err != nil {
+		return err
+	}
+	addr := s.cfg.EndpointAddress
+	if addr == "" {
+		addr = s.cfg.AdvertiseAddress
+	}
+	if ip := net.ParseIP(addr); ip == nil || ip.IsLoopback() || ip.IsUnspecified() {
+		return nil // nothing pods could reach
+	}
+	port := int32(s.cfg.SecurePort)
+	ep := &corev1.Endpoints{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "kubernetes",
+			Labels: map[string]string{"endpointslice.kubernetes.io/skip-mirror": "true"}},
+		Subsets: []corev1.EndpointSubset{{
+			Addresses: []corev1.EndpointAddress{{IP: addr}},
+			Ports:     []corev1.EndpointPort{{Name: "https", Port: port, Protocol: corev1.ProtocolTCP}},
+		}},
+	}
+	if err := s.ensure(ctx, schema.GroupResource{Resource: "endpoints"}, ep); err != nil {
+		return err
+	}
+	ready := true
+	name, proto := "https", corev1.ProtocolTCP
+	slice := &discoveryv1.EndpointSlice{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "kubernetes",
+			Labels: map[string]string{discoveryv1.LabelServiceName: "kubernetes", discoveryv1.LabelManagedBy: "skiff-apiserver"}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{addr}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}},
+		Ports:       []discoveryv1.EndpointPort{{Name: &name, Port: &port, Protocol: &proto}},
+	}
+	return s.ensure(ctx, schema.GroupResource{Group: "discovery.k8s.io", Resource: "endpointslices"}, slice)
+}
+
+// getFresh reads an object from the watch cache, falling back to a
+// consistent read when the cache has not seen it yet (a namespace created
+// a moment ago).
+func (s *Server) getFresh(ctx context.Context, st *registry.Store, ns, name string) (runtime.Object, error) {
+	obj, err := st.Get(ctx, ns, name, metav1.GetOptions{ResourceVersion: "0"})
+	if apierrors.IsNotFound(err) {
+		return st.Get(ctx, ns, name, metav1.GetOptions{})
+	}
+	return obj, err
+}
+

@@ -1,0 +1,182 @@
+package apiserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+type ctxKey int
+
+const (
+	requestInfoKey ctxKey = iota
+	userKey
+)
+
+// publicPaths answer without credentials.
+func isPublicPath(p string) bool {
+	switch {
+	case p == "/healthz", p == "/livez", p == "/readyz", p == "/version":
+		return true
+	case hasPrefixAny(p, "/healthz/", "/livez/", "/readyz/"):
+		return true
+	}
+	return false
+}
+
+// statusRecorder remembers the response code for metrics and logs.
+type statusRecorder struct {
+	http.ResponseWriter
+	code int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if r.code == 0 {
+		r.code = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	if r.code == 0 {
+		r.code = http.StatusOK
+	}
+	return r.ResponseWriter.Write(b)
+}
+
+func (r *statusRecorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// buildHandlerChain wraps the router in the filters every request passes, in
+// upstream's order: panic recovery, request info, metrics, authentication,
+// in-flight limit, timeout.
+func (s *Server) buildHandlerChain() http.Handler {
+	router := http.HandlerFunc(s.route)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := s.cfg.Clock.Now()
+		rec := &statusRecorder{ResponseWriter: w}
+		info := parseRequestInfo(r)
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				s.cfg.Logger.Error("panic serving request", "path", r.URL.Path, "panic", p, "stack", string(debug.Stack()))
+				if rec.code == 0 {
+					s.writeError(rec, r, apierrors.NewInternalError(fmt.Errorf("%v", p)))
+				}
+			}
+			s.metrics.observe(info, rec.code, s.cfg.Clock.Since(start))
+		}()
+		ctx := context.WithValue(r.Context(), requestInfoKey, info)
+		r = r.WithContext(ctx)
+
+		if !isPublicPath(r.URL.Path) {
+			user, err := s.authenticate(r)
+			if err != nil {
+				s.writeError(rec, r, err)
+				return
+			}
+			r = r.WithContext(context.WithValue(r.Context(), userKey, user))
+		}
+
+		longRunning := info.Verb == "watch" || (info.IsResourceRequest && info.Subresource != "" && isLongRunningSubresource(info.Subresource))
+		if !longRunning {
+			limit := s.inflight
+			if info.Verb == "create" || info.Verb == "update" || info.Verb == "patch" || info.Verb == "delete" || info.Verb == "deletecollection" {
+				limit = s.inflightMutating
+			}
+			select {
+			case limit <- struct{}{}:
+				defer func() { <-limit }()
+			default:
+				s.writeError(rec, r, apierrors.NewTooManyRequests("Too many requests, please try again later.", 1))
+				return
+			}
+			timeout := s.cfg.RequestTimeout
+			if t := r.URL.Query().Get("timeout"); t != "" {
+				if d, err := time.ParseDuration(t); err == nil && d > 0 && d < timeout {
+					timeout = d
+				}
+			}
+			ctx, cancel := context.WithTimeout(r.Context(), timeout)
+			defer cancel()
+			r = r.WithContext(ctx)
+		}
+		router.ServeHTTP(rec, r)
+	})
+}
+
+func isLongRunningSubresource(sub string) bool {
+	switch sub {
+	case "exec", "attach", "portforward", "proxy", "log":
+		return true
+	}
+	return false
+}
+
+// timeoutError maps a request context that ran out to upstream's 504.
+func timeoutError(err error) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return apierrors.NewTimeoutError("request did not complete within the allotted timeout", 0)
+	}
+	return err
+}
+
+// route dispatches a request by path.
+func (s *Server) route(w http.ResponseWriter, r *http.Request) {
+	p := r.URL.Path
+	switch {
+	case p == "/healthz" || p == "/livez" || p == "/readyz" || hasPrefixAny(p, "/healthz/", "/livez/", "/readyz/"):
+		s.serveHealth(w, r)
+	case p == "/version" || p == "/version/":
+		s.serveVersion(w, r)
+	case p == "/metrics":
+		s.metrics.ServeHTTP(w, r)
+	case p == "/openapi/v2" || strings.HasPrefix(p, "/openapi/v3"):
+		s.openapi.ServeHTTP(w, r)
+	case p == "/api" || p == "/api/" || p == "/apis" || p == "/apis/":
+		s.serveDiscoveryRoot(w, r)
+	case p == "/":
+		s.serveRootPaths(w, r)
+	default:
+		info := r.Context().Value(requestInfoKey).(*RequestInfo)
+		if !info.IsResourceRequest {
+			if info.APIPrefix != "" && s.serveGroupDiscovery(w, r, info) {
+				return
+			}
+			s.writeError(w, r, pageNotFound())
+			return
+		}
+		s.serveResource(w, r, info)
+	}
+}
+
+// pageNotFound is upstream's answer for an unknown path.
+func pageNotFound() error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status:  metav1.StatusFailure,
+		Code:    http.StatusNotFound,
+		Reason:  metav1.StatusReasonNotFound,
+		Message: "the server could not find the requested resource",
+		Details: &metav1.StatusDetails{},
+	}}
+}
+
+// methodNotSupported is the 405 for a verb a resource lacks.
+func methodNotSupported(gr schema.GroupResource, verb string) error {
+	return apierrors.NewMethodNotSupported(gr, verb)
+}

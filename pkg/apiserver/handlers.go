@@ -1,0 +1,719 @@
+package apiserver
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/skiff-sh/skiff/pkg/apiserver/admission"
+	"github.com/skiff-sh/skiff/pkg/registry"
+	"github.com/skiff-sh/skiff/pkg/storage"
+)
+
+func metaGetOptions(rv string) metav1.GetOptions { return metav1.GetOptions{ResourceVersion: rv} }
+
+// serveResource handles every /api and /apis resource request.
+func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info *RequestInfo) {
+	if (info.APIPrefix == "api") != (info.APIGroup == "") {
+		s.writeError(w, r, pageNotFound())
+		return
+	}
+	gvr := schema.GroupVersionResource{Group: info.APIGroup, Version: info.APIVersion, Resource: info.Resource}
+	e := s.endpoints[gvr]
+	if e == nil {
+		s.writeError(w, r, pageNotFound())
+		return
+	}
+	if info.Namespace != "" && !e.def.Namespaced && info.Resource != "namespaces" {
+		s.writeError(w, r, pageNotFound())
+		return
+	}
+	var err error
+	switch info.Subresource {
+	case "":
+		err = s.serveMain(w, r, info, e)
+	case "status":
+		if e.status == nil {
+			err = pageNotFound()
+			break
+		}
+		err = s.serveStatus(w, r, info, e)
+	case "scale":
+		if e.def.Scale == nil {
+			err = pageNotFound()
+			break
+		}
+		err = s.serveScale(w, r, info, e)
+	case "binding":
+		if e.qualified != grPods || info.Verb != "create" {
+			err = pageNotFound()
+			break
+		}
+		err = s.serveBinding(w, r, info, e)
+	case "eviction":
+		if e.qualified != grPods || info.Verb != "create" {
+			err = pageNotFound()
+			break
+		}
+		err = s.serveEviction(w, r, info, e)
+	case "finalize":
+		if e.qualified != grNamespaces || info.Verb != "update" {
+			err = pageNotFound()
+			break
+		}
+		err = s.serveFinalize(w, r, info, e)
+	default:
+		err = pageNotFound()
+	}
+	if err != nil {
+		s.writeError(w, r, timeoutError(err))
+	}
+}
+
+func (s *Server) serveMain(w http.ResponseWriter, r *http.Request, info *RequestInfo, e *endpoint) error {
+	verb := info.Verb
+	if !e.verbs[verb] {
+		return methodNotSupported(e.qualified, verb)
+	}
+	if info.Namespace == "" && e.def.Namespaced && info.Name != "" {
+		return pageNotFound()
+	}
+	switch verb {
+	case "get":
+		return s.get(w, r, info, e, e.store)
+	case "list":
+		return s.list(w, r, info, e)
+	case "watch":
+		return s.watch(w, r, info, e)
+	case "create":
+		if e.def.Namespaced && info.Namespace == "" {
+			return methodNotSupported(e.qualified, verb)
+		}
+		if info.Name != "" {
+			return methodNotSupported(e.qualified, verb)
+		}
+		return s.create(w, r, info, e)
+	case "update":
+		return s.update(w, r, info, e, e.store)
+	case "patch":
+		return s.patch(w, r, info, e, e.store)
+	case "delete":
+		return s.delete(w, r, info, e)
+	case "deletecollection":
+		return s.deleteCollection(w, r, info, e)
+	}
+	return methodNotSupported(e.qualified, verb)
+}
+
+func (s *Server) serveStatus(w http.ResponseWriter, r *http.Request, info *RequestInfo, e *endpoint) error {
+	switch info.Verb {
+	case "get":
+		return s.get(w, r, info, e, e.status)
+	case "update":
+		return s.update(w, r, info, e, e.status)
+	case "patch":
+		return s.patch(w, r, info, e, e.status)
+	}
+	return methodNotSupported(schema.GroupResource{Group: e.qualified.Group, Resource: e.qualified.Resource + "/status"}, info.Verb)
+}
+
+// --- get -------------------------------------------------------------------
+
+func (s *Server) get(w http.ResponseWriter, r *http.Request, info *RequestInfo, e *endpoint, st *registry.Store) error {
+	m, err := negotiate(r.Header.Get("Accept"), true)
+	if err != nil {
+		return err
+	}
+	obj, err := st.Get(r.Context(), info.Namespace, info.Name, metav1.GetOptions{ResourceVersion: r.URL.Query().Get("resourceVersion")})
+	if err != nil {
+		return err
+	}
+	out, err := e.fromStorage(obj)
+	if err != nil {
+		return err
+	}
+	return s.writeTransformed(w, r, http.StatusOK, m, e, out)
+}
+
+// writeTransformed writes a single object, as a Table or
+// PartialObjectMetadata when the client asked for one.
+func (s *Server) writeTransformed(w http.ResponseWriter, r *http.Request, code int, m mediaType, e *endpoint, obj runtime.Object) error {
+	switch m.As {
+	case "Table":
+		t, err := s.toTable(r, e, []runtime.Object{obj}, metav1.ListMeta{}, true)
+		if err != nil {
+			return err
+		}
+		s.writeObject(w, r, code, m, t)
+	case "PartialObjectMetadata":
+		p, err := partialMetadata(obj, m.Ver)
+		if err != nil {
+			return err
+		}
+		s.writeObject(w, r, code, m, p)
+	case "PartialObjectMetadataList":
+		return notAcceptable()
+	default:
+		s.writeObject(w, r, code, m, obj)
+	}
+	return nil
+}
+
+func partialMetadata(obj runtime.Object, version string) (*metav1.PartialObjectMetadata, error) {
+	a, err := meta.Accessor(storage.Unwrap(obj))
+	if err != nil {
+		return nil, err
+	}
+	p := meta.AsPartialObjectMetadata(a)
+	if version == "" {
+		version = "v1"
+	}
+	p.SetGroupVersionKind(schema.GroupVersionKind{Group: metav1.GroupName, Version: version, Kind: "PartialObjectMetadata"})
+	return p, nil
+}
+
+// --- list ------------------------------------------------------------------
+
+// parseListOptions reads list/watch query parameters and validates them as
+// upstream does.
+func (s *Server) parseListOptions(q url.Values, e *endpoint) (registry.ListOptions, error) {
+	var o registry.ListOptions
+	var errs field.ErrorList
+	if ls := q.Get("labelSelector"); ls != "" {
+		sel, err := labels.Parse(ls)
+		if err != nil {
+			return o, apierrors.NewBadRequest(fmt.Sprintf("unable to parse requirement: %v", err))
+		}
+		o.Label = sel
+	}
+	if fs := q.Get("fieldSelector"); fs != "" {
+		sel, err := fields.ParseSelector(fs)
+		if err != nil {
+			return o, apierrors.NewBadRequest(err.Error())
+		}
+		supported := supportedFields(e)
+		for _, req := range sel.Requirements() {
+			if !supported[req.Field] {
+				return o, apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s", req.Field))
+			}
+		}
+		o.Field = sel
+	}
+	o.ResourceVersion = q.Get("resourceVersion")
+	o.ResourceVersionMatch = q.Get("resourceVersionMatch")
+	o.Continue = q.Get("continue")
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.ParseInt(l, 10, 64)
+		if err != nil {
+			return o, apierrors.NewBadRequest(fmt.Sprintf("invalid limit %q", l))
+		}
+		if n > 0 {
+			o.Limit = n
+		}
+	}
+	o.AllowWatchBookmarks = isTrue(q.Get("allowWatchBookmarks"))
+	if v := q.Get("sendInitialEvents"); v != "" {
+		b := isTrue(v)
+		o.SendInitialEvents = &b
+	}
+	switch o.ResourceVersionMatch {
+	case "", string(metav1.ResourceVersionMatchNotOlderThan), string(metav1.ResourceVersionMatchExact):
+		if o.ResourceVersionMatch != "" && o.ResourceVersion == "" && o.SendInitialEvents == nil {
+			errs = append(errs, field.Forbidden(field.NewPath("resourceVersionMatch"), "resourceVersionMatch is forbidden unless resourceVersion is provided"))
+		}
+		if o.ResourceVersionMatch == string(metav1.ResourceVersionMatchExact) && o.ResourceVersion == "0" {
+			errs = append(errs, field.Forbidden(field.NewPath("resourceVersionMatch"), "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\""))
+		}
+		if o.Continue != "" && o.ResourceVersionMatch != "" {
+			errs = append(errs, field.Forbidden(field.NewPath("resourceVersionMatch"), "resourceVersionMatch is forbidden when continue is provided"))
+		}
+	default:
+		errs = append(errs, field.NotSupported(field.NewPath("resourceVersionMatch"), o.ResourceVersionMatch, []string{"Exact", "NotOlderThan", ""}))
+	}
+	if o.Continue != "" && o.ResourceVersion != "" && o.ResourceVersion != "0" {
+		errs = append(errs, field.Forbidden(field.NewPath("resourceVersion"), "specifying resource version is not allowed when using continue"))
+	}
+	if len(errs) > 0 {
+		return o, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "ListOptions"}, "", errs)
+	}
+	return o, nil
+}
+
+// supportedFields are the field selector keys of a resource.
+func supportedFields(e *endpoint) map[string]bool {
+	out := map[string]bool{"metadata.name": true}
+	if e.def.Namespaced {
+		out["metadata.namespace"] = true
+	}
+	if e.def.Strategy.Fields != nil {
+		for k := range e.def.Strategy.Fields(e.def.New()) {
+			out[k] = true
+		}
+	}
+	return out
+}
+
+func (s *Server) list(w http.ResponseWriter, r *http.Request, info *RequestInfo, e *endpoint) error {
+	m, err := negotiate(r.Header.Get("Accept"), true)
+	if err != nil {
+		return err
+	}
+	o, err := s.parseListOptions(r.URL.Query(), e)
+	if err != nil {
+		return err
+	}
+	objs, lm, err := e.store.List(r.Context(), info.Namespace, o)
+	if err != nil {
+		return err
+	}
+	if e.version != nil {
+		for i, obj := range objs {
+			if objs[i], err = e.fromStorage(obj); err != nil {
+				return err
+			}
+		}
+	}
+	switch m.As {
+	case "Table":
+		t, err := s.toTable(r, e, objs, lm, false)
+		if err != nil {
+			return err
+		}
+		s.writeObject(w, r, http.StatusOK, m, t)
+		return nil
+	case "PartialObjectMetadataList":
+		l := &metav1.PartialObjectMetadataList{ListMeta: lm, Items: make([]metav1.PartialObjectMetadata, 0, len(objs))}
+		for _, obj := range objs {
+			p, err := partialMetadata(obj, m.Ver)
+			if err != nil {
+				return err
+			}
+			l.Items = append(l.Items, *p)
+		}
+		l.SetGroupVersionKind(schema.GroupVersionKind{Group: metav1.GroupName, Version: m.Ver, Kind: "PartialObjectMetadataList"})
+		s.writeObject(w, r, http.StatusOK, m, l)
+		return nil
+	case "PartialObjectMetadata":
+		return notAcceptable()
+	}
+	if m.Type == mediaJSON && !m.Pretty {
+		return s.writeJSONList(w, e, objs, lm)
+	}
+	list := e.newList()
+	for _, obj := range objs {
+		if err := storage.AppendToList(list, storage.Unwrap(obj)); err != nil {
+			return err
+		}
+	}
+	la, _ := meta.ListAccessor(list)
+	la.SetResourceVersion(lm.ResourceVersion)
+	la.SetContinue(lm.Continue)
+	la.SetRemainingItemCount(lm.RemainingItemCount)
+	list.GetObjectKind().SetGroupVersionKind(e.listGVK)
+	s.writeObject(w, r, http.StatusOK, m, list)
+	return nil
+}
+
+// writeJSONList streams a list as upstream encodes it, using each cached
+// object's JSON as is: {"kind":..,"apiVersion":..,"metadata":{..},"items":[..]}.
+func (s *Server) writeJSONList(w http.ResponseWriter, e *endpoint, objs []runtime.Object, lm metav1.ListMeta) error {
+	head, err := jsonMarshal(struct {
+		Kind       string          `json:"kind"`
+		APIVersion string          `json:"apiVersion"`
+		Metadata   metav1.ListMeta `json:"metadata"`
+	}{e.listGVK.Kind, e.listGVK.GroupVersion().String(), lm})
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", mediaJSON)
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	bw := newChunkWriter(w)
+	bw.Write(head[:len(head)-1]) // drop the closing brace
+	bw.WriteString(`,"items":[`)
+	for i, obj := range objs {
+		data, err := s.codecs.encodeItemJSON(obj)
+		if err != nil {
+			return nil // headers are sent: the client sees a truncated body
+		}
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		bw.Write(data)
+	}
+	bw.WriteString("]}\n")
+	return bw.Flush()
+}
+
+// --- create ----------------------------------------------------------------
+
+// writeOptions are the query parameters of create, update and patch.
+type writeOptions struct {
+	DryRun          bool
+	FieldManager    string
+	FieldValidation string
+	Force           bool
+}
+
+func parseWriteOptions(q url.Values, kind string) (writeOptions, error) {
+	o := writeOptions{FieldManager: q.Get("fieldManager"), FieldValidation: q.Get("fieldValidation"), Force: isTrue(q.Get("force"))}
+	var errs field.ErrorList
+	for _, d := range q["dryRun"] {
+		if d != metav1.DryRunAll {
+			errs = append(errs, field.NotSupported(field.NewPath("dryRun"), d, []string{metav1.DryRunAll}))
+		}
+		o.DryRun = true
+	}
+	switch o.FieldValidation {
+	case "":
+		o.FieldValidation = metav1.FieldValidationWarn
+	case metav1.FieldValidationIgnore, metav1.FieldValidationWarn, metav1.FieldValidationStrict:
+	default:
+		errs = append(errs, field.NotSupported(field.NewPath("fieldValidation"), o.FieldValidation,
+			[]string{metav1.FieldValidationIgnore, metav1.FieldValidationWarn, metav1.FieldValidationStrict}))
+	}
+	if len(o.FieldManager) > 128 {
+		errs = append(errs, field.TooLong(field.NewPath("fieldManager"), "", 128))
+	}
+	if len(errs) > 0 {
+		return o, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: kind}, "", errs)
+	}
+	return o, nil
+}
+
+// applyFieldValidation acts on unknown/duplicate fields as the client asked:
+// Strict fails with 400, Warn adds Warning headers, Ignore drops them.
+func applyFieldValidation(w http.ResponseWriter, o writeOptions, gvk schema.GroupVersionKind, strict []string) error {
+	if len(strict) == 0 {
+		return nil
+	}
+	switch o.FieldValidation {
+	case metav1.FieldValidationStrict:
+		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: strict decoding error: %s",
+			gvk.Kind, gvk.Version, gvk.Kind, strings.Join(strict, ", ")))
+	case metav1.FieldValidationWarn:
+		for _, s := range strict {
+			addWarning(w, s)
+		}
+	}
+	return nil
+}
+
+// decodeBody reads and decodes a create/update body into the endpoint's
+// version, applies field validation and defaulting, and converts it to the
+// storage version.
+func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, e *endpoint, o writeOptions) (runtime.Object, error) {
+	body, err := readBody(r, s.cfg.MaxRequestBodyBytes)
+	if err != nil {
+		return nil, err
+	}
+	format, err := bodyFormat(r.Header.Get("Content-Type"))
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.codecs.decode(format, body, e.gvk, e.newObj())
+	if err != nil {
+		return nil, err
+	}
+	if err := applyFieldValidation(w, o, e.gvk, res.strict); err != nil {
+		return nil, err
+	}
+	return s.defaultAndConvert(e, res.obj)
+}
+
+func (s *Server) defaultAndConvert(e *endpoint, obj runtime.Object) (runtime.Object, error) {
+	if e.version != nil && e.version.Default != nil {
+		e.version.Default(obj)
+	}
+	out, err := e.toStorage(obj)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	if e.def.Strategy.Default != nil {
+		e.def.Strategy.Default(out)
+	}
+	return out, nil
+}
+
+func (s *Server) attributes(op admission.Operation, info *RequestInfo, e *endpoint, obj, old runtime.Object, dryRun bool) *admission.Attributes {
+	a := &admission.Attributes{
+		Operation: op, Resource: e.qualified, Subresource: info.Subresource,
+		Kind: schema.GroupKind{Group: e.def.Group, Kind: e.def.Kind}, Namespace: info.Namespace,
+		Name: info.Name, Object: obj, OldObject: old, DryRun: dryRun,
+	}
+	if a.Name == "" && obj != nil {
+		_, a.Name = objectName(obj)
+	}
+	return a
+}
+
+func (s *Server) create(w http.ResponseWriter, r *http.Request, info *RequestInfo, e *endpoint) error {
+	m, err := negotiate(r.Header.Get("Accept"), false)
+	if err != nil {
+		return err
+	}
+	o, err := parseWriteOptions(r.URL.Query(), "CreateOptions")
+	if err != nil {
+		return err
+	}
+	obj, err := s.decodeBody(w, r, e, o)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	if objMeta, err := meta.Accessor(obj); err == nil && info.Namespace != "" && objMeta.GetNamespace() == "" {
+		objMeta.SetNamespace(info.Namespace)
+	}
+	attrs := s.attributes(admission.Create, info, e, obj, nil, o.DryRun)
+	if err := s.admission.Admit(ctx, attrs); err != nil {
+		return err
+	}
+	release, err := s.beforeCreate(ctx, e, obj, o.DryRun)
+	if err != nil {
+		return err
+	}
+	out, err := e.store.Create(ctx, info.Namespace, obj, func(ctx context.Context, obj runtime.Object) error {
+		attrs.Object = obj
+		_, attrs.Name = objectName(obj)
+		return s.admission.Validate(ctx, attrs)
+	}, o.DryRun)
+	if err != nil {
+		release()
+		return err
+	}
+	if !o.DryRun {
+		s.afterCreate(ctx, e, out)
+	}
+	served, err := e.fromStorage(out)
+	if err != nil {
+		return err
+	}
+	s.writeObject(w, r, http.StatusCreated, m, served)
+	return nil
+}
+
+// --- update ----------------------------------------------------------------
+
+// objInfo computes an update's new object from the stored one.
+type objInfo struct {
+	pre    *metav1.Preconditions
+	update func(ctx context.Context, old runtime.Object) (runtime.Object, error)
+}
+
+func (i *objInfo) Preconditions() *metav1.Preconditions { return i.pre }
+func (i *objInfo) UpdatedObject(ctx context.Context, old runtime.Object) (runtime.Object, error) {
+	return i.update(ctx, old)
+}
+
+func (s *Server) update(w http.ResponseWriter, r *http.Request, info *RequestInfo, e *endpoint, st *registry.Store) error {
+	m, err := negotiate(r.Header.Get("Accept"), false)
+	if err != nil {
+		return err
+	}
+	o, err := parseWriteOptions(r.URL.Query(), "UpdateOptions")
+	if err != nil {
+		return err
+	}
+	obj, err := s.decodeBody(w, r, e, o)
+	if err != nil {
+		return err
+	}
+	return s.runUpdate(w, r, info, e, st, m, o, func(ctx context.Context, old runtime.Object) (runtime.Object, error) {
+		return obj.DeepCopyObject(), nil
+	})
+}
+
+// runUpdate performs an update whose new object newObj computes, with
+// admission, and writes the result.
+func (s *Server) runUpdate(w http.ResponseWriter, r *http.Request, info *RequestInfo, e *endpoint, st *registry.Store,
+	m mediaType, o writeOptions, newObj func(ctx context.Context, old runtime.Object) (runtime.Object, error)) error {
+	ctx := r.Context()
+	oi := &objInfo{update: func(ctx context.Context, old runtime.Object) (runtime.Object, error) {
+		obj, err := newObj(ctx, old)
+		if err != nil {
+			return nil, err
+		}
+		op := admission.Update
+		if om, _ := meta.Accessor(old); om == nil || om.GetResourceVersion() == "" {
+			op, old = admission.Create, nil
+		}
+		if err := s.admission.Admit(ctx, s.attributes(op, info, e, obj, old, o.DryRun)); err != nil {
+			return nil, err
+		}
+		return obj, nil
+	}}
+	out, created, err := st.Update(ctx, info.Namespace, info.Name, oi,
+		func(ctx context.Context, obj runtime.Object) error {
+			return s.admission.Validate(ctx, s.attributes(admission.Create, info, e, obj, nil, o.DryRun))
+		},
+		func(ctx context.Context, obj, old runtime.Object) error {
+			return s.admission.Validate(ctx, s.attributes(admission.Update, info, e, obj, old, o.DryRun))
+		},
+		registry.UpdateOptions{DryRun: o.DryRun})
+	if err != nil {
+		return err
+	}
+	code := http.StatusOK
+	if created {
+		code = http.StatusCreated
+		if !o.DryRun {
+			s.afterCreate(ctx, e, out)
+		}
+	}
+	served, err := e.fromStorage(out)
+	if err != nil {
+		return err
+	}
+	s.writeObject(w, r, code, m, served)
+	return nil
+}
+
+// --- delete ----------------------------------------------------------------
+
+// parseDeleteOptions reads DeleteOptions from the query and, if present,
+// the body (which wins, as upstream).
+func (s *Server) parseDeleteOptions(r *http.Request) (*metav1.DeleteOptions, error) {
+	opts := &metav1.DeleteOptions{}
+	q := r.URL.Query()
+	if g := q.Get("gracePeriodSeconds"); g != "" {
+		n, err := strconv.ParseInt(g, 10, 64)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("invalid gracePeriodSeconds %q", g))
+		}
+		opts.GracePeriodSeconds = &n
+	}
+	if p := q.Get("propagationPolicy"); p != "" {
+		pp := metav1.DeletionPropagation(p)
+		opts.PropagationPolicy = &pp
+	}
+	if od := q.Get("orphanDependents"); od != "" {
+		b := isTrue(od)
+		opts.OrphanDependents = &b //nolint:staticcheck
+	}
+	opts.DryRun = q["dryRun"]
+	body, err := readBody(r, s.cfg.MaxRequestBodyBytes)
+	if err != nil {
+		return nil, err
+	}
+	if len(strings.TrimSpace(string(body))) > 0 {
+		format, err := bodyFormat(r.Header.Get("Content-Type"))
+		if err != nil {
+			return nil, err
+		}
+		fromBody := &metav1.DeleteOptions{}
+		if _, err := s.codecs.decode(format, body, metav1.SchemeGroupVersion.WithKind("DeleteOptions"), fromBody); err != nil {
+			return nil, err
+		}
+		opts = fromBody
+	}
+	for _, d := range opts.DryRun {
+		if d != metav1.DryRunAll {
+			return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "DeleteOptions"}, "",
+				field.ErrorList{field.NotSupported(field.NewPath("dryRun"), d, []string{metav1.DryRunAll})})
+		}
+	}
+	return opts, nil
+}
+
+func (s *Server) delete(w http.ResponseWriter, r *http.Request, info *RequestInfo, e *endpoint) error {
+	m, err := negotiate(r.Header.Get("Accept"), false)
+	if err != nil {
+		return err
+	}
+	opts, err := s.parseDeleteOptions(r)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	res, err := e.store.Delete(ctx, info.Namespace, info.Name, opts, func(ctx context.Context, obj runtime.Object) error {
+		return s.admission.Validate(ctx, s.attributes(admission.Delete, info, e, nil, obj, len(opts.DryRun) > 0))
+	})
+	if err != nil {
+		return err
+	}
+	if res.Deleted && len(opts.DryRun) == 0 {
+		s.afterDelete(ctx, e, res.Object)
+	}
+	return s.writeDeleteResult(w, r, m, e, res, opts)
+}
+
+// writeDeleteResult answers a delete as upstream: the object when it still
+// exists (waiting on finalizers or a grace period) or the resource returns
+// deleted objects, a success Status otherwise.
+func (s *Server) writeDeleteResult(w http.ResponseWriter, r *http.Request, m mediaType, e *endpoint, res registry.DeleteResult, opts *metav1.DeleteOptions) error {
+	code := http.StatusOK
+	if !res.Deleted && opts.OrphanDependents != nil && !*opts.OrphanDependents { //nolint:staticcheck
+		code = http.StatusAccepted
+	}
+	if res.Deleted && !e.def.Strategy.ReturnDeletedObject {
+		a, err := meta.Accessor(res.Object)
+		if err != nil {
+			return err
+		}
+		st := &metav1.Status{
+			TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+			Status:   metav1.StatusSuccess,
+			Details: &metav1.StatusDetails{
+				Name: a.GetName(), Group: e.def.Group, Kind: e.def.Resource, UID: a.GetUID(),
+			},
+		}
+		s.writeObject(w, r, code, m, st)
+		return nil
+	}
+	served, err := e.fromStorage(res.Object)
+	if err != nil {
+		return err
+	}
+	s.writeObject(w, r, code, m, served)
+	return nil
+}
+
+func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request, info *RequestInfo, e *endpoint) error {
+	m, err := negotiate(r.Header.Get("Accept"), false)
+	if err != nil {
+		return err
+	}
+	lo, err := s.parseListOptions(r.URL.Query(), e)
+	if err != nil {
+		return err
+	}
+	opts, err := s.parseDeleteOptions(r)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	objs, err := e.store.DeleteCollection(ctx, info.Namespace, lo, opts, func(ctx context.Context, obj runtime.Object) error {
+		ns, name := objectName(obj)
+		i := *info
+		i.Namespace, i.Name = ns, name
+		return s.admission.Validate(ctx, s.attributes(admission.Delete, &i, e, nil, obj, len(opts.DryRun) > 0))
+	})
+	if err != nil {
+		return err
+	}
+	list := e.newList()
+	for _, obj := range objs {
+		served, err := e.fromStorage(obj)
+		if err != nil {
+			return err
+		}
+		if err := storage.AppendToList(list, served); err != nil {
+			return err
+		}
+	}
+	list.GetObjectKind().SetGroupVersionKind(e.listGVK)
+	s.writeObject(w, r, http.StatusOK, m, list)
+	return nil
+}

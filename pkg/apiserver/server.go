@@ -1,0 +1,451 @@
+package apiserver
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/skiff-sh/skiff/pkg/apiserver/admission"
+	"github.com/skiff-sh/skiff/pkg/apiserver/openapi"
+	"github.com/skiff-sh/skiff/pkg/clock"
+	"github.com/skiff-sh/skiff/pkg/registry"
+	"github.com/skiff-sh/skiff/pkg/storage"
+	"github.com/skiff-sh/skiff/pkg/storage/cacher"
+)
+
+// Config configures the API server.
+type Config struct {
+	// KV is the storage backend (etcd3 or memory).
+	KV storage.KV
+	// Definitions are the resources to serve (see registry/builtin).
+	Definitions []*registry.Definition
+	// Listener, if set, is used instead of listening on BindAddress:SecurePort.
+	Listener    net.Listener
+	BindAddress string
+	SecurePort  int
+	// TLS is the serving configuration (certificate, client CA). Required
+	// unless Listener is a plain test listener and Insecure is set.
+	TLS *tls.Config
+	// Insecure serves plain HTTP (in-process tests only).
+	Insecure bool
+	// Authenticator decides who a request is; nil allows everyone (tests).
+	Authenticator Authenticator
+
+	// MaxRequestsInFlight and MaxMutatingRequestsInFlight cap concurrent
+	// requests (429 beyond); 0 means the upstream defaults 400 and 200.
+	MaxRequestsInFlight         int
+	MaxMutatingRequestsInFlight int
+	// RequestTimeout bounds non-watch requests (default 60 s); watches last
+	// a random time in [MinRequestTimeout, 2*MinRequestTimeout).
+	RequestTimeout    time.Duration
+	MinRequestTimeout time.Duration
+	// MaxRequestBodyBytes is the body size limit (default 3 MiB).
+	MaxRequestBodyBytes int64
+
+	// ServiceClusterIPRange is the CIDR service IPs come from (10.96.0.0/12).
+	ServiceClusterIPRange string
+	// ServiceNodePortRange is the node port range (30000-32767).
+	ServiceNodePortRange string
+	// AdvertiseAddress is the address clients are told to use (discovery).
+	AdvertiseAddress string
+	// EndpointAddress is the address the "kubernetes" service's endpoints
+	// point at; it must not be loopback (pods cannot reach it). Empty means
+	// AdvertiseAddress, and no endpoints when that is loopback.
+	EndpointAddress string
+
+	// CompactionInterval is how often old revisions are compacted (5 min).
+	CompactionInterval time.Duration
+
+	Clock  clock.Clock
+	Rand   *rand.Rand
+	Logger *slog.Logger
+}
+
+func (c *Config) complete() error {
+	if c.KV == nil {
+		return errors.New("apiserver: no storage")
+	}
+	if c.MaxRequestsInFlight == 0 {
+		c.MaxRequestsInFlight = 400
+	}
+	if c.MaxMutatingRequestsInFlight == 0 {
+		c.MaxMutatingRequestsInFlight = 200
+	}
+	if c.RequestTimeout == 0 {
+		c.RequestTimeout = 60 * time.Second
+	}
+	if c.MinRequestTimeout == 0 {
+		c.MinRequestTimeout = 30 * time.Minute
+	}
+	if c.MaxRequestBodyBytes == 0 {
+		c.MaxRequestBodyBytes = 3 << 20
+	}
+	if c.ServiceClusterIPRange == "" {
+		c.ServiceClusterIPRange = "10.96.0.0/12"
+	}
+	if c.ServiceNodePortRange == "" {
+		c.ServiceNodePortRange = "30000-32767"
+	}
+	if c.AdvertiseAddress == "" {
+		c.AdvertiseAddress = "127.0.0.1"
+	}
+	if c.SecurePort == 0 {
+		c.SecurePort = 6443
+	}
+	if c.BindAddress == "" {
+		c.BindAddress = "127.0.0.1"
+	}
+	if c.CompactionInterval == 0 {
+		c.CompactionInterval = 5 * time.Minute
+	}
+	if c.Clock == nil {
+		c.Clock = clock.Real{}
+	}
+	if c.Rand == nil {
+		c.Rand = rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x5eed))
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return nil
+}
+
+// endpoint is one served group/version/resource.
+type endpoint struct {
+	def       *registry.Definition
+	gvr       schema.GroupVersionResource
+	gvk       schema.GroupVersionKind
+	listGVK   schema.GroupVersionKind
+	store     *registry.Store // in the storage version
+	status    *registry.Store // nil without a status subresource
+	version   *registry.VersionDef
+	newObj    func() runtime.Object
+	newList   func() runtime.Object
+	verbs     map[string]bool
+	qualified schema.GroupResource
+}
+
+// toStorage converts an object of this endpoint's version to storage form.
+func (e *endpoint) toStorage(obj runtime.Object) (runtime.Object, error) {
+	if e.version == nil || e.version.ToStorage == nil {
+		return obj, nil
+	}
+	return e.version.ToStorage(obj)
+}
+
+// fromStorage converts a stored object to this endpoint's version.
+func (e *endpoint) fromStorage(obj runtime.Object) (runtime.Object, error) {
+	if e.version == nil || e.version.FromStorage == nil {
+		return obj, nil
+	}
+	out, err := e.version.FromStorage(storage.Unwrap(obj))
+	if err != nil {
+		return nil, err
+	}
+	out.GetObjectKind().SetGroupVersionKind(e.gvk)
+	return out, nil
+}
+
+// Server is the Kubernetes API server.
+type Server struct {
+	cfg       Config
+	scheme    *runtime.Scheme
+	codecs    *codecs
+	env       *registry.Env
+	endpoints map[schema.GroupVersionResource]*endpoint
+	// byGroupResource finds the storage Store of a resource.
+	stores    map[schema.GroupResource]*registry.Store
+	cachers   []*cacher.Cacher
+	admission *admission.Chain
+	openapi   *openapi.Handler
+	metrics   *metrics
+	handler   http.Handler
+	services  *serviceAllocator
+	discovery *discoveryDocs
+
+	inflight         chan struct{}
+	inflightMutating chan struct{}
+
+	readyOnce sync.Once
+	ready     chan struct{}
+	stopping  chan struct{}
+}
+
+// New builds the API server; Run serves it.
+func New(cfg Config) (*Server, error) {
+	if err := cfg.complete(); err != nil {
+		return nil, err
+	}
+	s := &Server{
+		cfg:              cfg,
+		scheme:           NewScheme(),
+		env:              &registry.Env{Clock: cfg.Clock, Rand: cfg.Rand},
+		endpoints:        map[schema.GroupVersionResource]*endpoint{},
+		stores:           map[schema.GroupResource]*registry.Store{},
+		inflight:         make(chan struct{}, cfg.MaxRequestsInFlight),
+		inflightMutating: make(chan struct{}, cfg.MaxMutatingRequestsInFlight),
+		ready:            make(chan struct{}),
+		stopping:         make(chan struct{}),
+	}
+	s.codecs = newCodecs(s.scheme)
+	s.metrics = newMetrics()
+	for _, def := range cfg.Definitions {
+		if err := s.install(def); err != nil {
+			return nil, err
+		}
+	}
+	var err error
+	if s.services, err = newServiceAllocator(cfg.ServiceClusterIPRange, cfg.ServiceNodePortRange, cfg.Rand); err != nil {
+		return nil, err
+	}
+	s.admission = admission.NewDefaultChain(admission.Deps{Getter: s, Clock: cfg.Clock, Rand: cfg.Rand})
+	if s.openapi, err = openapi.New(openapi.Info{Title: "Kubernetes", Version: gitVersion}, s.openAPIResources()); err != nil {
+		return nil, fmt.Errorf("building OpenAPI: %w", err)
+	}
+	s.discovery = s.buildDiscovery()
+	s.handler = s.buildHandlerChain()
+	return s, nil
+}
+
+// install creates the storage and endpoints of one resource.
+func (s *Server) install(def *registry.Definition) error {
+	prefix := def.StoragePrefix()
+	gr := schema.GroupResource{Group: def.Group, Resource: def.Resource}
+	st := storage.NewStore(storage.StoreConfig{
+		KV:      s.cfg.KV,
+		Codec:   storage.JSONCodec{Typer: s.scheme},
+		NewFunc: def.New,
+		Prefix:  prefix,
+	})
+	rs := &registry.Store{
+		Resource:   gr,
+		Kind:       schema.GroupKind{Group: def.Group, Kind: def.Kind},
+		Namespaced: def.Namespaced,
+		Prefix:     prefix,
+		NewFunc:    def.New,
+		NewList:    def.NewList,
+		Strategy:   def.Strategy,
+		Env:        s.env,
+	}
+	c := cacher.New(cacher.Config{
+		Storage:  st,
+		Prefix:   prefix,
+		NewFunc:  def.New,
+		KeyFunc:  rs.KeyOf,
+		GetAttrs: rs.Attrs,
+		Clock:    s.cfg.Clock,
+		Logger:   s.cfg.Logger,
+	})
+	rs.Storage = c
+	s.cachers = append(s.cachers, c)
+	s.stores[gr] = rs
+	var status *registry.Store
+	if def.ValidateStatus != nil {
+		st := *rs
+		st.Strategy = registry.StatusStrategy(def.Strategy, def.ValidateStatus)
+		status = &st
+	}
+	verbs := map[string]bool{}
+	vs := def.Verbs
+	if vs == nil {
+		vs = registry.AllVerbs
+	}
+	for _, v := range vs {
+		verbs[v] = true
+	}
+	add := func(version string, vd *registry.VersionDef, newObj, newList func() runtime.Object) {
+		group := def.Group
+		if vd != nil && vd.Group != "" {
+			group = vd.Group
+		}
+		gvr := schema.GroupVersionResource{Group: group, Version: version, Resource: def.Resource}
+		s.endpoints[gvr] = &endpoint{
+			def:       def,
+			gvr:       gvr,
+			gvk:       schema.GroupVersionKind{Group: group, Version: version, Kind: def.Kind},
+			listGVK:   schema.GroupVersionKind{Group: group, Version: version, Kind: def.ListKind},
+			store:     rs,
+			status:    status,
+			version:   vd,
+			newObj:    newObj,
+			newList:   newList,
+			verbs:     verbs,
+			qualified: gr,
+		}
+	}
+	add(def.Version, nil, def.New, def.NewList)
+	for i := range def.Extra {
+		vd := &def.Extra[i]
+		add(vd.Version, vd, vd.New, vd.NewList)
+	}
+	return nil
+}
+
+// Store returns the registry store of a resource (for admission and
+// bootstrapping inside the server).
+func (s *Server) Store(gr schema.GroupResource) *registry.Store { return s.stores[gr] }
+
+// Get implements admission.Getter: a read of any stored object.
+func (s *Server) Get(ctx context.Context, gr schema.GroupResource, ns, name string) (runtime.Object, error) {
+	st := s.stores[gr]
+	if st == nil {
+		return nil, fmt.Errorf("unknown resource %s", gr)
+	}
+	return s.getFresh(ctx, st, ns, name)
+}
+
+// List implements admission.Getter: the objects of a resource in ns.
+func (s *Server) List(ctx context.Context, gr schema.GroupResource, ns string) ([]runtime.Object, error) {
+	st := s.stores[gr]
+	if st == nil {
+		return nil, fmt.Errorf("unknown resource %s", gr)
+	}
+	objs, _, err := st.List(ctx, ns, registry.ListOptions{ResourceVersion: "0"})
+	for i := range objs {
+		objs[i] = storage.Unwrap(objs[i])
+	}
+	return objs, err
+}
+
+// Handler is the server's full HTTP handler chain (for in-process use).
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Start starts the watch caches and background work without serving;
+// Run calls it. It returns once the caches are filled and the system
+// objects exist.
+func (s *Server) Start(ctx context.Context) error {
+	for _, c := range s.cachers {
+		go c.Run(ctx)
+	}
+	if err := s.bootstrap(ctx); err != nil {
+		return err
+	}
+	go s.compactLoop(ctx)
+	go s.metrics.observeStorage(ctx, s)
+	s.readyOnce.Do(func() { close(s.ready) })
+	return nil
+}
+
+// Run serves until ctx ends, then shuts down gracefully: new requests are
+// refused, in-flight ones finish, watches end cleanly.
+func (s *Server) Run(ctx context.Context) error {
+	ln := s.cfg.Listener
+	if ln == nil {
+		var err error
+		ln, err = net.Listen("tcp", net.JoinHostPort(s.cfg.BindAddress, fmt.Sprint(s.cfg.SecurePort)))
+		if err != nil {
+			return err
+		}
+	}
+	if !s.cfg.Insecure {
+		if s.cfg.TLS == nil {
+			return errors.New("apiserver: TLS configuration required")
+		}
+		ln = tls.NewListener(ln, s.cfg.TLS)
+	}
+	srv := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 30 * time.Second,
+		MaxHeaderBytes:    1 << 20,
+		ErrorLog:          slog.NewLogLogger(s.cfg.Logger.Handler(), slog.LevelDebug),
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	if err := s.Start(runCtx); err != nil {
+		srv.Close()
+		return err
+	}
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	close(s.stopping) // watches end now
+	shutdownCtx, done := context.WithTimeout(context.Background(), 60*time.Second)
+	defer done()
+	err := srv.Shutdown(shutdownCtx)
+	cancel()
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+// compactLoop compacts storage history older than CompactionInterval, as
+// upstream's API server does for etcd.
+func (s *Server) compactLoop(ctx context.Context) {
+	t := s.cfg.Clock.NewTicker(s.cfg.CompactionInterval)
+	defer t.Stop()
+	var prev int64
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+		}
+		rev, err := s.stores[schema.GroupResource{Resource: "namespaces"}].Storage.CurrentRevision(ctx)
+		if err != nil {
+			continue
+		}
+		if prev > 0 {
+			if err := s.cfg.KV.Compact(ctx, prev); err != nil && !errors.Is(err, storage.ErrCompacted) {
+				s.cfg.Logger.Warn("compaction failed", "rev", prev, "err", err)
+			}
+		}
+		prev = int64(rev)
+	}
+}
+
+// resourceList returns the endpoints of a group version, sorted.
+func (s *Server) resourceList(gv schema.GroupVersion) []*endpoint {
+	var out []*endpoint
+	for gvr, e := range s.endpoints {
+		if gvr.GroupVersion() == gv {
+			out = append(out, e)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].gvr.Resource < out[j].gvr.Resource })
+	return out
+}
+
+func notFound() error {
+	return apierrors.NewNotFound(schema.GroupResource{}, "")
+}
+
+// objectName returns obj's namespace and name.
+func objectName(obj runtime.Object) (string, string) {
+	m, err := meta.Accessor(storage.Unwrap(obj))
+	if err != nil {
+		return "", ""
+	}
+	return m.GetNamespace(), m.GetName()
+}
+
+func hasPrefixAny(s string, prefixes ...string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// Ready is closed once the server serves with its caches filled and
+// system objects in place.
+func (s *Server) Ready() <-chan struct{} { return s.ready }

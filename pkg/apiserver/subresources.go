@@ -1,0 +1,394 @@
+package apiserver
+
+import (
+	"context"
+	"fmt"
+	"mime"
+	"net/http"
+
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/skiff-sh/skiff/pkg/apiserver/admission"
+	"github.com/skiff-sh/skiff/pkg/registry"
+	"github.com/skiff-sh/skiff/pkg/storage"
+)
+
+var (
+	grPods         = schema.GroupResource{Resource: "pods"}
+	grNamespaces   = schema.GroupResource{Resource: "namespaces"}
+	grServices     = schema.GroupResource{Resource: "services"}
+	grPDBs         = schema.GroupResource{Group: "policy", Resource: "poddisruptionbudgets"}
+	scaleGVK       = schema.GroupVersionKind{Group: "autoscaling", Version: "v1", Kind: "Scale"}
+	bindingGVK     = schema.GroupVersionKind{Version: "v1", Kind: "Binding"}
+	evictionGVK    = schema.GroupVersionKind{Group: "policy", Version: "v1", Kind: "Eviction"}
+	scaleQualified = schema.GroupKind{Group: "autoscaling", Kind: "Scale"}
+)
+
+// --- scale -------------------------------------------------------------------
+
+// serveScale serves the autoscaling/v1 Scale view of a workload: reading it
+// reports desired and current replicas and the selector; writing it changes
+// the workload's spec.replicas.
+func (s *Server) serveScale(w http.ResponseWriter, r *http.Request, info *RequestInfo, e *endpoint) error {
+	m, err := negotiate(r.Header.Get("Accept"), false)
+	if err != nil {
+		return err
+	}
+	sf := e.def.Scale
+	writeScale := func(code int, obj runtime.Object) error {
+		sc, err := sf.Get(storage.Unwrap(obj))
+		if err != nil {
+			return err
+		}
+		sc.SetGroupVersionKind(scaleGVK)
+		s.writeObject(w, r, code, m, sc)
+		return nil
+	}
+	if info.Verb == "get" {
+		obj, err := e.store.Get(r.Context(), info.Namespace, info.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		return writeScale(http.StatusOK, obj)
+	}
+	if info.Verb != "update" && info.Verb != "patch" {
+		return methodNotSupported(schema.GroupResource{Group: e.qualified.Group, Resource: e.qualified.Resource + "/scale"}, info.Verb)
+	}
+	o, err := parseWriteOptions(r.URL.Query(), "UpdateOptions")
+	if err != nil {
+		return err
+	}
+	body, err := readBody(r, s.cfg.MaxRequestBodyBytes)
+	if err != nil {
+		return err
+	}
+	var desired *autoscalingv1.Scale
+	if info.Verb == "update" {
+		format, err := bodyFormat(r.Header.Get("Content-Type"))
+		if err != nil {
+			return err
+		}
+		res, err := s.codecs.decode(format, body, scaleGVK, &autoscalingv1.Scale{})
+		if err != nil {
+			return err
+		}
+		if err := applyFieldValidation(w, o, scaleGVK, res.strict); err != nil {
+			return err
+		}
+		desired = res.obj.(*autoscalingv1.Scale)
+	}
+	patchType, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	newObj := func(ctx context.Context, old runtime.Object) (runtime.Object, error) {
+		cur, err := sf.Get(old)
+		if err != nil {
+			return nil, err
+		}
+		target := desired
+		if info.Verb == "patch" {
+			cur.SetGroupVersionKind(scaleGVK)
+			if target, err = s.patchScale(cur, types.PatchType(patchType), body); err != nil {
+				return nil, err
+			}
+		} else if target.ResourceVersion != "" && target.ResourceVersion != cur.ResourceVersion {
+			return nil, apierrors.NewConflict(e.qualified, info.Name, fmt.Errorf(registry.OptimisticLockErrorMsg))
+		}
+		if target.Spec.Replicas < 0 {
+			return nil, apierrors.NewInvalid(scaleQualified, info.Name, field.ErrorList{
+				field.Invalid(field.NewPath("spec", "replicas"), target.Spec.Replicas, "must be greater than or equal to 0")})
+		}
+		obj := old.DeepCopyObject()
+		sf.SetReplicas(obj, target.Spec.Replicas)
+		return obj, nil
+	}
+	out, _, err := e.store.Update(r.Context(), info.Namespace, info.Name, &objInfo{update: newObj}, nil,
+		func(ctx context.Context, obj, old runtime.Object) error {
+			return s.admission.Validate(ctx, s.attributes(admission.Update, info, e, obj, old, o.DryRun))
+		}, registry.UpdateOptions{DryRun: o.DryRun})
+	if err != nil {
+		return err
+	}
+	return writeScale(http.StatusOK, out)
+}
+
+func (s *Server) patchScale(cur *autoscalingv1.Scale, pt types.PatchType, body []byte) (*autoscalingv1.Scale, error) {
+	current, err := s.codecs.encodeItemJSONRaw(cur)
+	if err != nil {
+		return nil, err
+	}
+	var patched []byte
+	switch pt {
+	case types.JSONPatchType:
+		p, err := jsonpatch.DecodePatch(body)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+		if patched, err = p.Apply(current); err != nil {
+			return nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
+		}
+	case types.MergePatchType:
+		if patched, err = jsonpatch.MergePatch(current, body); err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+	case types.StrategicMergePatchType:
+		if patched, err = strategicpatch.StrategicMergePatch(current, body, &autoscalingv1.Scale{}); err != nil {
+			return nil, interpretPatchError(err)
+		}
+	default:
+		return nil, unsupportedMediaType(string(pt))
+	}
+	res, err := s.codecs.decode(bodyJSON, patched, scaleGVK, &autoscalingv1.Scale{})
+	if err != nil {
+		return nil, err
+	}
+	return res.obj.(*autoscalingv1.Scale), nil
+}
+
+// --- binding -----------------------------------------------------------------
+
+// serveBinding assigns a pod to a node (the scheduler's write): it sets
+// spec.nodeName once and marks the pod PodScheduled.
+func (s *Server) serveBinding(w http.ResponseWriter, r *http.Request, info *RequestInfo, e *endpoint) error {
+	m, err := negotiate(r.Header.Get("Accept"), false)
+	if err != nil {
+		return err
+	}
+	o, err := parseWriteOptions(r.URL.Query(), "CreateOptions")
+	if err != nil {
+		return err
+	}
+	body, err := readBody(r, s.cfg.MaxRequestBodyBytes)
+	if err != nil {
+		return err
+	}
+	format, err := bodyFormat(r.Header.Get("Content-Type"))
+	if err != nil {
+		return err
+	}
+	res, err := s.codecs.decode(format, body, bindingGVK, &corev1.Binding{})
+	if err != nil {
+		return err
+	}
+	b := res.obj.(*corev1.Binding)
+	if b.Name != "" && b.Name != info.Name {
+		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", b.Name, info.Name))
+	}
+	if b.Target.Kind != "" && b.Target.Kind != "Node" {
+		return apierrors.NewInvalid(schema.GroupKind{Kind: "Binding"}, info.Name, field.ErrorList{
+			field.NotSupported(field.NewPath("target", "kind"), b.Target.Kind, []string{"Node", "<empty>"})})
+	}
+	if b.Target.Name == "" {
+		return apierrors.NewInvalid(schema.GroupKind{Kind: "Binding"}, info.Name, field.ErrorList{
+			field.Required(field.NewPath("target", "name"), "")})
+	}
+	newObj := func(ctx context.Context, old runtime.Object) (runtime.Object, error) {
+		pod := old.DeepCopyObject().(*corev1.Pod)
+		if pod.DeletionTimestamp != nil {
+			return nil, apierrors.NewConflict(grPods, info.Name, fmt.Errorf("pod %v is being deleted, cannot be assigned to a host", info.Name))
+		}
+		if pod.Spec.NodeName != "" {
+			return nil, apierrors.NewConflict(grPods, info.Name, fmt.Errorf("pod %v is already assigned to node %q", info.Name, pod.Spec.NodeName))
+		}
+		if b.UID != "" && b.UID != pod.UID {
+			return nil, apierrors.NewConflict(grPods, info.Name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", b.UID, pod.UID))
+		}
+		pod.Spec.NodeName = b.Target.Name
+		for k, v := range b.Annotations {
+			if pod.Annotations == nil {
+				pod.Annotations = map[string]string{}
+			}
+			pod.Annotations[k] = v
+		}
+		setPodCondition(&pod.Status, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}, s.cfg.Clock.Now())
+		return pod, nil
+	}
+	// The binding writes spec and status together, so it bypasses the main
+	// resource's status reset.
+	bs := *e.store
+	strategy := *e.store.Strategy
+	strategy.HasStatus = false
+	strategy.PrepareForUpdate = nil
+	bs.Strategy = &strategy
+	if _, _, err := bs.Update(r.Context(), info.Namespace, info.Name, &objInfo{update: newObj}, nil, nil, registry.UpdateOptions{DryRun: o.DryRun}); err != nil {
+		return err
+	}
+	s.writeObject(w, r, http.StatusCreated, m, &metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusSuccess, Code: http.StatusCreated})
+	return nil
+}
+
+func setPodCondition(st *corev1.PodStatus, c corev1.PodCondition, now interface{ Unix() int64 }) {
+	ts := metav1.Unix(now.Unix(), 0)
+	c.LastTransitionTime = ts
+	for i := range st.Conditions {
+		if st.Conditions[i].Type == c.Type {
+			if st.Conditions[i].Status != c.Status {
+				st.Conditions[i] = c
+			}
+			return
+		}
+	}
+	st.Conditions = append(st.Conditions, c)
+}
+
+// --- eviction ----------------------------------------------------------------
+
+// serveEviction deletes a pod if its PodDisruptionBudget allows, as kubectl
+// drain does through the eviction API; otherwise 429.
+func (s *Server) serveEviction(w http.ResponseWriter, r *http.Request, info *RequestInfo, e *endpoint) error {
+	m, err := negotiate(r.Header.Get("Accept"), false)
+	if err != nil {
+		return err
+	}
+	body, err := readBody(r, s.cfg.MaxRequestBodyBytes)
+	if err != nil {
+		return err
+	}
+	format, err := bodyFormat(r.Header.Get("Content-Type"))
+	if err != nil {
+		return err
+	}
+	// Old clients send policy/v1beta1 Evictions; the fields are the same.
+	res, err := s.codecs.decode(format, body, evictionGVK, &policyv1.Eviction{})
+	if err != nil {
+		res2, err2 := s.codecs.decode(format, body, schema.GroupVersionKind{Group: "policy", Version: "v1beta1", Kind: "Eviction"}, &policyv1.Eviction{})
+		if err2 != nil {
+			return err
+		}
+		res = res2
+	}
+	ev := res.obj.(*policyv1.Eviction)
+	if ev.Name != "" && ev.Name != info.Name {
+		return apierrors.NewBadRequest(fmt.Sprintf("name in URL does not match name in Eviction object"))
+	}
+	ctx := r.Context()
+	obj, err := e.store.Get(ctx, info.Namespace, info.Name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	pod := obj.(*corev1.Pod)
+	opts := ev.DeleteOptions
+	if opts == nil {
+		opts = &metav1.DeleteOptions{}
+	}
+	terminal := pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed ||
+		pod.Status.Phase == corev1.PodPending || pod.DeletionTimestamp != nil
+	if !terminal {
+		if err := s.checkDisruptionBudget(ctx, pod, len(opts.DryRun) > 0); err != nil {
+			return err
+		}
+	}
+	if _, err := e.store.Delete(ctx, info.Namespace, info.Name, opts, nil); err != nil {
+		return err
+	}
+	s.writeObject(w, r, http.StatusCreated, m, &metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusSuccess, Code: http.StatusCreated})
+	return nil
+}
+
+// checkDisruptionBudget consumes one allowed disruption of the pod's PDB.
+func (s *Server) checkDisruptionBudget(ctx context.Context, pod *corev1.Pod, dryRun bool) error {
+	st := s.stores[grPDBs]
+	if st == nil {
+		return nil
+	}
+	objs, _, err := st.List(ctx, pod.Namespace, registry.ListOptions{})
+	if err != nil {
+		return err
+	}
+	var pdbs []*policyv1.PodDisruptionBudget
+	for _, o := range objs {
+		pdb := storage.Unwrap(o).(*policyv1.PodDisruptionBudget)
+		sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
+		if err != nil || sel.Empty() || !sel.Matches(labels.Set(pod.Labels)) {
+			continue
+		}
+		pdbs = append(pdbs, pdb)
+	}
+	switch {
+	case len(pdbs) == 0:
+		return nil
+	case len(pdbs) > 1:
+		return apierrors.NewInternalError(fmt.Errorf("This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."))
+	}
+	pdb := pdbs[0]
+	tooMany := func(msg string) error {
+		err := apierrors.NewTooManyRequests(msg, 10)
+		err.ErrStatus.Details.Causes = append(err.ErrStatus.Details.Causes, metav1.StatusCause{
+			Type:    policyv1.DisruptionBudgetCause,
+			Message: fmt.Sprintf("The disruption budget %s needs %d healthy pods and has %d currently", pdb.Name, pdb.Status.DesiredHealthy, pdb.Status.CurrentHealthy),
+		})
+		return err
+	}
+	if pdb.Status.ObservedGeneration < pdb.Generation {
+		return tooMany(fmt.Sprintf("Cannot evict pod as it would violate the pod's disruption budget. The disruption budget %s is still being processed by the server.", pdb.Name))
+	}
+	if pdb.Status.DisruptionsAllowed <= 0 {
+		return tooMany("Cannot evict pod as it would violate the pod's disruption budget.")
+	}
+	if dryRun {
+		return nil
+	}
+	status := *st
+	status.Strategy = registry.StatusStrategy(st.Strategy, nil)
+	_, _, err = status.Update(ctx, pdb.Namespace, pdb.Name, &objInfo{update: func(ctx context.Context, old runtime.Object) (runtime.Object, error) {
+		cur := old.DeepCopyObject().(*policyv1.PodDisruptionBudget)
+		if cur.Status.DisruptionsAllowed <= 0 {
+			return nil, tooMany("Cannot evict pod as it would violate the pod's disruption budget.")
+		}
+		cur.Status.DisruptionsAllowed--
+		if cur.Status.DisruptedPods == nil {
+			cur.Status.DisruptedPods = map[string]metav1.Time{}
+		}
+		cur.Status.DisruptedPods[pod.Name] = metav1.NewTime(s.cfg.Clock.Now())
+		return cur, nil
+	}}, nil, nil, registry.UpdateOptions{})
+	return err
+}
+
+// --- namespace finalize ------------------------------------------------------
+
+// serveFinalize updates a namespace's spec.finalizers (the namespace
+// controller's last step); with none left a terminating namespace is deleted.
+func (s *Server) serveFinalize(w http.ResponseWriter, r *http.Request, info *RequestInfo, e *endpoint) error {
+	m, err := negotiate(r.Header.Get("Accept"), false)
+	if err != nil {
+		return err
+	}
+	o, err := parseWriteOptions(r.URL.Query(), "UpdateOptions")
+	if err != nil {
+		return err
+	}
+	obj, err := s.decodeBody(w, r, e, o)
+	if err != nil {
+		return err
+	}
+	want := obj.(*corev1.Namespace)
+	fs := *e.store
+	strategy := *e.store.Strategy
+	strategy.PrepareForUpdate = nil
+	strategy.ValidateUpdate = nil
+	fs.Strategy = &strategy
+	out, _, err := fs.Update(r.Context(), "", info.Name, &objInfo{update: func(ctx context.Context, old runtime.Object) (runtime.Object, error) {
+		ns := old.DeepCopyObject().(*corev1.Namespace)
+		if want.ResourceVersion != "" && want.ResourceVersion != ns.ResourceVersion {
+			return nil, apierrors.NewConflict(grNamespaces, info.Name, fmt.Errorf(registry.OptimisticLockErrorMsg))
+		}
+		ns.Spec.Finalizers = want.Spec.Finalizers
+		return ns, nil
+	}}, nil, nil, registry.UpdateOptions{DryRun: o.DryRun})
+	if err != nil {
+		return err
+	}
+	s.writeObject(w, r, http.StatusOK, m, out)
+	return nil
+}
+

@@ -1,0 +1,171 @@
+package apiserver
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/skiff-sh/skiff/pkg/storage"
+)
+
+func jsonMarshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	err := json.NewEncoder(&buf).Encode(v)
+	return bytes.TrimRight(buf.Bytes(), "\n"), err
+}
+
+// chunkWriter buffers writes to the response.
+type chunkWriter struct {
+	*bufio.Writer
+	w http.ResponseWriter
+}
+
+func newChunkWriter(w http.ResponseWriter) *chunkWriter {
+	return &chunkWriter{Writer: bufio.NewWriterSize(w, 64<<10), w: w}
+}
+
+// Flush pushes buffered bytes to the client.
+func (c *chunkWriter) Flush() error {
+	if err := c.Writer.Flush(); err != nil {
+		return err
+	}
+	if f, ok := c.w.(http.Flusher); ok {
+		f.Flush()
+	}
+	return nil
+}
+
+// watch streams events as upstream does: one JSON object per line,
+// {"type":"ADDED","object":{...}}; a Table watch sends one-row Tables
+// (column definitions only in the first).
+func (s *Server) watch(w http.ResponseWriter, r *http.Request, info *RequestInfo, e *endpoint) error {
+	m, err := negotiate(r.Header.Get("Accept"), true)
+	if err != nil {
+		return err
+	}
+	if m.Type != mediaJSON || (m.As != "" && m.As != "Table" && m.As != "PartialObjectMetadata") {
+		return notAcceptable()
+	}
+	q := r.URL.Query()
+	o, err := s.parseListOptions(q, e)
+	if err != nil {
+		return err
+	}
+	timeout := time.Duration(float64(s.cfg.MinRequestTimeout) * (1 + s.cfg.Rand.Float64()))
+	if t := q.Get("timeoutSeconds"); t != "" {
+		n, err := strconv.ParseInt(t, 10, 64)
+		if err != nil {
+			return apierrors.NewBadRequest("invalid timeoutSeconds " + strconv.Quote(t))
+		}
+		timeout = time.Duration(n) * time.Second
+	}
+	ctx := r.Context()
+	wi, err := e.store.Watch(ctx, info.Namespace, o)
+	if err != nil {
+		return err
+	}
+	defer wi.Stop()
+	s.metrics.watchStarted(e)
+	defer s.metrics.watchEnded(e)
+
+	w.Header().Set("Content-Type", mediaJSON)
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Cache-Control", "no-cache, private")
+	w.WriteHeader(http.StatusOK)
+	out := newChunkWriter(w)
+	out.Flush()
+
+	timer := s.cfg.Clock.NewTimer(timeout)
+	defer timer.Stop()
+	headers := true
+	ch := wi.ResultChan()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-s.stopping:
+			return nil
+		case <-timer.C():
+			return nil
+		case ev, ok := <-ch:
+			if !ok {
+				return nil
+			}
+			if err := s.writeEvent(out, r, e, m, ev, &headers); err != nil {
+				return nil
+			}
+			// Batch what is already queued into one flush.
+			if len(ch) == 0 {
+				if err := out.Flush(); err != nil {
+					return nil
+				}
+			}
+			if ev.Type == watch.Error {
+				out.Flush()
+				return nil
+			}
+		}
+	}
+}
+
+var eventPrefixes = map[watch.EventType][]byte{
+	watch.Added:    []byte(`{"type":"ADDED","object":`),
+	watch.Modified: []byte(`{"type":"MODIFIED","object":`),
+	watch.Deleted:  []byte(`{"type":"DELETED","object":`),
+	watch.Bookmark: []byte(`{"type":"BOOKMARK","object":`),
+	watch.Error:    []byte(`{"type":"ERROR","object":`),
+}
+
+func (s *Server) writeEvent(out *chunkWriter, r *http.Request, e *endpoint, m mediaType, ev watch.Event, headers *bool) error {
+	var data []byte
+	var err error
+	obj := ev.Object
+	switch {
+	case ev.Type == watch.Error:
+		st, ok := obj.(*metav1.Status)
+		if !ok {
+			st = statusFor(apierrors.FromObject(obj))
+		}
+		st.Kind, st.APIVersion = "Status", "v1"
+		data, err = s.codecs.encodeItemJSONRaw(st)
+	case m.As == "Table":
+		if obj, err = e.fromStorage(obj); err != nil {
+			return err
+		}
+		var t *metav1.Table
+		t, err = s.toTable(r, e, []runtime.Object{obj}, metav1.ListMeta{}, !*headers)
+		if err != nil {
+			return err
+		}
+		*headers = false
+		data, err = s.codecs.encodeItemJSONRaw(t)
+	case m.As == "PartialObjectMetadata":
+		var p *metav1.PartialObjectMetadata
+		if p, err = partialMetadata(obj, m.Ver); err != nil {
+			return err
+		}
+		data, err = s.codecs.encodeItemJSONRaw(p)
+	case e.version != nil:
+		if obj, err = e.fromStorage(obj); err != nil {
+			return err
+		}
+		data, err = s.codecs.encodeItemJSONRaw(storage.Unwrap(obj))
+	default:
+		data, err = s.codecs.encodeItemJSON(obj)
+	}
+	if err != nil {
+		return err
+	}
+	out.Write(eventPrefixes[ev.Type])
+	out.Write(data)
+	_, err = out.WriteString("}\n")
+	return err
+}

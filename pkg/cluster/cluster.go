@@ -1,0 +1,289 @@
+// Package cluster assembles runnable control planes from the components:
+// Up is the all-in-one `skiff up` (PKI, kubeconfig, embedded etcd or memory
+// storage, API server), APIServer is the standalone `skiff apiserver`.
+//
+// Invariants: cmd/skiff only fills these Configs; everything a cluster
+// keeps across restarts (PKI, etcd data, kubeconfig) lives in DataDir and
+// is reused, never regenerated while still valid.
+package cluster
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/skiff-sh/skiff/pkg/apiserver"
+	"github.com/skiff-sh/skiff/pkg/clock"
+	"github.com/skiff-sh/skiff/pkg/kubeconfig"
+	"github.com/skiff-sh/skiff/pkg/pki"
+	"github.com/skiff-sh/skiff/pkg/registry/builtin"
+	"github.com/skiff-sh/skiff/pkg/storage"
+	"github.com/skiff-sh/skiff/pkg/storage/etcd3"
+	"github.com/skiff-sh/skiff/pkg/storage/memory"
+)
+
+// UpConfig configures the all-in-one cluster.
+type UpConfig struct {
+	DataDir          string
+	Storage          string // "etcd" (embedded) or "memory"
+	BindAddress      string
+	SecurePort       int
+	AdvertiseAddress string
+	TokenAuthFile    string
+	// Out receives the one-line "ready" message.
+	Out    io.Writer
+	Logger *slog.Logger
+	Clock  clock.Clock
+}
+
+// Up is a running all-in-one cluster.
+type Up struct {
+	cfg UpConfig
+}
+
+// NewUp validates cfg.
+func NewUp(cfg UpConfig) (*Up, error) {
+	if cfg.DataDir == "" {
+		return nil, errors.New("a data directory is required")
+	}
+	switch cfg.Storage {
+	case "", "etcd":
+		cfg.Storage = "etcd"
+	case "memory":
+	default:
+		return nil, fmt.Errorf("--storage must be etcd or memory, not %q", cfg.Storage)
+	}
+	if cfg.BindAddress == "" {
+		cfg.BindAddress = "127.0.0.1"
+	}
+	if cfg.SecurePort == 0 {
+		cfg.SecurePort = 6443
+	}
+	if cfg.AdvertiseAddress == "" {
+		cfg.AdvertiseAddress = cfg.BindAddress
+		if ip := net.ParseIP(cfg.BindAddress); ip == nil || ip.IsUnspecified() {
+			cfg.AdvertiseAddress = "127.0.0.1"
+		}
+	}
+	if cfg.Out == nil {
+		cfg.Out = io.Discard
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	return &Up{cfg: cfg}, nil
+}
+
+// KubeconfigPath is where Up writes the admin kubeconfig.
+func KubeconfigPath(dataDir string) string { return filepath.Join(dataDir, "kubeconfig") }
+
+// serviceFirstIP is the first address of the default service range, which
+// the serving certificate must cover (in-cluster clients use it).
+const serviceFirstIP = "10.96.0.1"
+
+// Run starts the cluster and blocks until ctx ends, then stops it
+// gracefully.
+func (u *Up) Run(ctx context.Context) error {
+	cfg := u.cfg
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return err
+	}
+	now := cfg.Clock.Now()
+	pkiDir := filepath.Join(cfg.DataDir, "pki")
+	ca, err := pki.EnsureCA(pkiDir, now)
+	if err != nil {
+		return fmt.Errorf("cluster CA: %w", err)
+	}
+	hosts := []string{"127.0.0.1", "::1", "localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
+		"kubernetes.default.svc.cluster.local", serviceFirstIP, cfg.AdvertiseAddress}
+	if h, err := os.Hostname(); err == nil {
+		hosts = append(hosts, h)
+	}
+	endpointIP := hostIP(cfg.AdvertiseAddress)
+	if endpointIP != "" {
+		hosts = append(hosts, endpointIP)
+	}
+	serving, err := pki.EnsureServing(pkiDir, "apiserver", ca, hosts, now)
+	if err != nil {
+		return fmt.Errorf("serving certificate: %w", err)
+	}
+	admin, err := pki.EnsureClient(pkiDir, "admin", ca, "kubernetes-admin", []string{"system:masters"}, now)
+	if err != nil {
+		return fmt.Errorf("admin certificate: %w", err)
+	}
+
+	var kv storage.KV
+	switch cfg.Storage {
+	case "memory":
+		kv = memory.New(memory.Config{})
+	default:
+		e, err := etcd3.StartEmbedded(ctx, etcd3.EmbeddedConfig{Dir: filepath.Join(cfg.DataDir, "etcd")})
+		if err != nil {
+			return err
+		}
+		defer e.Close()
+		kv = etcd3.New(e.Client(), false)
+	}
+	defer kv.Close()
+
+	authn := apiserver.UnionAuthenticator{apiserver.X509Authenticator{Roots: pool(ca.Cert)}}
+	if cfg.TokenAuthFile != "" {
+		t, err := apiserver.LoadTokenFile(cfg.TokenAuthFile)
+		if err != nil {
+			return err
+		}
+		authn = append(authn, t)
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.BindAddress, strconv.Itoa(cfg.SecurePort)))
+	if err != nil {
+		return err
+	}
+	srv, err := apiserver.New(apiserver.Config{
+		KV: kv, Definitions: builtin.Definitions(), Listener: ln,
+		SecurePort: cfg.SecurePort, BindAddress: cfg.BindAddress, AdvertiseAddress: cfg.AdvertiseAddress,
+		EndpointAddress: endpointIP, TLS: ServingTLS(serving, nil), Authenticator: authn,
+		Clock: cfg.Clock, Logger: cfg.Logger,
+	})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	server := "https://" + net.JoinHostPort(cfg.AdvertiseAddress, strconv.Itoa(cfg.SecurePort))
+	kcPath := KubeconfigPath(cfg.DataDir)
+	if err := kubeconfig.Write(kcPath, kubeconfig.New("skiff", server, ca.CertPEM, admin.CertPEM, admin.KeyPEM)); err != nil {
+		return err
+	}
+	go func() {
+		select {
+		case <-srv.Ready():
+			fmt.Fprintf(cfg.Out, "skiff is up at %s (storage: %s). Kubeconfig: %s\nNext: export KUBECONFIG=%s && kubectl get namespaces\n",
+				server, cfg.Storage, kcPath, kcPath)
+		case <-ctx.Done():
+		}
+	}()
+	return srv.Run(ctx)
+}
+
+func pool(certs ...*x509.Certificate) *x509.CertPool {
+	p := x509.NewCertPool()
+	for _, c := range certs {
+		p.AddCert(c)
+	}
+	return p
+}
+
+// ServingTLS is the API server's TLS configuration: the serving key pair,
+// client certificates requested (and verified by the authenticator).
+func ServingTLS(serving *pki.KeyPair, _ *x509.CertPool) *tls.Config {
+	return &tls.Config{
+		MinVersion:   tls.VersionTLS12,
+		Certificates: []tls.Certificate{{Certificate: [][]byte{serving.Cert.Raw}, PrivateKey: serving.Key, Leaf: serving.Cert}},
+		ClientAuth:   tls.RequestClientCert,
+		NextProtos:   []string{"h2", "http/1.1"},
+	}
+}
+
+// APIServerConfig configures a standalone API server.
+type APIServerConfig struct {
+	EtcdServers      []string
+	Storage          string // "etcd" (EtcdServers) or "memory"
+	BindAddress      string
+	SecurePort       int
+	AdvertiseAddress string
+	TLSCertFile      string
+	TLSKeyFile       string
+	ClientCAFile     string
+	TokenAuthFile    string
+	Logger           *slog.Logger
+}
+
+// RunAPIServer runs a standalone API server until ctx ends.
+func RunAPIServer(ctx context.Context, cfg APIServerConfig) error {
+	if cfg.TLSCertFile == "" || cfg.TLSKeyFile == "" {
+		return errors.New("--tls-cert-file and --tls-private-key-file are required")
+	}
+	cert, err := tls.LoadX509KeyPair(cfg.TLSCertFile, cfg.TLSKeyFile)
+	if err != nil {
+		return err
+	}
+	var authn apiserver.UnionAuthenticator
+	if cfg.ClientCAFile != "" {
+		data, err := os.ReadFile(cfg.ClientCAFile)
+		if err != nil {
+			return err
+		}
+		p := x509.NewCertPool()
+		if !p.AppendCertsFromPEM(data) {
+			return fmt.Errorf("%s: no certificates", cfg.ClientCAFile)
+		}
+		authn = append(authn, apiserver.X509Authenticator{Roots: p})
+	}
+	if cfg.TokenAuthFile != "" {
+		t, err := apiserver.LoadTokenFile(cfg.TokenAuthFile)
+		if err != nil {
+			return err
+		}
+		authn = append(authn, t)
+	}
+	if len(authn) == 0 {
+		return errors.New("configure at least one of --client-ca-file or --token-auth-file")
+	}
+	var kv storage.KV
+	switch cfg.Storage {
+	case "memory":
+		kv = memory.New(memory.Config{})
+	case "", "etcd":
+		if len(cfg.EtcdServers) == 0 {
+			return errors.New("--etcd-servers is required with --storage=etcd")
+		}
+		client, err := etcd3.NewClient(cfg.EtcdServers, 10*time.Second)
+		if err != nil {
+			return err
+		}
+		kv = etcd3.New(client, true)
+	default:
+		return fmt.Errorf("--storage must be etcd or memory, not %q", cfg.Storage)
+	}
+	defer kv.Close()
+	srv, err := apiserver.New(apiserver.Config{
+		KV: kv, Definitions: builtin.Definitions(),
+		SecurePort: cfg.SecurePort, BindAddress: cfg.BindAddress, AdvertiseAddress: cfg.AdvertiseAddress,
+		TLS: &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}, ClientAuth: tls.RequestClientCert,
+			NextProtos: []string{"h2", "http/1.1"}},
+		Authenticator: authn, Logger: cfg.Logger,
+	})
+	if err != nil {
+		return err
+	}
+	return srv.Run(ctx)
+}
+
+// hostIP is the address pods reach the API server at: the advertise
+// address unless it is loopback, else the host's first global IPv4.
+func hostIP(advertise string) string {
+	if ip := net.ParseIP(advertise); ip != nil && !ip.IsLoopback() && !ip.IsUnspecified() {
+		return advertise
+	}
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return ""
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && n.IP.IsGlobalUnicast() {
+			return n.IP.String()
+		}
+	}
+	return ""
+}

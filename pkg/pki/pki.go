@@ -1,0 +1,209 @@
+// Package pki makes and keeps the certificates of a cluster: a CA, the API
+// server's serving certificate and client certificates (the admin's), stored
+// as PEM files so that a restarted cluster keeps its identity.
+//
+// Invariants: existing files are reused as long as they are valid for what
+// is asked (not expiring within a day, the serving certificate covering
+// every requested name); private keys are written 0600.
+package pki
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// KeyPair is a certificate and its private key.
+type KeyPair struct {
+	Cert    *x509.Certificate
+	Key     crypto.Signer
+	CertPEM []byte
+	KeyPEM  []byte
+}
+
+// Files are where a key pair lives on disk.
+func Files(dir, name string) (certFile, keyFile string) {
+	return filepath.Join(dir, name+".crt"), filepath.Join(dir, name+".key")
+}
+
+// Load reads a key pair.
+func Load(dir, name string) (*KeyPair, error) {
+	cf, kf := Files(dir, name)
+	certPEM, err := os.ReadFile(cf)
+	if err != nil {
+		return nil, err
+	}
+	keyPEM, err := os.ReadFile(kf)
+	if err != nil {
+		return nil, err
+	}
+	cb, _ := pem.Decode(certPEM)
+	kb, _ := pem.Decode(keyPEM)
+	if cb == nil || kb == nil {
+		return nil, fmt.Errorf("%s: not PEM", name)
+	}
+	cert, err := x509.ParseCertificate(cb.Bytes)
+	if err != nil {
+		return nil, err
+	}
+	key, err := x509.ParsePKCS8PrivateKey(kb.Bytes)
+	if err != nil {
+		return nil, err
+	}
+	signer, ok := key.(crypto.Signer)
+	if !ok {
+		return nil, fmt.Errorf("%s: key cannot sign", name)
+	}
+	return &KeyPair{Cert: cert, Key: signer, CertPEM: certPEM, KeyPEM: keyPEM}, nil
+}
+
+func (kp *KeyPair) save(dir, name string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	cf, kf := Files(dir, name)
+	if err := os.WriteFile(kf, kp.KeyPEM, 0o600); err != nil {
+		return err
+	}
+	return os.WriteFile(cf, kp.CertPEM, 0o644)
+}
+
+func newKey() (*ecdsa.PrivateKey, []byte, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	return key, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil
+}
+
+func serial() (*big.Int, error) {
+	return rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
+}
+
+func sign(tmpl *x509.Certificate, parent *KeyPair) (*KeyPair, error) {
+	key, keyPEM, err := newKey()
+	if err != nil {
+		return nil, err
+	}
+	issuer, signer := tmpl, crypto.Signer(key)
+	if parent != nil {
+		issuer, signer = parent.Cert, parent.Key
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, issuer, key.Public(), signer)
+	if err != nil {
+		return nil, err
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, err
+	}
+	return &KeyPair{Cert: cert, Key: key, KeyPEM: keyPEM,
+		CertPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}, nil
+}
+
+func fresh(kp *KeyPair, now time.Time) bool {
+	return kp != nil && now.Add(24*time.Hour).Before(kp.Cert.NotAfter)
+}
+
+// EnsureCA loads or creates the cluster CA ("ca.crt", "ca.key" in dir).
+func EnsureCA(dir string, now time.Time) (*KeyPair, error) {
+	if kp, err := Load(dir, "ca"); err == nil && fresh(kp, now) {
+		return kp, nil
+	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	sn, err := serial()
+	if err != nil {
+		return nil, err
+	}
+	kp, err := sign(&x509.Certificate{
+		SerialNumber: sn, Subject: pkix.Name{CommonName: "skiff-ca"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.AddDate(10, 0, 0),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		BasicConstraintsValid: true, IsCA: true,
+	}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return kp, kp.save(dir, "ca")
+}
+
+// EnsureServing loads or (re)creates a serving certificate signed by ca
+// that covers every host (DNS name or IP).
+func EnsureServing(dir, name string, ca *KeyPair, hosts []string, now time.Time) (*KeyPair, error) {
+	if kp, err := Load(dir, name); err == nil && fresh(kp, now) && covers(kp.Cert, hosts) && signedBy(kp.Cert, ca) {
+		return kp, nil
+	}
+	sn, err := serial()
+	if err != nil {
+		return nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: sn, Subject: pkix.Name{CommonName: "kube-apiserver"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.AddDate(1, 0, 0),
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	for _, h := range hosts {
+		if ip := net.ParseIP(h); ip != nil {
+			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+		} else {
+			tmpl.DNSNames = append(tmpl.DNSNames, h)
+		}
+	}
+	kp, err := sign(tmpl, ca)
+	if err != nil {
+		return nil, err
+	}
+	return kp, kp.save(dir, name)
+}
+
+// EnsureClient loads or creates a client certificate for user (CN) in
+// groups (O), signed by ca.
+func EnsureClient(dir, name string, ca *KeyPair, user string, groups []string, now time.Time) (*KeyPair, error) {
+	if kp, err := Load(dir, name); err == nil && fresh(kp, now) && kp.Cert.Subject.CommonName == user && signedBy(kp.Cert, ca) {
+		return kp, nil
+	}
+	sn, err := serial()
+	if err != nil {
+		return nil, err
+	}
+	kp, err := sign(&x509.Certificate{
+		SerialNumber: sn, Subject: pkix.Name{CommonName: user, Organization: groups},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.AddDate(1, 0, 0),
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}, ca)
+	if err != nil {
+		return nil, err
+	}
+	return kp, kp.save(dir, name)
+}
+
+func covers(cert *x509.Certificate, hosts []string) bool {
+	for _, h := range hosts {
+		if cert.VerifyHostname(h) != nil {
+			return false
+		}
+	}
+	return true
+}
+
+func signedBy(cert *x509.Certificate, ca *KeyPair) bool {
+	return cert.CheckSignatureFrom(ca.Cert) == nil
+}

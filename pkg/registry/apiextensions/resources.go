@@ -1,0 +1,26 @@
+package apiextensions
+
+import (
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/skiff-sh/skiff/pkg/registry"
+)
+
+// Definitions are the apiextensions.k8s.io/v1 resources (stored; serving
+// custom resources comes with the controllers).
+func Definitions() []*registry.Definition {
+	crd := registry.NewDefinition("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", false,
+		func() runtime.Object { return &apiextensionsv1.CustomResourceDefinition{} },
+		func() runtime.Object { return &apiextensionsv1.CustomResourceDefinitionList{} },
+		&registry.Strategy{
+			Default:        registry.Default(DefaultCustomResourceDefinition),
+			Validate:       registry.Validate(ValidateCustomResourceDefinition),
+			ValidateUpdate: registry.ValidateUpdate(ValidateCustomResourceDefinitionUpdate),
+			Generation:     true,
+			HasStatus:      true,
+		})
+	crd.ShortNames, crd.Categories = []string{"crd", "crds"}, []string{"api-extensions"}
+	crd.ValidateStatus = registry.ValidateUpdate(ValidateCustomResourceDefinitionStatusUpdate)
+	return []*registry.Definition{crd}
+}

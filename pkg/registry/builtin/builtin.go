@@ -1,0 +1,30 @@
+// Package builtin lists every resource the API server serves out of the box.
+package builtin
+
+import (
+	"github.com/skiff-sh/skiff/pkg/registry"
+	"github.com/skiff-sh/skiff/pkg/registry/apiextensions"
+	"github.com/skiff-sh/skiff/pkg/registry/apps"
+	"github.com/skiff-sh/skiff/pkg/registry/autoscaling"
+	"github.com/skiff-sh/skiff/pkg/registry/batch"
+	"github.com/skiff-sh/skiff/pkg/registry/coordination"
+	"github.com/skiff-sh/skiff/pkg/registry/core"
+	"github.com/skiff-sh/skiff/pkg/registry/discovery"
+	"github.com/skiff-sh/skiff/pkg/registry/policy"
+	"github.com/skiff-sh/skiff/pkg/registry/rbac"
+	"github.com/skiff-sh/skiff/pkg/registry/scheduling"
+	"github.com/skiff-sh/skiff/pkg/registry/storageapi"
+)
+
+// Definitions returns fresh definitions of all built-in resources.
+func Definitions() []*registry.Definition {
+	var out []*registry.Definition
+	for _, group := range [][]*registry.Definition{
+		core.Definitions(), apps.Definitions(), batch.Definitions(), autoscaling.Definitions(),
+		coordination.Definitions(), discovery.Definitions(), policy.Definitions(), rbac.Definitions(),
+		scheduling.Definitions(), storageapi.Definitions(), apiextensions.Definitions(),
+	} {
+		out = append(out, group...)
+	}
+	return out
+}

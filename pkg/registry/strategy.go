@@ -1,0 +1,150 @@
+package registry
+
+import (
+	"reflect"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/skiff-sh/skiff/pkg/storage"
+)
+
+// Strategy is what makes one resource different from another: how objects
+// are defaulted, prepared, validated and deleted. Every field is optional;
+// nil means "nothing special".
+type Strategy struct {
+	// Default applies upstream's defaulting (run on every decoded object).
+	Default func(obj runtime.Object)
+	// PrepareForCreate normalises a new object (e.g. resets its status).
+	PrepareForCreate func(obj runtime.Object)
+	// PrepareForUpdate normalises an update given the stored object.
+	PrepareForUpdate func(obj, old runtime.Object)
+	// Validate checks a new object.
+	Validate func(obj runtime.Object) field.ErrorList
+	// ValidateUpdate checks an update.
+	ValidateUpdate func(obj, old runtime.Object) field.ErrorList
+	// Canonicalize makes equivalent objects identical before storing.
+	Canonicalize func(obj runtime.Object)
+
+	// Generation: a new object gets metadata.generation 1, and every change
+	// outside metadata and status increments it.
+	Generation bool
+	// HasStatus: the resource has a status subresource, so the main
+	// resource ignores status changes and create resets status (unless
+	// KeepStatusOnCreate).
+	HasStatus          bool
+	KeepStatusOnCreate bool
+	// AllowCreateOnUpdate lets PUT create a missing object.
+	AllowCreateOnUpdate bool
+	// AllowUnconditionalUpdate lets PUT omit metadata.resourceVersion.
+	AllowUnconditionalUpdate bool
+	// GracePeriod returns the default grace period for deleting obj and
+	// whether deletion is graceful at all (pods on a node).
+	GracePeriod func(obj runtime.Object) (int64, bool)
+	// Finalizing is called on an object being deleted (deletionTimestamp
+	// set): it may mark the object (a namespace becomes Terminating) and
+	// reports whether something other than metadata.finalizers still holds
+	// the deletion (a namespace's spec.finalizers).
+	Finalizing func(obj runtime.Object) (wait bool)
+	// ReturnDeletedObject: DELETE answers with the object instead of a Status.
+	ReturnDeletedObject bool
+	// FieldLabels are the field selector keys the resource supports beyond
+	// metadata.name and metadata.namespace, with their extractor.
+	Fields func(obj runtime.Object) map[string]string
+}
+
+// attrs returns the selector attributes of obj under this strategy.
+func (s *Strategy) attrs(obj runtime.Object) (map[string]string, fields.Set, error) {
+	l, f, err := storage.DefaultAttrs(obj)
+	if err != nil {
+		return nil, nil, err
+	}
+	if s.Fields != nil {
+		for k, v := range s.Fields(obj) {
+			f[k] = v
+		}
+	}
+	return l, f, nil
+}
+
+// statusField returns the Status field of obj, if it has one.
+func statusField(obj runtime.Object) reflect.Value {
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer {
+		return reflect.Value{}
+	}
+	return v.Elem().FieldByName("Status")
+}
+
+// CopyStatus sets obj's status to old's (the main resource ignores status).
+func CopyStatus(obj, old runtime.Object) {
+	dst, src := statusField(obj), statusField(old)
+	if dst.IsValid() && src.IsValid() && dst.CanSet() {
+		dst.Set(reflect.ValueOf(old.DeepCopyObject()).Elem().FieldByName("Status"))
+	}
+}
+
+// ResetStatus clears obj's status.
+func ResetStatus(obj runtime.Object) {
+	if s := statusField(obj); s.IsValid() && s.CanSet() {
+		s.Set(reflect.Zero(s.Type()))
+	}
+}
+
+// CopyAllButStatus makes obj equal to old except for its status and
+// metadata (what a status subresource update may change).
+func CopyAllButStatus(obj, old runtime.Object) {
+	dst := reflect.ValueOf(obj).Elem()
+	src := reflect.ValueOf(old.DeepCopyObject()).Elem()
+	for i := 0; i < dst.NumField(); i++ {
+		switch dst.Type().Field(i).Name {
+		case "Status", "TypeMeta", "ObjectMeta":
+			continue
+		}
+		if dst.Field(i).CanSet() {
+			dst.Field(i).Set(src.Field(i))
+		}
+	}
+}
+
+// specChanged reports whether anything outside metadata and status differs.
+func specChanged(obj, old runtime.Object) bool {
+	a, b := reflect.ValueOf(obj).Elem(), reflect.ValueOf(old).Elem()
+	for i := 0; i < a.NumField(); i++ {
+		switch a.Type().Field(i).Name {
+		case "Status", "TypeMeta", "ObjectMeta":
+			continue
+		}
+		if !equality.Semantic.DeepEqual(a.Field(i).Interface(), b.Field(i).Interface()) {
+			return true
+		}
+	}
+	return false
+}
+
+// StatusStrategy derives the strategy of a status subresource: only the
+// status (and labels/annotations... as upstream, metadata updates are kept)
+// changes; everything else stays as stored.
+func StatusStrategy(main *Strategy, validateStatus func(obj, old runtime.Object) field.ErrorList) *Strategy {
+	s := *main
+	s.PrepareForCreate = nil
+	s.PrepareForUpdate = func(obj, old runtime.Object) {
+		CopyAllButStatus(obj, old)
+	}
+	s.ValidateUpdate = validateStatus
+	s.Generation = false
+	s.HasStatus = false
+	s.AllowCreateOnUpdate = false
+	return &s
+}
+
+// objectMeta is a convenience accessor for typed objects.
+func objectMeta(obj runtime.Object) metav1.Object {
+	if m, ok := obj.(metav1.Object); ok {
+		return m
+	}
+	return nil
+}
