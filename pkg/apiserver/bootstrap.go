@@ -2,9 +2,9 @@ package apiserver
 
 import (
 	"context"
-	"net"
 	"encoding/json"
 	"fmt"
+	"net"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -170,4 +170,3 @@ func (s *Server) getFresh(ctx context.Context, st *registry.Store, ns, name stri
 	}
 	return obj, err
 }
-

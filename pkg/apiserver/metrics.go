@@ -13,13 +13,13 @@ import (
 
 // metrics are the server's Prometheus metrics, with upstream's names.
 type metrics struct {
-	registry        *prometheus.Registry
-	requests        *prometheus.CounterVec
-	latency         *prometheus.HistogramVec
-	storageObjects  *prometheus.GaugeVec
-	watchers        *prometheus.GaugeVec
-	longRunning     *prometheus.GaugeVec
-	handler         http.Handler
+	registry       *prometheus.Registry
+	requests       *prometheus.CounterVec
+	latency        *prometheus.HistogramVec
+	storageObjects *prometheus.GaugeVec
+	watchers       *prometheus.GaugeVec
+	longRunning    *prometheus.GaugeVec
+	handler        http.Handler
 }
 
 func newMetrics() *metrics {

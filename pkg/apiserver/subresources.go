@@ -391,4 +391,3 @@ func (s *Server) serveFinalize(w http.ResponseWriter, r *http.Request, info *Req
 	s.writeObject(w, r, http.StatusOK, m, out)
 	return nil
 }
-

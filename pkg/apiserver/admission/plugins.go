@@ -39,7 +39,7 @@ func isPodCreate(a *Attributes) (*corev1.Pod, bool) {
 // are terminating, and the deletion of the system namespaces.
 type namespaceLifecycle struct{ d Deps }
 
-func (*namespaceLifecycle) Name() string               { return "NamespaceLifecycle" }
+func (*namespaceLifecycle) Name() string              { return "NamespaceLifecycle" }
 func (*namespaceLifecycle) Handles(op Operation) bool { return op == Create || op == Delete }
 
 var immortalNamespaces = map[string]bool{"default": true, "kube-system": true, "kube-public": true}
@@ -84,7 +84,7 @@ func (p *namespaceLifecycle) Validate(ctx context.Context, a *Attributes) error 
 // and enforces its minimum and maximum.
 type limitRanger struct{ d Deps }
 
-func (*limitRanger) Name() string               { return "LimitRanger" }
+func (*limitRanger) Name() string              { return "LimitRanger" }
 func (*limitRanger) Handles(op Operation) bool { return op == Create }
 
 func (p *limitRanger) ranges(ctx context.Context, ns string) ([]*corev1.LimitRange, error) {
@@ -208,7 +208,7 @@ func (p *limitRanger) Validate(ctx context.Context, a *Attributes) error {
 // projected volume kube-api-access-<suffix>.
 type serviceAccount struct{ d Deps }
 
-func (*serviceAccount) Name() string               { return "ServiceAccount" }
+func (*serviceAccount) Name() string              { return "ServiceAccount" }
 func (*serviceAccount) Handles(op Operation) bool { return op == Create }
 
 const (
@@ -303,7 +303,7 @@ func randomSuffix(d Deps, n int) string {
 // controller sees them Ready.
 type taintNodesByCondition struct{}
 
-func (*taintNodesByCondition) Name() string               { return "TaintNodesByCondition" }
+func (*taintNodesByCondition) Name() string              { return "TaintNodesByCondition" }
 func (*taintNodesByCondition) Handles(op Operation) bool { return op == Create }
 
 func (*taintNodesByCondition) Admit(_ context.Context, a *Attributes) error {
@@ -328,7 +328,7 @@ func (*taintNodesByCondition) Admit(_ context.Context, a *Attributes) error {
 // priority resolves a pod's priorityClassName into its priority value.
 type priority struct{ d Deps }
 
-func (*priority) Name() string               { return "Priority" }
+func (*priority) Name() string              { return "Priority" }
 func (*priority) Handles(op Operation) bool { return op == Create }
 
 func (p *priority) Admit(ctx context.Context, a *Attributes) error {
@@ -407,7 +407,7 @@ func (p *priority) Validate(ctx context.Context, a *Attributes) error {
 // not-ready or unreachable before they are evicted.
 type defaultTolerationSeconds struct{}
 
-func (*defaultTolerationSeconds) Name() string               { return "DefaultTolerationSeconds" }
+func (*defaultTolerationSeconds) Name() string              { return "DefaultTolerationSeconds" }
 func (*defaultTolerationSeconds) Handles(op Operation) bool { return op == Create }
 
 func (*defaultTolerationSeconds) Admit(_ context.Context, a *Attributes) error {
@@ -439,7 +439,7 @@ func (*defaultTolerationSeconds) Admit(_ context.Context, a *Attributes) error {
 // defaultStorageClass gives claims without a class the default one.
 type defaultStorageClass struct{ d Deps }
 
-func (*defaultStorageClass) Name() string               { return "DefaultStorageClass" }
+func (*defaultStorageClass) Name() string              { return "DefaultStorageClass" }
 func (*defaultStorageClass) Handles(op Operation) bool { return op == Create }
 
 const defaultClassAnnotation = "storageclass.kubernetes.io/is-default-class"
@@ -473,4 +473,3 @@ func (p *defaultStorageClass) Admit(ctx context.Context, a *Attributes) error {
 	}
 	return nil
 }
-

@@ -246,8 +246,8 @@ func secrets() *registry.Definition {
 			// (before validation, which checks the merged data).
 			PrepareForCreate: registry.Prepare(mergeStringData),
 			PrepareForUpdate: registry.PrepareUpdate(func(s, _ *corev1.Secret) { mergeStringData(s) }),
-			Validate:       registry.Validate(ValidateSecret),
-			ValidateUpdate: registry.ValidateUpdate(ValidateSecretUpdate),
+			Validate:         registry.Validate(ValidateSecret),
+			ValidateUpdate:   registry.ValidateUpdate(ValidateSecretUpdate),
 			Fields: registry.Fields(func(s *corev1.Secret) map[string]string {
 				return map[string]string{"type": string(s.Type)}
 			}),
