@@ -152,7 +152,11 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, info *RequestInfo, 
 func (s *Server) writeTransformed(w http.ResponseWriter, r *http.Request, code int, m mediaType, e *endpoint, obj runtime.Object) error {
 	switch m.As {
 	case "Table":
-		t, err := s.toTable(r, e, []runtime.Object{obj}, metav1.ListMeta{}, true)
+		lm := metav1.ListMeta{}
+		if a, err := meta.Accessor(storage.Unwrap(obj)); err == nil {
+			lm.ResourceVersion = a.GetResourceVersion()
+		}
+		t, err := s.toTable(r, e, []runtime.Object{obj}, lm, false)
 		if err != nil {
 			return err
 		}
@@ -612,9 +616,17 @@ func (s *Server) parseDeleteOptions(r *http.Request) (*metav1.DeleteOptions, err
 		if err != nil {
 			return nil, err
 		}
+		// DeleteOptions arrive in any group's version ("v1", "meta.k8s.io/v1", "apps/v1"...).
 		fromBody := &metav1.DeleteOptions{}
-		if _, err := s.codecs.decode(format, body, metav1.SchemeGroupVersion.WithKind("DeleteOptions"), fromBody); err != nil {
-			return nil, err
+		dec := runtime.Decoder(s.codecs.json)
+		switch format {
+		case bodyYAML:
+			dec = s.codecs.yaml
+		case bodyProtobuf:
+			dec = s.codecs.proto
+		}
+		if _, _, err := dec.Decode(body, &schema.GroupVersionKind{Version: "v1", Kind: "DeleteOptions"}, fromBody); err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("DeleteOptions cannot be handled: %v", err))
 		}
 		opts = fromBody
 	}
@@ -646,6 +658,7 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, info *RequestInf
 	if res.Deleted && len(opts.DryRun) == 0 {
 		s.afterDelete(ctx, e, res.Object)
 	}
+	s.pokeFinalizers()
 	return s.writeDeleteResult(w, r, m, e, res, opts)
 }
 
@@ -703,6 +716,7 @@ func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request, info *
 	if err != nil {
 		return err
 	}
+	s.pokeFinalizers()
 	list := e.newList()
 	for _, obj := range objs {
 		served, err := e.fromStorage(obj)

@@ -177,8 +177,12 @@ type Server struct {
 	services  *serviceAllocator
 	discovery *discoveryDocs
 
+	finalizerPoke    chan struct{}
 	inflight         chan struct{}
 	inflightMutating chan struct{}
+
+	// active counts requests being served (for graceful shutdown).
+	active sync.WaitGroup
 
 	readyOnce sync.Once
 	ready     chan struct{}
@@ -199,6 +203,7 @@ func New(cfg Config) (*Server, error) {
 		inflight:         make(chan struct{}, cfg.MaxRequestsInFlight),
 		inflightMutating: make(chan struct{}, cfg.MaxMutatingRequestsInFlight),
 		ready:            make(chan struct{}),
+		finalizerPoke:    make(chan struct{}, 1),
 		stopping:         make(chan struct{}),
 	}
 	s.codecs = newCodecs(s.scheme)
@@ -335,6 +340,7 @@ func (s *Server) Start(ctx context.Context) error {
 		return err
 	}
 	go s.compactLoop(ctx)
+	go s.runFinalizers(ctx, s.finalizerPoke)
 	go s.metrics.observeStorage(ctx, s)
 	s.readyOnce.Do(func() { close(s.ready) })
 	return nil
@@ -377,9 +383,19 @@ func (s *Server) Run(ctx context.Context) error {
 	case <-ctx.Done():
 	}
 	close(s.stopping) // watches end now
+	// Stop accepting, let in-flight requests finish (up to a minute), then
+	// close what is left (idle keep-alive and HTTP/2 connections) at once
+	// rather than waiting for clients to hang up.
 	shutdownCtx, done := context.WithTimeout(context.Background(), 60*time.Second)
 	defer done()
-	err := srv.Shutdown(shutdownCtx)
+	go srv.Shutdown(shutdownCtx)
+	finished := make(chan struct{})
+	go func() { s.active.Wait(); close(finished) }()
+	select {
+	case <-finished:
+	case <-shutdownCtx.Done():
+	}
+	err := srv.Close()
 	cancel()
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil

@@ -372,12 +372,7 @@ func (s *Server) serveFinalize(w http.ResponseWriter, r *http.Request, info *Req
 		return err
 	}
 	want := obj.(*corev1.Namespace)
-	fs := *e.store
-	strategy := *e.store.Strategy
-	strategy.PrepareForUpdate = nil
-	strategy.ValidateUpdate = nil
-	fs.Strategy = &strategy
-	out, _, err := fs.Update(r.Context(), "", info.Name, &objInfo{update: func(ctx context.Context, old runtime.Object) (runtime.Object, error) {
+	out, _, err := s.finalizeStore(e.store).Update(r.Context(), "", info.Name, &objInfo{update: func(ctx context.Context, old runtime.Object) (runtime.Object, error) {
 		ns := old.DeepCopyObject().(*corev1.Namespace)
 		if want.ResourceVersion != "" && want.ResourceVersion != ns.ResourceVersion {
 			return nil, apierrors.NewConflict(grNamespaces, info.Name, fmt.Errorf(registry.OptimisticLockErrorMsg))
