@@ -1,6 +1,3 @@
-// Command skiff is a compact Kubernetes: `skiff up` runs a whole control
-// plane in one process; the other subcommands run one component each.
-// This file only turns flags into component configurations.
 package main
 
 import (

@@ -101,14 +101,26 @@ func (s *Server) ensure(ctx context.Context, gr schema.GroupResource, obj runtim
 }
 
 // afterCreate runs what a create implies outside the object itself. Every
-// new namespace gets its "default" service account here until the
-// controller manager's service account controller takes this over.
+// new namespace gets its "default" service account and the
+// kube-root-ca.crt ConfigMap here, until the controller manager's service
+// account and root CA publisher controllers take this over.
 func (s *Server) afterCreate(ctx context.Context, e *endpoint, obj runtime.Object) {
 	if e.qualified == grNamespaces {
 		_, name := objectName(obj)
 		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: name, Name: "default"}}
 		if err := s.ensure(ctx, schema.GroupResource{Resource: "serviceaccounts"}, sa); err != nil {
 			s.cfg.Logger.Warn("creating default service account", "namespace", name, "err", err)
+		}
+		if len(s.cfg.RootCAPEM) > 0 {
+			cm := &corev1.ConfigMap{
+				ObjectMeta: metav1.ObjectMeta{Namespace: name, Name: "kube-root-ca.crt", Annotations: map[string]string{
+					"kubernetes.io/description": "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters.",
+				}},
+				Data: map[string]string{"ca.crt": string(s.cfg.RootCAPEM)},
+			}
+			if err := s.ensure(ctx, schema.GroupResource{Resource: "configmaps"}, cm); err != nil {
+				s.cfg.Logger.Warn("publishing kube-root-ca.crt", "namespace", name, "err", err)
+			}
 		}
 	}
 }

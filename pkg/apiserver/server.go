@@ -67,6 +67,10 @@ type Config struct {
 	// AdvertiseAddress, and no endpoints when that is loopback.
 	EndpointAddress string
 
+	// RootCAPEM is the cluster CA published to every namespace as the
+	// kube-root-ca.crt ConfigMap (pods use it to trust the API server).
+	RootCAPEM []byte
+
 	// CompactionInterval is how often old revisions are compacted (5 min).
 	CompactionInterval time.Duration
 

@@ -1,10 +1,3 @@
-// Package cluster assembles runnable control planes from the components:
-// Up is the all-in-one `skiff up` (PKI, kubeconfig, embedded etcd or memory
-// storage, API server), APIServer is the standalone `skiff apiserver`.
-//
-// Invariants: cmd/skiff only fills these Configs; everything a cluster
-// keeps across restarts (PKI, etcd data, kubeconfig) lives in DataDir and
-// is reused, never regenerated while still valid.
 package cluster
 
 import (
@@ -153,7 +146,7 @@ func (u *Up) Run(ctx context.Context) error {
 	srv, err := apiserver.New(apiserver.Config{
 		KV: kv, Definitions: builtin.Definitions(), Listener: ln,
 		SecurePort: cfg.SecurePort, BindAddress: cfg.BindAddress, AdvertiseAddress: cfg.AdvertiseAddress,
-		EndpointAddress: endpointIP, TLS: ServingTLS(serving, nil), Authenticator: authn,
+		EndpointAddress: endpointIP, TLS: ServingTLS(serving, nil), Authenticator: authn, RootCAPEM: ca.CertPEM,
 		Clock: cfg.Clock, Logger: cfg.Logger,
 	})
 	if err != nil {

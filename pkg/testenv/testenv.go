@@ -1,10 +1,3 @@
-// Package testenv starts a whole API server inside a Go test: memory
-// storage, TLS with a throwaway CA, an admin client certificate and a
-// kubeconfig, all in a few milliseconds and with nothing to download.
-//
-// Invariants: every Environment is independent (its own storage, port and
-// certificates); Stop (or the test's cleanup) ends the server and waits
-// for it.
 package testenv
 
 import (
@@ -122,6 +115,7 @@ func Start(ctx context.Context, cfg Config) (*Environment, error) {
 		Authenticator: apiserver.UnionAuthenticator{apiserver.X509Authenticator{Roots: roots}},
 		Clock:         cfg.Clock,
 		Logger:        cfg.Logger,
+		RootCAPEM:     ca.CertPEM,
 	}
 	if cfg.Tweak != nil {
 		cfg.Tweak(&acfg)

@@ -1,0 +1,27 @@
+// Package apiserver is the Kubernetes API server: it serves the REST API
+// (get, list, watch, create, update, patch, delete, deletecollection and the
+// status, scale, binding, eviction and finalize subresources) for every
+// registered resource over HTTPS, with discovery (legacy and aggregated),
+// OpenAPI v2/v3, server-side Table printing, admission, authentication
+// (client certificates, static tokens), health checks and Prometheus
+// metrics.
+//
+// Request path: filters (panic recovery, request info, metrics,
+// authentication, in-flight limit, timeout) → routing by URL → decoding
+// (JSON, YAML, protobuf; fieldValidation Strict/Warn/Ignore) → defaulting →
+// mutating admission → registry (strategy, lifecycle, validation) →
+// validating admission → storage (through the watch cache) → encoding in
+// the negotiated format.
+//
+// Invariants:
+//   - Every error a client sees is a metav1.Status with upstream's reason,
+//     code and wording.
+//   - Objects are the k8s.io/api types, encoded as upstream encodes them;
+//     a resource served in several versions is stored in one and converted.
+//   - Watches and resourceVersion="0"/consistent lists are served from the
+//     watch cache; a cached object is serialized once for all clients.
+//   - Shutdown stops accepting, ends watches, and lets in-flight requests
+//     finish before closing.
+//   - The finalizer loop (finalizers.go) is a temporary stand-in for the
+//     namespace controller and garbage collector; it goes when they land.
+package apiserver

@@ -1,0 +1,2 @@
+// Package builtin lists every resource the API server serves out of the box.
+package builtin

@@ -1,0 +1,9 @@
+// Package coordination defines the coordination.k8s.io/v1 leases:
+// upstream's defaulting and validation as pure functions over the
+// k8s.io/api types, and the registry Definitions (names, strategy,
+// subresources) the API server serves them from.
+//
+// Invariants: defaulting is idempotent and only fills unset fields;
+// validation never mutates; error paths and messages follow upstream's so
+// that kubectl prints the same errors.
+package coordination
