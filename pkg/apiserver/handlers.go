@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -552,6 +553,11 @@ func (s *Server) runUpdate(w http.ResponseWriter, r *http.Request, info *Request
 		op := admission.Update
 		if om, _ := meta.Accessor(old); om == nil || om.GetResourceVersion() == "" {
 			op, old = admission.Create, nil
+		}
+		if op == admission.Update && e.qualified == grServices && st == e.store && !o.DryRun {
+			if err := s.services.update(obj.(*corev1.Service), old.(*corev1.Service)); err != nil {
+				return nil, err
+			}
 		}
 		if err := s.admission.Admit(ctx, s.attributes(op, info, e, obj, old, o.DryRun)); err != nil {
 			return nil, err

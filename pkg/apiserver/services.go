@@ -231,6 +231,37 @@ func (a *serviceAllocator) mark(svc *corev1.Service) {
 	}
 }
 
+// update carries a service's allocations over an update, as upstream does:
+// a PUT that omits the cluster IP or node ports keeps the allocated ones;
+// node ports follow type changes.
+func (a *serviceAllocator) update(svc, old *corev1.Service) error {
+	if svc.Spec.Type != corev1.ServiceTypeExternalName && old.Spec.Type != corev1.ServiceTypeExternalName && svc.Spec.ClusterIP == "" {
+		svc.Spec.ClusterIP = old.Spec.ClusterIP
+		svc.Spec.ClusterIPs = old.Spec.ClusterIPs
+		if svc.Spec.IPFamilyPolicy == nil {
+			svc.Spec.IPFamilyPolicy = old.Spec.IPFamilyPolicy
+		}
+		if len(svc.Spec.IPFamilies) == 0 {
+			svc.Spec.IPFamilies = old.Spec.IPFamilies
+		}
+	}
+	if svc.Spec.ClusterIP != "" && len(svc.Spec.ClusterIPs) == 0 {
+		svc.Spec.ClusterIPs = []string{svc.Spec.ClusterIP}
+	}
+	for i := range svc.Spec.Ports {
+		p := &svc.Spec.Ports[i]
+		if p.NodePort != 0 {
+			continue
+		}
+		for _, op := range old.Spec.Ports {
+			if op.NodePort != 0 && op.Port == p.Port && op.Protocol == p.Protocol {
+				p.NodePort = op.NodePort
+			}
+		}
+	}
+	return a.updateNodePorts(svc, old)
+}
+
 // updateNodePorts allocates node ports a service gains on update (type
 // changed to NodePort/LoadBalancer or a port added) and releases those it
 // drops.
