@@ -1,0 +1,221 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/skiff-sh/skiff/pkg/kubeconfig"
+	"github.com/skiff-sh/skiff/pkg/pki"
+	"github.com/skiff-sh/skiff/pkg/storage/etcd3"
+)
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// waitReady polls /readyz until it answers 200 or the deadline passes.
+func waitReady(t *testing.T, c *http.Client, url string, errc <-chan error) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-errc:
+			t.Fatalf("server exited: %v", err)
+		default:
+		}
+		if resp, err := c.Get(url + "/readyz"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("server not ready within 30s")
+}
+
+// adminClient builds an HTTP client from the kubeconfig Up wrote.
+func adminClient(t *testing.T, path string) (*http.Client, string) {
+	t.Helper()
+	kc, err := kubeconfig.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(kc.Clusters[0].Cluster.CertificateAuthorityData)
+	cert, err := tls.X509KeyPair(kc.Users[0].User.ClientCertificateData, kc.Users[0].User.ClientKeyData)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, Certificates: []tls.Certificate{cert}}}}, kc.Clusters[0].Cluster.Server
+}
+
+func startUp(t *testing.T, dir, storage string, port int) (*http.Client, string, func()) {
+	t.Helper()
+	var out bytes.Buffer
+	up, err := NewUp(UpConfig{DataDir: dir, Storage: storage, SecurePort: port, Out: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- up.Run(ctx) }()
+	// The kubeconfig is written before serving starts.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Stat(KubeconfigPath(dir)); err == nil {
+			break
+		}
+		select {
+		case err := <-errc:
+			t.Fatalf("up exited: %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no kubeconfig")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	c, url := adminClient(t, KubeconfigPath(dir))
+	waitReady(t, c, url, errc)
+	return c, url, func() {
+		cancel()
+		if err := <-errc; err != nil {
+			t.Errorf("up returned %v", err)
+		}
+	}
+}
+
+func TestUpKeepsObjectsAcrossRestart(t *testing.T) {
+	dir := t.TempDir()
+	port := freePort(t)
+	c, url, stop := startUp(t, dir, "etcd", port)
+	body := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"keep","namespace":"default"},"data":{"a":"b"}}`
+	resp, err := c.Post(url+"/api/v1/namespaces/default/configmaps", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var created map[string]any
+	json.NewDecoder(resp.Body).Decode(&created)
+	resp.Body.Close()
+	if resp.StatusCode != 201 {
+		t.Fatalf("create: %d %v", resp.StatusCode, created)
+	}
+	stop()
+
+	c, url, stop = startUp(t, dir, "etcd", port)
+	defer stop()
+	resp, err = c.Get(url + "/api/v1/namespaces/default/configmaps/keep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	json.NewDecoder(resp.Body).Decode(&got)
+	resp.Body.Close()
+	uid := func(m map[string]any) any { return m["metadata"].(map[string]any)["uid"] }
+	if resp.StatusCode != 200 || uid(got) != uid(created) {
+		t.Fatalf("after restart: %d %v (want uid %v)", resp.StatusCode, got, uid(created))
+	}
+	// The certificates were reused, not regenerated.
+	if _, err := os.Stat(filepath.Join(dir, "pki", "ca.crt")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestUpMemory(t *testing.T) {
+	c, url, stop := startUp(t, t.TempDir(), "memory", freePort(t))
+	defer stop()
+	resp, err := c.Get(url + "/api/v1/namespaces/kube-system")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("kube-system: %d", resp.StatusCode)
+	}
+}
+
+func TestAPIServerOnExternalEtcdWithTokens(t *testing.T) {
+	dir := t.TempDir()
+	clientURL := "http://127.0.0.1:" + itoa(freePort(t))
+	e, err := etcd3.StartEmbedded(context.Background(), etcd3.EmbeddedConfig{Dir: filepath.Join(dir, "etcd"), ClientURL: clientURL, UnsafeNoFsync: true, LogLevel: "fatal"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	now := time.Now()
+	ca, err := pki.EnsureCA(dir, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pki.EnsureServing(dir, "apiserver", ca, []string{"127.0.0.1"}, now); err != nil {
+		t.Fatal(err)
+	}
+	tokens := filepath.Join(dir, "tokens.csv")
+	os.WriteFile(tokens, []byte("s3cret,alice,1001,\"system:masters,dev\"\n"), 0o600)
+	cert, key := pki.Files(dir, "apiserver")
+	port := freePort(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		errc <- RunAPIServer(ctx, APIServerConfig{
+			EtcdServers: []string{clientURL}, BindAddress: "127.0.0.1", SecurePort: port,
+			TLSCertFile: cert, TLSKeyFile: key, TokenAuthFile: tokens,
+		})
+	}()
+	defer func() {
+		cancel()
+		if err := <-errc; err != nil {
+			t.Errorf("apiserver returned %v", err)
+		}
+	}()
+	roots := x509.NewCertPool()
+	roots.AddCert(ca.Cert)
+	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}}}
+	url := "https://127.0.0.1:" + itoa(port)
+	waitReady(t, c, url, errc)
+	cases := []struct {
+		token string
+		code  int
+	}{{"s3cret", 200}, {"wrong", 401}, {"", 401}}
+	for _, tc := range cases {
+		req, _ := http.NewRequest("GET", url+"/api/v1/namespaces", nil)
+		if tc.token != "" {
+			req.Header.Set("Authorization", "Bearer "+tc.token)
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.code {
+			t.Errorf("token %q: %d %s", tc.token, resp.StatusCode, b)
+		}
+		if tc.code == 401 && !strings.Contains(string(b), `"reason":"Unauthorized"`) {
+			t.Errorf("token %q: 401 without Status body: %s", tc.token, b)
+		}
+	}
+}
+
+func itoa(n int) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
