@@ -416,10 +416,10 @@ func applyFieldValidation(w http.ResponseWriter, o writeOptions, gvk schema.Grou
 	return nil
 }
 
-// decodeBody reads and decodes a create/update body into the endpoint's
-// version, applies field validation and defaulting, and converts it to the
-// storage version.
-func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, e *endpoint, o writeOptions) (runtime.Object, error) {
+// readTyped reads the request body and decodes it as gvk into into. With
+// o set, unknown and duplicate fields are handled as o.FieldValidation says;
+// without, they are ignored.
+func (s *Server) readTyped(w http.ResponseWriter, r *http.Request, gvk schema.GroupVersionKind, into runtime.Object, o *writeOptions) (runtime.Object, error) {
 	body, err := readBody(r, s.cfg.MaxRequestBodyBytes)
 	if err != nil {
 		return nil, err
@@ -428,14 +428,27 @@ func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, e *endpoint,
 	if err != nil {
 		return nil, err
 	}
-	res, err := s.codecs.decode(format, body, e.gvk, e.newObj())
+	res, err := s.codecs.decode(format, body, gvk, into)
 	if err != nil {
 		return nil, err
 	}
-	if err := applyFieldValidation(w, o, e.gvk, res.strict); err != nil {
+	if o != nil {
+		if err := applyFieldValidation(w, *o, gvk, res.strict); err != nil {
+			return nil, err
+		}
+	}
+	return res.obj, nil
+}
+
+// decodeBody reads and decodes a create/update body into the endpoint's
+// version, applies field validation and defaulting, and converts it to the
+// storage version.
+func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, e *endpoint, o writeOptions) (runtime.Object, error) {
+	obj, err := s.readTyped(w, r, e.gvk, e.newObj(), &o)
+	if err != nil {
 		return nil, err
 	}
-	return s.defaultAndConvert(e, res.obj)
+	return s.defaultAndConvert(e, obj)
 }
 
 func (s *Server) defaultAndConvert(e *endpoint, obj runtime.Object) (runtime.Object, error) {
@@ -444,6 +457,9 @@ func (s *Server) defaultAndConvert(e *endpoint, obj runtime.Object) (runtime.Obj
 	}
 	out, err := e.toStorage(obj)
 	if err != nil {
+		if _, ok := err.(apierrors.APIStatus); ok {
+			return nil, err
+		}
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
 	if e.def.Strategy.Default != nil {

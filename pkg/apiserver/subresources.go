@@ -69,24 +69,18 @@ func (s *Server) serveScale(w http.ResponseWriter, r *http.Request, info *Reques
 	if err != nil {
 		return err
 	}
-	body, err := readBody(r, s.cfg.MaxRequestBodyBytes)
-	if err != nil {
-		return err
-	}
-	var desired *autoscalingv1.Scale
+	var (
+		desired *autoscalingv1.Scale
+		body    []byte
+	)
 	if info.Verb == "update" {
-		format, err := bodyFormat(r.Header.Get("Content-Type"))
+		obj, err := s.readTyped(w, r, scaleGVK, &autoscalingv1.Scale{}, &o)
 		if err != nil {
 			return err
 		}
-		res, err := s.codecs.decode(format, body, scaleGVK, &autoscalingv1.Scale{})
-		if err != nil {
-			return err
-		}
-		if err := applyFieldValidation(w, o, scaleGVK, res.strict); err != nil {
-			return err
-		}
-		desired = res.obj.(*autoscalingv1.Scale)
+		desired = obj.(*autoscalingv1.Scale)
+	} else if body, err = readBody(r, s.cfg.MaxRequestBodyBytes); err != nil {
+		return err
 	}
 	patchType, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	newObj := func(ctx context.Context, old runtime.Object) (runtime.Object, error) {
@@ -167,19 +161,11 @@ func (s *Server) serveBinding(w http.ResponseWriter, r *http.Request, info *Requ
 	if err != nil {
 		return err
 	}
-	body, err := readBody(r, s.cfg.MaxRequestBodyBytes)
+	obj, err := s.readTyped(w, r, bindingGVK, &corev1.Binding{}, &o)
 	if err != nil {
 		return err
 	}
-	format, err := bodyFormat(r.Header.Get("Content-Type"))
-	if err != nil {
-		return err
-	}
-	res, err := s.codecs.decode(format, body, bindingGVK, &corev1.Binding{})
-	if err != nil {
-		return err
-	}
-	b := res.obj.(*corev1.Binding)
+	b := obj.(*corev1.Binding)
 	if b.Name != "" && b.Name != info.Name {
 		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", b.Name, info.Name))
 	}

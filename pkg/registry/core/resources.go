@@ -5,8 +5,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/skiff-sh/skiff/pkg/registry"
 	"github.com/skiff-sh/skiff/pkg/registry/events"
@@ -302,7 +304,7 @@ func coreEvents() *registry.Definition {
 		ToStorage: func(obj runtime.Object) (runtime.Object, error) {
 			e := obj.(*eventsv1.Event)
 			if errs := events.ValidateEvent(e); len(errs) > 0 {
-				return nil, errs.ToAggregate()
+				return nil, apierrors.NewInvalid(schema.GroupKind{Group: "events.k8s.io", Kind: "Event"}, e.Name, errs)
 			}
 			return events.ToCore(e), nil
 		},

@@ -1,0 +1,38 @@
+// Package bench measures a skiff API server the way a user sees it: from
+// the client side, over HTTPS, with plain net/http and the k8s.io/api
+// types. It backs `skiff bench apiserver`.
+//
+// Run spawns the server under test as a child process (`<skiff> up
+// --data-dir <tmp> --secure-port <free> --storage <etcd|memory>`), so the
+// server's memory can be read from /proc/<pid>/status without the
+// benchmark's own allocations in it, and measures, in order:
+//
+//  1. cold start: spawn until the first HTTP 200 from GET /readyz, for
+//     memory storage and for embedded etcd on a fresh data directory,
+//     repeated (median reported);
+//  2. pod create throughput and latency with 1, 16, 64, … concurrent
+//     clients, each phase in its own namespace;
+//  3. list latency of all pods, consistent (no resourceVersion) and from
+//     the watch cache (resourceVersion=0), to the last byte and including
+//     a decode into corev1.PodList;
+//  4. watch fan-out: many watchers of one namespace's ConfigMaps while a
+//     few writers create ConfigMaps; events delivered per second;
+//  5. server RSS idle and after the pods exist, and bytes per stored pod.
+//
+// The phase functions (CreatePods, ListPods, WatchFanout, …) take a
+// Client, so Go benchmarks can drive an in-process pkg/testenv server with
+// the same code.
+//
+// Invariants:
+//   - Only time is measured, never asserted: Run fails on errors and on
+//     wrong results (a watcher that misses, duplicates or reorders an
+//     event; a list with the wrong number of items), never because
+//     something was slow. Targets are reported as met or missed.
+//   - The workload is deterministic: object names, labels, sizes, the
+//     split of work between clients and writers depend only on Config.
+//   - The server under test is a separate process that Run starts, stops
+//     (SIGTERM, then kill) and whose data directory it removes unless
+//     Config.Keep is set. The benchmark never reads server internals.
+//   - All requests use JSON (Accept: application/json) over one HTTP/2
+//     connection per client transport, as client-go does.
+package bench
