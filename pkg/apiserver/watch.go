@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"bufio"
+	"encoding/binary"
 	"bytes"
 	"encoding/json"
 	"net/http"
@@ -51,7 +52,12 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, info *RequestInfo
 	if err != nil {
 		return err
 	}
-	if m.Type != mediaJSON || (m.As != "" && m.As != "Table" && m.As != "PartialObjectMetadata") {
+	switch {
+	case m.Type == mediaYAML:
+		return notAcceptable()
+	case m.Type == mediaProtobuf && m.As != "":
+		return notAcceptable()
+	case m.As != "" && m.As != "Table" && m.As != "PartialObjectMetadata":
 		return notAcceptable()
 	}
 	q := r.URL.Query()
@@ -76,7 +82,11 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, info *RequestInfo
 	s.metrics.watchStarted(e)
 	defer s.metrics.watchEnded(e)
 
-	w.Header().Set("Content-Type", mediaJSON)
+	if m.Type == mediaProtobuf {
+		w.Header().Set("Content-Type", mediaProtobuf+";stream=watch")
+	} else {
+		w.Header().Set("Content-Type", mediaJSON)
+	}
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Cache-Control", "no-cache, private")
 	w.WriteHeader(http.StatusOK)
@@ -125,6 +135,9 @@ var eventPrefixes = map[watch.EventType][]byte{
 }
 
 func (s *Server) writeEvent(out *chunkWriter, r *http.Request, e *endpoint, m mediaType, ev watch.Event, headers *bool) error {
+	if m.Type == mediaProtobuf {
+		return s.writeProtobufEvent(out, e, ev)
+	}
 	var data []byte
 	var err error
 	obj := ev.Object
@@ -167,5 +180,45 @@ func (s *Server) writeEvent(out *chunkWriter, r *http.Request, e *endpoint, m me
 	out.Write(eventPrefixes[ev.Type])
 	out.Write(data)
 	_, err = out.WriteString("}\n")
+	return err
+}
+
+// writeProtobufEvent writes one length-delimited protobuf frame holding a
+// metav1.WatchEvent whose object is the protobuf-encoded object, as
+// upstream's "application/vnd.kubernetes.protobuf;stream=watch".
+func (s *Server) writeProtobufEvent(out *chunkWriter, e *endpoint, ev watch.Event) error {
+	obj := ev.Object
+	if ev.Type == watch.Error {
+		st, ok := obj.(*metav1.Status)
+		if !ok {
+			st = statusFor(apierrors.FromObject(obj))
+		}
+		obj = st
+	} else {
+		var err error
+		if obj, err = e.fromStorage(obj); err != nil {
+			return err
+		}
+	}
+	var inner []byte
+	var err error
+	if co, ok := obj.(*storage.CachedObject); ok {
+		inner, err = co.Encoded("protobuf", func(o runtime.Object) ([]byte, error) { return s.codecs.encode(mediaType{Type: mediaProtobuf}, o) })
+	} else {
+		inner, err = s.codecs.encode(mediaType{Type: mediaProtobuf}, obj)
+	}
+	if err != nil {
+		return err
+	}
+	frame, err := s.codecs.encode(mediaType{Type: mediaProtobuf}, &metav1.WatchEvent{
+		Type: string(ev.Type), Object: runtime.RawExtension{Raw: inner},
+	})
+	if err != nil {
+		return err
+	}
+	var size [4]byte
+	binary.BigEndian.PutUint32(size[:], uint32(len(frame)))
+	out.Write(size[:])
+	_, err = out.Write(frame)
 	return err
 }
