@@ -106,9 +106,13 @@ func (s *Server) serveMain(w http.ResponseWriter, r *http.Request, info *Request
 			return methodNotSupported(e.qualified, verb)
 		}
 		return s.create(w, r, info, e)
-	case "update":
-		return s.update(w, r, info, e, e.store)
-	case "patch":
+	case "update", "patch":
+		if info.Name == "" {
+			return methodNotSupported(e.qualified, verb)
+		}
+		if verb == "update" {
+			return s.update(w, r, info, e, e.store)
+		}
 		return s.patch(w, r, info, e, e.store)
 	case "delete":
 		return s.delete(w, r, info, e)

@@ -38,6 +38,13 @@ func start(t testing.TB, cfg ...testenv.Config) *client {
 	return &client{t: t, env: env, hc: hc}
 }
 
+// on returns the client reporting failures to t (for subtests).
+func (c *client) on(t testing.TB) *client {
+	cc := *c
+	cc.t = t
+	return &cc
+}
+
 // anonymous is an HTTP client that trusts the server but presents no
 // client certificate.
 func (c *client) anonymous() *http.Client {
@@ -58,6 +65,8 @@ func encodeBody(t testing.TB, body any) io.Reader {
 		return bytes.NewReader(b)
 	case string:
 		return strings.NewReader(b)
+	case io.Reader:
+		return b
 	}
 	data, err := json.Marshal(body)
 	if err != nil {
@@ -278,6 +287,13 @@ func (c *client) watch(path string) *watcher {
 
 func (w *watcher) stop() { w.cancel() }
 
+// on returns the watcher reporting failures to t (for subtests).
+func (w *watcher) on(t testing.TB) *watcher {
+	c := *w
+	c.t = t
+	return &c
+}
+
 // next returns the next event, failing the test at the deadline. ok is
 // false when the stream ended.
 func (w *watcher) next() (watchEvent, bool) {
@@ -314,7 +330,7 @@ func (w *watcher) until(stop func(watchEvent) bool) []watchEvent {
 	}
 }
 
-// skipBookmarks returns the next event that is not a BOOKMARK.
+// nextNonBookmark returns the next event that is not a BOOKMARK.
 func (w *watcher) nextNonBookmark() watchEvent {
 	w.t.Helper()
 	for {
@@ -335,3 +351,24 @@ func (w *watcher) expectEvent(typ, name string) watchEvent {
 	}
 	return ev
 }
+
+// pod is a one-container Pod body.
+func pod(name, image string) map[string]any {
+	return map[string]any{
+		"apiVersion": "v1", "kind": "Pod",
+		"metadata": map[string]any{"name": name},
+		"spec":     map[string]any{"containers": []any{map[string]any{"name": "app", "image": image}}},
+	}
+}
+
+// bindPod assigns a pod to a node as the scheduler does.
+func bindPod(c *client, ns, name, node string) {
+	c.t.Helper()
+	c.call(http.MethodPost, "/api/v1/namespaces/"+ns+"/pods/"+name+"/binding", map[string]any{
+		"apiVersion": "v1", "kind": "Binding",
+		"metadata": map[string]any{"name": name},
+		"target":   map[string]any{"apiVersion": "v1", "kind": "Node", "name": node},
+	}, http.StatusCreated, nil)
+}
+
+func jsonUnmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }

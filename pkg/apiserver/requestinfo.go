@@ -32,16 +32,16 @@ type RequestInfo struct {
 func parseRequestInfo(r *http.Request) *RequestInfo {
 	info := &RequestInfo{Path: r.URL.Path, Verb: strings.ToLower(r.Method)}
 	parts := splitPath(r.URL.Path)
-	if len(parts) < 3 || (parts[0] != "api" && parts[0] != "apis") {
+	if len(parts) < 2 || (parts[0] != "api" && parts[0] != "apis") {
 		return info
 	}
 	info.APIPrefix = parts[0]
 	parts = parts[1:]
 	if info.APIPrefix == "apis" {
-		if len(parts) < 3 {
-			return info
-		}
 		info.APIGroup, parts = parts[0], parts[1:]
+		if len(parts) == 0 {
+			return info // group discovery
+		}
 	}
 	info.APIVersion, parts = parts[0], parts[1:]
 	watchPath := false
@@ -76,7 +76,7 @@ func parseRequestInfo(r *http.Request) *RequestInfo {
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
 		switch {
-		case watchPath || isTrue(q.Get("watch")):
+		case watchPath, info.Name == "" && isTrue(q.Get("watch")):
 			info.Verb = "watch"
 		case info.Name == "":
 			info.Verb = "list"

@@ -79,6 +79,7 @@ func TestSemanticsResourceVersion(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			c := c.on(t)
 			var cur corev1.ConfigMap
 			c.call(http.MethodGet, base+"/x", nil, http.StatusOK, &cur)
 			body := cur.DeepCopy()

@@ -16,6 +16,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -122,6 +123,8 @@ func (c *Config) complete() error {
 	if c.Rand == nil {
 		c.Rand = rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x5eed))
 	}
+	// Handlers draw uids and names concurrently: serialise the source.
+	c.Rand = rand.New(&lockedSource{src: c.Rand})
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -317,6 +320,15 @@ func (s *Server) Get(ctx context.Context, gr schema.GroupResource, ns, name stri
 	return s.getFresh(ctx, st, ns, name)
 }
 
+// GetConsistent implements admission.Getter: a read from storage.
+func (s *Server) GetConsistent(ctx context.Context, gr schema.GroupResource, ns, name string) (runtime.Object, error) {
+	st := s.stores[gr]
+	if st == nil {
+		return nil, fmt.Errorf("unknown resource %s", gr)
+	}
+	return st.Get(ctx, ns, name, metav1.GetOptions{})
+}
+
 // List implements admission.Getter: the objects of a resource in ns.
 func (s *Server) List(ctx context.Context, gr schema.GroupResource, ns string) ([]runtime.Object, error) {
 	st := s.stores[gr]
@@ -469,3 +481,15 @@ func hasPrefixAny(s string, prefixes ...string) bool {
 // Ready is closed once the server serves with its caches filled and
 // system objects in place.
 func (s *Server) Ready() <-chan struct{} { return s.ready }
+
+// lockedSource makes a random source safe for concurrent use.
+type lockedSource struct {
+	mu  sync.Mutex
+	src rand.Source
+}
+
+func (l *lockedSource) Uint64() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.src.Uint64()
+}

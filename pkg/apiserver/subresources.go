@@ -177,16 +177,17 @@ func (s *Server) serveBinding(w http.ResponseWriter, r *http.Request, info *Requ
 		return apierrors.NewInvalid(schema.GroupKind{Kind: "Binding"}, info.Name, field.ErrorList{
 			field.Required(field.NewPath("target", "name"), "")})
 	}
+	grBinding := schema.GroupResource{Resource: "pods/binding"}
 	newObj := func(ctx context.Context, old runtime.Object) (runtime.Object, error) {
 		pod := old.DeepCopyObject().(*corev1.Pod)
 		if pod.DeletionTimestamp != nil {
-			return nil, apierrors.NewConflict(grPods, info.Name, fmt.Errorf("pod %v is being deleted, cannot be assigned to a host", info.Name))
+			return nil, apierrors.NewConflict(grBinding, info.Name, fmt.Errorf("pod %v is being deleted, cannot be assigned to a host", info.Name))
 		}
 		if pod.Spec.NodeName != "" {
-			return nil, apierrors.NewConflict(grPods, info.Name, fmt.Errorf("pod %v is already assigned to node %q", info.Name, pod.Spec.NodeName))
+			return nil, apierrors.NewConflict(grBinding, info.Name, fmt.Errorf("pod %v is already assigned to node %q", info.Name, pod.Spec.NodeName))
 		}
 		if b.UID != "" && b.UID != pod.UID {
-			return nil, apierrors.NewConflict(grPods, info.Name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", b.UID, pod.UID))
+			return nil, apierrors.NewConflict(grBinding, info.Name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", b.UID, pod.UID))
 		}
 		pod.Spec.NodeName = b.Target.Name
 		for k, v := range b.Annotations {
@@ -204,6 +205,8 @@ func (s *Server) serveBinding(w http.ResponseWriter, r *http.Request, info *Requ
 	strategy := *e.store.Strategy
 	strategy.HasStatus = false
 	strategy.PrepareForUpdate = nil
+	// Setting spec.nodeName is exactly what pod update validation forbids.
+	strategy.ValidateUpdate = nil
 	bs.Strategy = &strategy
 	if _, _, err := bs.Update(r.Context(), info.Namespace, info.Name, &objInfo{update: newObj}, nil, nil, registry.UpdateOptions{DryRun: o.DryRun}); err != nil {
 		return err

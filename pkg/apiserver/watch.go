@@ -11,6 +11,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -64,6 +65,14 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, info *RequestInfo
 	o, err := s.parseListOptions(q, e)
 	if err != nil {
 		return err
+	}
+	if info.Name != "" {
+		// The legacy /watch/<resource>/<name> form watches one object.
+		byName := fields.OneTermEqualSelector("metadata.name", info.Name)
+		if o.Field != nil {
+			byName = fields.AndSelectors(o.Field, byName)
+		}
+		o.Field = byName
 	}
 	timeout := time.Duration(float64(s.cfg.MinRequestTimeout) * (1 + s.cfg.Rand.Float64()))
 	if t := q.Get("timeoutSeconds"); t != "" {

@@ -147,8 +147,9 @@ func (s *Store) Delete(ctx context.Context, ns, name string, opts *metav1.Delete
 				ts := metav1.NewTime(now.Add(time.Duration(g) * time.Second).Truncate(time.Second))
 				m.SetDeletionTimestamp(&ts)
 				m.SetDeletionGracePeriodSeconds(&g)
-			case graceful:
-				// Already being deleted: a shorter grace period shortens the wait.
+			case s.Strategy.GracePeriod != nil:
+				// Already being deleted: a shorter grace period shortens the
+				// wait; 0 (the node agent's final delete) ends it.
 				cur := m.GetDeletionGracePeriodSeconds()
 				if cur == nil || grace < *cur {
 					ts := metav1.NewTime(now.Add(time.Duration(grace) * time.Second).Truncate(time.Second))

@@ -422,7 +422,12 @@ func (s *Store) Update(ctx context.Context, ns, name string, info UpdatedObjectI
 	out := s.NewFunc()
 	err := s.Storage.GuaranteedUpdate(ctx, key, out, allowCreate, pre, tryUpdate, nil)
 	if err == errDeleteDuringUpdate {
-		return s.deleteNow(ctx, name, key, toDelete, pre)
+		// As upstream, the client gets the object it sent (finalizers
+		// gone), and the object is deleted.
+		if _, _, err := s.deleteNow(ctx, name, key, toDelete, pre); err != nil {
+			return nil, false, err
+		}
+		return toDelete, false, nil
 	}
 	if err != nil {
 		return nil, false, s.interpret(err, name)

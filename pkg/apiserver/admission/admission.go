@@ -2,6 +2,7 @@ package admission
 
 import (
 	"context"
+	"time"
 	"fmt"
 	"math/rand/v2"
 
@@ -40,6 +41,8 @@ type Attributes struct {
 // Getter reads stored objects (served from the watch cache).
 type Getter interface {
 	Get(ctx context.Context, gr schema.GroupResource, ns, name string) (runtime.Object, error)
+	// GetConsistent reads from storage, never from a possibly stale cache.
+	GetConsistent(ctx context.Context, gr schema.GroupResource, ns, name string) (runtime.Object, error)
 	List(ctx context.Context, gr schema.GroupResource, ns string) ([]runtime.Object, error)
 }
 
@@ -127,7 +130,7 @@ func errorf(format string, args ...any) error { return fmt.Errorf(format, args..
 // NewDefaultChain is upstream's default plugin chain, in upstream order.
 func NewDefaultChain(d Deps) *Chain {
 	return NewChain(
-		&namespaceLifecycle{d: d},
+		&namespaceLifecycle{d: d, deleted: map[string]time.Time{}},
 		&limitRanger{d: d},
 		&serviceAccount{d: d},
 		&taintNodesByCondition{},

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
@@ -36,8 +38,31 @@ func isPodCreate(a *Attributes) (*corev1.Pod, bool) {
 // --- NamespaceLifecycle ----------------------------------------------------
 
 // namespaceLifecycle refuses new objects in namespaces that do not exist or
-// are terminating, and the deletion of the system namespaces.
-type namespaceLifecycle struct{ d Deps }
+// are terminating, and the deletion of the system namespaces. A namespace
+// deleted a moment ago is looked up in storage, not in the watch cache,
+// which may not show it Terminating yet.
+type namespaceLifecycle struct {
+	d       Deps
+	mu      sync.Mutex
+	deleted map[string]time.Time
+}
+
+// forceLiveLookupTTL is how long after a namespace deletion lookups bypass
+// the cache (upstream uses the same 30 s).
+const forceLiveLookupTTL = 30 * time.Second
+
+func (p *namespaceLifecycle) recentlyDeleted(name string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.d.Clock.Now()
+	for n, at := range p.deleted {
+		if now.Sub(at) > forceLiveLookupTTL {
+			delete(p.deleted, n)
+		}
+	}
+	_, ok := p.deleted[name]
+	return ok
+}
 
 func (*namespaceLifecycle) Name() string              { return "NamespaceLifecycle" }
 func (*namespaceLifecycle) Handles(op Operation) bool { return op == Create || op == Delete }
@@ -46,15 +71,24 @@ var immortalNamespaces = map[string]bool{"default": true, "kube-system": true, "
 
 func (p *namespaceLifecycle) Validate(ctx context.Context, a *Attributes) error {
 	if a.Operation == Delete {
-		if a.Resource == grNamespaces && immortalNamespaces[a.Name] {
-			return forbidden(a, errorf("this namespace may not be deleted"))
+		if a.Resource == grNamespaces {
+			if immortalNamespaces[a.Name] {
+				return forbidden(a, errorf("this namespace may not be deleted"))
+			}
+			p.mu.Lock()
+			p.deleted[a.Name] = p.d.Clock.Now()
+			p.mu.Unlock()
 		}
 		return nil
 	}
 	if a.Namespace == "" || a.Resource == grNamespaces {
 		return nil
 	}
-	obj, err := p.d.Getter.Get(ctx, grNamespaces, "", a.Namespace)
+	get := p.d.Getter.Get
+	if p.recentlyDeleted(a.Namespace) {
+		get = p.d.Getter.GetConsistent
+	}
+	obj, err := get(ctx, grNamespaces, "", a.Namespace)
 	if apierrors.IsNotFound(err) {
 		return apierrors.NewNotFound(grNamespaces, a.Namespace)
 	}
