@@ -2,8 +2,8 @@ package apiserver
 
 import (
 	"bufio"
-	"encoding/binary"
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"net/http"
 	"strconv"

@@ -2,9 +2,9 @@ package admission
 
 import (
 	"context"
-	"time"
 	"fmt"
 	"math/rand/v2"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
