@@ -40,7 +40,7 @@ func newRoot() *cobra.Command {
 		}
 		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	}
-	root.AddCommand(newUp(logger), newAPIServer(logger), newVersion())
+	root.AddCommand(newUp(logger), newAPIServer(logger), newBench(), newVersion())
 	return root
 }
 

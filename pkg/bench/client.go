@@ -23,6 +23,9 @@ type Client struct {
 	// URL is the server's base address, https://host:port.
 	URL  string
 	HTTP *http.Client
+	// serverPID, when known, is the server process, whose CPU time the
+	// phases report.
+	serverPID int
 }
 
 // NewClient returns a Client for url with the given TLS configuration

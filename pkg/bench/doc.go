@@ -19,6 +19,11 @@
 //     few writers create ConfigMaps; events delivered per second;
 //  5. server RSS idle and after the pods exist, and bytes per stored pod.
 //
+// Each phase also reports the CPU time it used: the server process's
+// (/proc/<pid>/stat), this process's (getrusage) and everybody else's
+// (/proc/stat minus both), so results from a small shared machine can be
+// read for what they are.
+//
 // The phase functions (CreatePods, ListPods, WatchFanout, …) take a
 // Client, so Go benchmarks can drive an in-process pkg/testenv server with
 // the same code.
