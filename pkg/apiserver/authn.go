@@ -127,11 +127,13 @@ func (t *TokenAuthenticator) Authenticate(r *http.Request) (*User, bool, error) 
 // authenticate identifies the request's user or fails with 401.
 func (s *Server) authenticate(r *http.Request) (*User, error) {
 	if s.cfg.Authenticator == nil {
-		return &User{Name: "system:admin", Groups: []string{"system:masters"}}, nil
+		return &User{Name: "system:admin", Groups: []string{"system:masters", "system:authenticated"}}, nil
 	}
 	u, ok, err := s.cfg.Authenticator.Authenticate(r)
 	if err != nil || !ok {
 		return nil, apierrors.NewUnauthorized("Unauthorized")
 	}
-	return u, nil
+	c := *u
+	c.Groups = withAuthenticated(u.Groups)
+	return &c, nil
 }

@@ -81,6 +81,8 @@ func subresources(e *endpoint) []subresourceInfo {
 			subresourceInfo{"eviction", schema.GroupVersionKind{Group: "policy", Version: "v1", Kind: "Eviction"}, []string{"create"}})
 	case grNamespaces:
 		out = append(out, subresourceInfo{"finalize", e.gvk, []string{"update"}})
+	case grServiceAccounts:
+		out = append(out, subresourceInfo{"token", schema.GroupVersionKind{Group: "authentication.k8s.io", Version: "v1", Kind: "TokenRequest"}, []string{"create"}})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
 	return out
@@ -97,6 +99,9 @@ func sortedVerbs(e *endpoint) []string {
 
 // storageVersionHash is upstream's opaque hash of the storage version.
 func storageVersionHash(e *endpoint) string {
+	if e.review != nil {
+		return ""
+	}
 	sum := sha256.Sum256([]byte(fmt.Sprintf("%s/%s/%s", e.def.Group, e.def.Version, e.def.Kind)))
 	return base64.StdEncoding.EncodeToString(sum[:8])
 }
@@ -327,6 +332,9 @@ func (s *Server) serveRootPaths(w http.ResponseWriter, r *http.Request) {
 func (s *Server) openAPIResources() []openapi.Resource {
 	var out []openapi.Resource
 	for _, e := range s.endpoints {
+		if e.review != nil {
+			continue
+		}
 		res := openapi.Resource{
 			Group: e.gvr.Group, Version: e.gvr.Version, Resource: e.gvr.Resource, Kind: e.def.Kind,
 			Namespaced: e.def.Namespaced, Verbs: sortedVerbs(e), Object: e.newObj(), List: e.newList(),

@@ -37,9 +37,18 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info *Req
 		s.writeError(w, r, pageNotFound())
 		return
 	}
+	if e.review != nil {
+		if err := s.serveReview(w, r, info, e.review); err != nil {
+			s.writeError(w, r, err)
+		}
+		return
+	}
 	if info.Namespace != "" && !e.def.Namespaced && info.Resource != "namespaces" {
 		s.writeError(w, r, pageNotFound())
 		return
+	}
+	if e.def.Warning != "" && e.version == nil {
+		addWarning(w, e.def.Warning)
 	}
 	var err error
 	switch info.Subresource {
@@ -69,6 +78,12 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info *Req
 			break
 		}
 		err = s.serveEviction(w, r, info, e)
+	case "token":
+		if e.qualified != grServiceAccounts || info.Verb != "create" || e.version != nil {
+			err = pageNotFound()
+			break
+		}
+		err = s.serveTokenRequest(w, r, info, e)
 	case "finalize":
 		if e.qualified != grNamespaces || info.Verb != "update" {
 			err = pageNotFound()

@@ -76,7 +76,9 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, info *RequestInfo
 		case types.JSONPatchType:
 			patched, err = jp.Apply(current)
 			if err != nil {
-				return nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", e.qualified, info.Name, err.Error(), 0, false)
+				// As upstream: a failed JSON patch is the request's fault, not
+				// the object's (no kind, name or causes).
+				return nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "", schema.GroupResource{}, "", err.Error(), 0, false)
 			}
 		case types.MergePatchType:
 			patched, err = jsonpatch.MergePatch(current, body)

@@ -3,6 +3,8 @@ package apiserver
 import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
@@ -32,6 +34,7 @@ func NewScheme() *runtime.Scheme {
 		coordinationv1.AddToScheme, eventsv1.AddToScheme, discoveryv1.AddToScheme,
 		policyv1.AddToScheme, rbacv1.AddToScheme, schedulingv1.AddToScheme,
 		storagev1.AddToScheme, apiextensionsv1.AddToScheme, admissionregistrationv1.AddToScheme,
+		authenticationv1.AddToScheme, authorizationv1.AddToScheme,
 		metav1.AddMetaToScheme,
 	} {
 		utilruntime.Must(add(s))

@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"context"
+	"crypto"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -68,6 +69,12 @@ type Config struct {
 	// AdvertiseAddress, and no endpoints when that is loopback.
 	EndpointAddress string
 
+	// ServiceAccountSigner signs service account tokens (TokenRequest) and
+	// verifies them as bearer tokens; nil disables both.
+	ServiceAccountSigner crypto.Signer
+	// ServiceAccountIssuer is the tokens' issuer and API audience.
+	ServiceAccountIssuer string
+
 	// RootCAPEM is the cluster CA published to every namespace as the
 	// kube-root-ca.crt ConfigMap (pods use it to trust the API server).
 	RootCAPEM []byte
@@ -114,6 +121,9 @@ func (c *Config) complete() error {
 	if c.BindAddress == "" {
 		c.BindAddress = "127.0.0.1"
 	}
+	if c.ServiceAccountIssuer == "" {
+		c.ServiceAccountIssuer = DefaultServiceAccountIssuer
+	}
 	if c.CompactionInterval == 0 {
 		c.CompactionInterval = 5 * time.Minute
 	}
@@ -144,6 +154,8 @@ type endpoint struct {
 	newList   func() runtime.Object
 	verbs     map[string]bool
 	qualified schema.GroupResource
+	// review is set for answered-not-stored resources (access reviews).
+	review *review
 }
 
 // toStorage converts an object of this endpoint's version to storage form.
@@ -214,10 +226,22 @@ func New(cfg Config) (*Server, error) {
 		stopping:         make(chan struct{}),
 	}
 	s.codecs = newCodecs(s.scheme)
+	if cfg.ServiceAccountSigner != nil && cfg.Authenticator != nil {
+		s.cfg.Authenticator = UnionAuthenticator{cfg.Authenticator, saTokenAuthenticator{s}}
+	}
 	s.metrics = newMetrics()
 	for _, def := range cfg.Definitions {
 		if err := s.install(def); err != nil {
 			return nil, err
+		}
+	}
+	for _, rv := range reviews() {
+		rv := rv
+		s.endpoints[rv.gvr] = &endpoint{
+			def: &registry.Definition{Group: rv.gvr.Group, Version: rv.gvr.Version, Resource: rv.gvr.Resource,
+				Kind: rv.kind, Namespaced: rv.namespaced, New: rv.newObj, Strategy: &registry.Strategy{}},
+			gvr: rv.gvr, gvk: rv.gvr.GroupVersion().WithKind(rv.kind), newObj: rv.newObj,
+			verbs: map[string]bool{"create": true}, qualified: rv.gvr.GroupResource(), review: rv,
 		}
 	}
 	var err error

@@ -116,6 +116,10 @@ func (u *Up) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("admin certificate: %w", err)
 	}
+	saKey, err := pki.EnsureSigningKey(pkiDir, "sa")
+	if err != nil {
+		return fmt.Errorf("service account signing key: %w", err)
+	}
 
 	var kv storage.KV
 	switch cfg.Storage {
@@ -147,7 +151,8 @@ func (u *Up) Run(ctx context.Context) error {
 		KV: kv, Definitions: builtin.Definitions(), Listener: ln,
 		SecurePort: cfg.SecurePort, BindAddress: cfg.BindAddress, AdvertiseAddress: cfg.AdvertiseAddress,
 		EndpointAddress: endpointIP, TLS: ServingTLS(serving, nil), Authenticator: authn, RootCAPEM: ca.CertPEM,
-		Clock: cfg.Clock, Logger: cfg.Logger,
+		ServiceAccountSigner: saKey,
+		Clock:                cfg.Clock, Logger: cfg.Logger,
 	})
 	if err != nil {
 		ln.Close()

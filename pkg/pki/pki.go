@@ -200,3 +200,41 @@ func covers(cert *x509.Certificate, hosts []string) bool {
 func signedBy(cert *x509.Certificate, ca *KeyPair) bool {
 	return cert.CheckSignatureFrom(ca.Cert) == nil
 }
+
+// EnsureSigningKey loads or creates a bare signing key ("<name>.key" and
+// the public "<name>.pub" in dir), used to sign service account tokens.
+func EnsureSigningKey(dir, name string) (crypto.Signer, error) {
+	kf := filepath.Join(dir, name+".key")
+	if data, err := os.ReadFile(kf); err == nil {
+		b, _ := pem.Decode(data)
+		if b == nil {
+			return nil, fmt.Errorf("%s: not PEM", kf)
+		}
+		key, err := x509.ParsePKCS8PrivateKey(b.Bytes)
+		if err != nil {
+			return nil, err
+		}
+		signer, ok := key.(crypto.Signer)
+		if !ok {
+			return nil, fmt.Errorf("%s: key cannot sign", kf)
+		}
+		return signer, nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	key, keyPEM, err := newKey()
+	if err != nil {
+		return nil, err
+	}
+	pub, err := x509.MarshalPKIXPublicKey(key.Public())
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(kf, keyPEM, 0o600); err != nil {
+		return nil, err
+	}
+	return key, os.WriteFile(filepath.Join(dir, name+".pub"), pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}), 0o644)
+}

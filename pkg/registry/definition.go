@@ -35,6 +35,9 @@ type Definition struct {
 	Verbs []string
 	// Extra lists more served versions of the same stored objects.
 	Extra []VersionDef
+	// Warning is sent (as an HTTP Warning header) with every request to the
+	// Definition's own version: upstream's deprecation notice.
+	Warning string
 }
 
 // VersionDef is another served version of a Definition's objects.

@@ -212,10 +212,13 @@ func (s *Store) generateName(base string) string {
 	return base + string(b)
 }
 
-func (s *Store) newUID() types.UID {
+func (s *Store) newUID() types.UID { return NewUID(s.Env.Rand) }
+
+// NewUID returns a random (version 4) UUID drawn from r.
+func NewUID(r *rand.Rand) types.UID {
 	var b [16]byte
 	for i := range b {
-		b[i] = byte(s.Env.Rand.UintN(256))
+		b[i] = byte(r.UintN(256))
 	}
 	b[6] = (b[6] & 0x0f) | 0x40 // version 4
 	b[8] = (b[8] & 0x3f) | 0x80 // RFC 4122 variant

@@ -83,6 +83,10 @@ func Start(ctx context.Context, cfg Config) (*Environment, error) {
 	if err != nil {
 		return nil, err
 	}
+	saKey, err := pki.EnsureSigningKey(dir, "sa")
+	if err != nil {
+		return nil, err
+	}
 	var kv storage.KV
 	switch cfg.Storage {
 	case "", "memory":
@@ -112,10 +116,11 @@ func Start(ctx context.Context, cfg Config) (*Environment, error) {
 			ClientAuth:   tls.RequestClientCert,
 			NextProtos:   []string{"h2", "http/1.1"},
 		},
-		Authenticator: apiserver.UnionAuthenticator{apiserver.X509Authenticator{Roots: roots}},
-		Clock:         cfg.Clock,
-		Logger:        cfg.Logger,
-		RootCAPEM:     ca.CertPEM,
+		Authenticator:        apiserver.UnionAuthenticator{apiserver.X509Authenticator{Roots: roots}},
+		Clock:                cfg.Clock,
+		Logger:               cfg.Logger,
+		RootCAPEM:            ca.CertPEM,
+		ServiceAccountSigner: saKey,
 	}
 	if cfg.Tweak != nil {
 		cfg.Tweak(&acfg)

@@ -370,9 +370,10 @@ func (p *priority) Admit(ctx context.Context, a *Attributes) error {
 	if !ok {
 		return nil
 	}
+	lower := corev1.PreemptLowerPriority
 	var (
 		value  int32
-		policy *corev1.PreemptionPolicy
+		policy = &lower // what a pod without a priority class gets
 	)
 	if pod.Spec.PriorityClassName == "" {
 		classes, err := p.d.Getter.List(ctx, grPriorityClasses, "")
@@ -388,7 +389,10 @@ func (p *priority) Admit(ctx context.Context, a *Attributes) error {
 		}
 		if def != nil {
 			pod.Spec.PriorityClassName = def.Name
-			value, policy = def.Value, def.PreemptionPolicy
+			value = def.Value
+			if def.PreemptionPolicy != nil {
+				policy = def.PreemptionPolicy
+			}
 		}
 	} else {
 		obj, err := p.d.Getter.Get(ctx, grPriorityClasses, "", pod.Spec.PriorityClassName)
@@ -399,7 +403,10 @@ func (p *priority) Admit(ctx context.Context, a *Attributes) error {
 			return apierrors.NewInternalError(err)
 		}
 		pc := obj.(*schedulingv1.PriorityClass)
-		value, policy = pc.Value, pc.PreemptionPolicy
+		value = pc.Value
+		if pc.PreemptionPolicy != nil {
+			policy = pc.PreemptionPolicy
+		}
 	}
 	if pod.Spec.Priority != nil && *pod.Spec.Priority != value {
 		return forbidden(a, errorf("the integer value of priority (%d) must not be provided in pod spec; priority admission controller computed %d from the given PriorityClass name", *pod.Spec.Priority, value))

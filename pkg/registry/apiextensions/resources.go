@@ -19,8 +19,31 @@ func Definitions() []*registry.Definition {
 			ValidateUpdate: registry.ValidateUpdate(ValidateCustomResourceDefinitionUpdate),
 			Generation:     true,
 			HasStatus:      true,
+			// The storage version is recorded as stored from the start, and
+			// every later storage version is added (never removed here).
+			PrepareForCreate: registry.Prepare(func(crd *apiextensionsv1.CustomResourceDefinition) {
+				crd.Status.StoredVersions = nil
+				addStoredVersion(crd)
+			}),
+			PrepareForUpdate: registry.PrepareUpdate(func(crd, _ *apiextensionsv1.CustomResourceDefinition) {
+				addStoredVersion(crd)
+			}),
 		})
 	crd.ShortNames, crd.Categories = []string{"crd", "crds"}, []string{"api-extensions"}
 	crd.ValidateStatus = registry.ValidateUpdate(ValidateCustomResourceDefinitionStatusUpdate)
 	return []*registry.Definition{crd}
+}
+
+func addStoredVersion(crd *apiextensionsv1.CustomResourceDefinition) {
+	for _, v := range crd.Spec.Versions {
+		if !v.Storage {
+			continue
+		}
+		for _, s := range crd.Status.StoredVersions {
+			if s == v.Name {
+				return
+			}
+		}
+		crd.Status.StoredVersions = append(crd.Status.StoredVersions, v.Name)
+	}
 }

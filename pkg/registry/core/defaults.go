@@ -90,6 +90,7 @@ func DefaultPodSpec(spec *corev1.PodSpec) {
 	if spec.SchedulerName == "" {
 		spec.SchedulerName = corev1.DefaultSchedulerName
 	}
+	SyncServiceAccountAlias(spec)
 	for i := range spec.Volumes {
 		defaultVolume(&spec.Volumes[i])
 	}
@@ -574,4 +575,14 @@ func DefaultResourceQuota(rq *corev1.ResourceQuota) {
 	roundUpResourceList(rq.Spec.Hard)
 	roundUpResourceList(rq.Status.Hard)
 	roundUpResourceList(rq.Status.Used)
+}
+
+// SyncServiceAccountAlias keeps the deprecated spec.serviceAccount equal to
+// spec.serviceAccountName, as upstream's v1 conversion does: a spec that
+// only sets the old field gets it copied into the new one.
+func SyncServiceAccountAlias(spec *corev1.PodSpec) {
+	if spec.ServiceAccountName == "" {
+		spec.ServiceAccountName = spec.DeprecatedServiceAccount //nolint:staticcheck
+	}
+	spec.DeprecatedServiceAccount = spec.ServiceAccountName //nolint:staticcheck
 }

@@ -80,6 +80,8 @@ func pods() *registry.Definition {
 			Default: registry.Default(DefaultPod),
 			PrepareForCreate: registry.Prepare(func(p *corev1.Pod) {
 				p.Status = corev1.PodStatus{Phase: corev1.PodPending, QOSClass: QOSClass(&p.Spec)}
+				// Admission may have set serviceAccountName after defaulting.
+				SyncServiceAccountAlias(&p.Spec)
 			}),
 			Validate:       registry.Validate(ValidatePod),
 			ValidateUpdate: registry.ValidateUpdate(ValidatePodUpdate),
@@ -206,6 +208,7 @@ func endpoints() *registry.Definition {
 		})
 	d.ShortNames = []string{"ep"}
 	d.Singular = "endpoints"
+	d.Warning = "v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice"
 	return d
 }
 

@@ -10,6 +10,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.etcd.io/etcd/server/v3/etcdserver/api/v3client"
+	"go.uber.org/zap"
 )
 
 // EmbeddedConfig configures an etcd server inside this process.
@@ -29,6 +30,7 @@ type EmbeddedConfig struct {
 type Embedded struct {
 	etcd   *embed.Etcd
 	client *clientv3.Client
+	level  zap.AtomicLevel
 }
 
 // StartEmbedded starts a single-member etcd cluster in Dir (creating it or
@@ -43,6 +45,21 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 		ec.LogLevel = "error"
 	}
 	ec.LogOutputs = []string{"stderr"}
+	// Our own zap logger, so that Close can silence the errors etcd logs
+	// about its listeners closing during a normal shutdown.
+	level, err := zap.ParseAtomicLevel(ec.LogLevel)
+	if err != nil {
+		return nil, fmt.Errorf("etcd log level: %w", err)
+	}
+	zcfg := zap.NewProductionConfig()
+	zcfg.Level = level
+	zcfg.OutputPaths, zcfg.ErrorOutputPaths = []string{"stderr"}, []string{"stderr"}
+	zcfg.Sampling = nil
+	lg, err := zcfg.Build()
+	if err != nil {
+		return nil, err
+	}
+	ec.ZapLoggerBuilder = embed.NewZapLoggerBuilder(lg)
 	ec.UnsafeNoFsync = cfg.UnsafeNoFsync
 	// Keep the in-memory raft log small: skiff's objects live in the API
 	// server's watch cache as well.
@@ -52,7 +69,6 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 	ec.MaxRequestBytes = 4 << 20
 	ec.WatchProgressNotifyInterval = 5 * time.Second
 	clientURL, peerURL := cfg.ClientURL, cfg.PeerURL
-	var err error
 	if clientURL == "" {
 		if clientURL, err = freeLoopbackURL(); err != nil {
 			return nil, err
@@ -91,7 +107,7 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 		e.Close()
 		return nil, fmt.Errorf("embedded etcd did not become ready in 60s")
 	}
-	return &Embedded{etcd: e, client: v3client.New(e.Server)}, nil
+	return &Embedded{etcd: e, client: v3client.New(e.Server), level: level}, nil
 }
 
 // Client is an in-process client of the member (no network hop).
@@ -102,6 +118,7 @@ func (e *Embedded) ClientURL() string { return e.etcd.Config().AdvertiseClientUr
 
 // Close stops the member after in-flight requests finish.
 func (e *Embedded) Close() {
+	e.level.SetLevel(zap.FatalLevel)
 	e.client.Close()
 	e.etcd.Close()
 }

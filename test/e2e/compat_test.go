@@ -1,0 +1,56 @@
+package e2e
+
+import (
+	"testing"
+)
+
+// TestKubectlOldest is a smoke subset with the oldest kubectl we support
+// (1.27), which predates some discovery and printing changes.
+func TestKubectlOldest(t *testing.T) {
+	t.Parallel()
+	c := shared(t)
+	k := c.kOld()
+	const ns = "e2e-oldest"
+
+	out := k.withStdin(appManifest(ns, "nginx:1.25", "1")).ok(t, "apply", "-f", "-")
+	wantLines(t, out,
+		"namespace/"+ns+" created",
+		"configmap/cfg created",
+		"secret/sec created",
+		"deployment.apps/web created",
+		"service/web created")
+	out = k.withStdin(appManifest(ns, "nginx:1.25", "1")).ok(t, "apply", "-f", "-")
+	wantLines(t, out,
+		"namespace/"+ns+" unchanged",
+		"configmap/cfg unchanged",
+		"secret/sec configured",
+		"deployment.apps/web unchanged",
+		"service/web unchanged")
+
+	out = k.ok(t, "-n", ns, "get", "deployments")
+	wantTable(t, out, []string{"NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"}, []string{"web", "0/2", "0", "0", age})
+	out = k.ok(t, "-n", ns, "get", "services", "-o", "wide")
+	wantTable(t, out, []string{"NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE", "SELECTOR"},
+		[]string{"web", "ClusterIP", `10\.[0-9.]+`, "<none>", "80/TCP", age, "app=web"})
+	out = k.ok(t, "-n", ns, "get", "deployment", "web", "-o", "yaml")
+	wantContains(t, out, "kind: Deployment\n", "  generation: 1\n", "    type: RollingUpdate\n", "      maxSurge: 25%\n",
+		"        imagePullPolicy: IfNotPresent\n", "      terminationGracePeriodSeconds: 30\n")
+	wantMatch(t, out, `^  uid: [0-9a-f-]{36}$`, `^  resourceVersion: "[0-9]+"$`)
+	wantEqual(t, "jsonpath", jsonpath(t, k, "{.spec.replicas}", "-n", ns, "get", "deploy", "web"), "2")
+
+	wantLines(t, k.ok(t, "-n", ns, "delete", "configmap", "cfg"), `configmap "cfg" deleted`)
+	errOut := k.fails(t, "-n", ns, "delete", "configmap", "cfg")
+	wantEqual(t, "delete missing", errOut, `Error from server (NotFound): configmaps "cfg" not found`)
+	wantLines(t, k.ok(t, "-n", ns, "delete", "deployment", "web"), `deployment.apps "web" deleted`)
+	_, errOut, _ = k.run(t, "-n", ns, "get", "deployments")
+	wantEqual(t, "no deployments", errOut, "No resources found in "+ns+" namespace.")
+
+	out = k.ok(t, "api-resources")
+	wantMatch(t, out,
+		`^NAME\s+SHORTNAMES\s+APIVERSION\s+NAMESPACED\s+KIND$`,
+		`^pods\s+po\s+v1\s+true\s+Pod$`,
+		`^deployments\s+deploy\s+apps/v1\s+true\s+Deployment$`,
+		`^leases\s+coordination\.k8s\.io/v1\s+true\s+Lease$`,
+		`^customresourcedefinitions\s+crd,crds\s+apiextensions\.k8s\.io/v1\s+false\s+CustomResourceDefinition$`)
+	wantMatch(t, k.ok(t, "api-versions"), `^apps/v1$`, `^v1$`)
+}
