@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"crypto/sha256"
 	"crypto/subtle"
 	"crypto/x509"
 	"encoding/csv"
@@ -9,6 +10,8 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
@@ -44,23 +47,54 @@ func (u UnionAuthenticator) Authenticate(r *http.Request) (*User, bool, error) {
 	return nil, false, lastErr
 }
 
-// X509Authenticator accepts client certificates signed by the client CA
-// (verified by the TLS handshake): CN is the user, O the groups.
+// X509Authenticator accepts client certificates signed by the client CA:
+// CN is the user, O the groups. A chain's verification (a signature check)
+// is remembered until the certificate expires, so a client's requests after
+// the first cost a hash lookup, as upstream's verify cache does.
 type X509Authenticator struct {
 	Roots *x509.CertPool
+
+	mu       sync.Mutex
+	verified map[[32]byte]time.Time // chain hash → leaf NotAfter
 }
 
-func (a X509Authenticator) Authenticate(r *http.Request) (*User, bool, error) {
+// NewX509Authenticator returns an authenticator for certificates signed by roots.
+func NewX509Authenticator(roots *x509.CertPool) *X509Authenticator {
+	return &X509Authenticator{Roots: roots}
+}
+
+// maxVerifiedCerts bounds the verification cache.
+const maxVerifiedCerts = 4096
+
+func (a *X509Authenticator) Authenticate(r *http.Request) (*User, bool, error) {
 	if r.TLS == nil || len(r.TLS.PeerCertificates) == 0 {
 		return nil, false, nil
 	}
 	cert := r.TLS.PeerCertificates[0]
-	opts := x509.VerifyOptions{Roots: a.Roots, Intermediates: x509.NewCertPool(), KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
-	for _, c := range r.TLS.PeerCertificates[1:] {
-		opts.Intermediates.AddCert(c)
+	h := sha256.New()
+	for _, c := range r.TLS.PeerCertificates {
+		h.Write(c.Raw)
 	}
-	if _, err := cert.Verify(opts); err != nil {
-		return nil, false, fmt.Errorf("verifying certificate: %w", err)
+	var key [32]byte
+	h.Sum(key[:0])
+	now := time.Now()
+	a.mu.Lock()
+	until, ok := a.verified[key]
+	a.mu.Unlock()
+	if !ok || now.After(until) {
+		opts := x509.VerifyOptions{Roots: a.Roots, Intermediates: x509.NewCertPool(), KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
+		for _, c := range r.TLS.PeerCertificates[1:] {
+			opts.Intermediates.AddCert(c)
+		}
+		if _, err := cert.Verify(opts); err != nil {
+			return nil, false, fmt.Errorf("verifying certificate: %w", err)
+		}
+		a.mu.Lock()
+		if a.verified == nil || len(a.verified) >= maxVerifiedCerts {
+			a.verified = map[[32]byte]time.Time{}
+		}
+		a.verified[key] = cert.NotAfter
+		a.mu.Unlock()
 	}
 	return &User{Name: cert.Subject.CommonName, Groups: cert.Subject.Organization}, true, nil
 }

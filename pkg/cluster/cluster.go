@@ -135,7 +135,7 @@ func (u *Up) Run(ctx context.Context) error {
 	}
 	defer kv.Close()
 
-	authn := apiserver.UnionAuthenticator{apiserver.X509Authenticator{Roots: pool(ca.Cert)}}
+	authn := apiserver.UnionAuthenticator{apiserver.NewX509Authenticator(pool(ca.Cert))}
 	if cfg.TokenAuthFile != "" {
 		t, err := apiserver.LoadTokenFile(cfg.TokenAuthFile)
 		if err != nil {
@@ -226,7 +226,7 @@ func RunAPIServer(ctx context.Context, cfg APIServerConfig) error {
 		if !p.AppendCertsFromPEM(data) {
 			return fmt.Errorf("%s: no certificates", cfg.ClientCAFile)
 		}
-		authn = append(authn, apiserver.X509Authenticator{Roots: p})
+		authn = append(authn, apiserver.NewX509Authenticator(p))
 	}
 	if cfg.TokenAuthFile != "" {
 		t, err := apiserver.LoadTokenFile(cfg.TokenAuthFile)

@@ -116,7 +116,7 @@ func Start(ctx context.Context, cfg Config) (*Environment, error) {
 			ClientAuth:   tls.RequestClientCert,
 			NextProtos:   []string{"h2", "http/1.1"},
 		},
-		Authenticator:        apiserver.UnionAuthenticator{apiserver.X509Authenticator{Roots: roots}},
+		Authenticator:        apiserver.UnionAuthenticator{apiserver.NewX509Authenticator(roots)},
 		Clock:                cfg.Clock,
 		Logger:               cfg.Logger,
 		RootCAPEM:            ca.CertPEM,

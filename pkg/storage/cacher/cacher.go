@@ -371,28 +371,43 @@ func rvOf(obj runtime.Object) (int64, error) {
 	return storage.ParseResourceVersion(a.GetResourceVersion())
 }
 
+// progressInterval is how often a read waiting for the cache asks storage
+// again for a progress notification (the first request can reach storage
+// before the cache's watch is established, and then no notification comes).
+const progressInterval = 100 * time.Millisecond
+
 // waitUntil blocks until the cache is ready and complete up to rv, for at
-// most WaitTimeout. The caller holds c.mu.
+// most WaitTimeout, asking storage for progress notifications meanwhile.
+// The caller holds c.mu.
 func (c *Cacher) waitUntil(ctx context.Context, rv int64) error {
 	if c.ready && c.rv >= rv {
 		return nil
 	}
 	timer := c.cfg.Clock.NewTimer(c.cfg.WaitTimeout)
 	defer timer.Stop()
+	ticker := c.cfg.Clock.NewTicker(progressInterval)
+	defer ticker.Stop()
 	timedOut := false // guarded by c.mu
 	done := make(chan struct{})
 	defer close(done)
 	go func() {
-		select {
-		case <-timer.C():
-		case <-ctx.Done():
-		case <-done:
+		c.requestProgress(ctx)
+		for {
+			select {
+			case <-ticker.C():
+				c.requestProgress(ctx)
+				continue
+			case <-timer.C():
+			case <-ctx.Done():
+			case <-done:
+				return
+			}
+			c.mu.Lock()
+			timedOut = true
+			c.cond.Broadcast()
+			c.mu.Unlock()
 			return
 		}
-		c.mu.Lock()
-		timedOut = true
-		c.cond.Broadcast()
-		c.mu.Unlock()
 	}()
 	for !c.ready || c.rv < rv {
 		if err := ctx.Err(); err != nil {
@@ -409,25 +424,23 @@ func (c *Cacher) waitUntil(ctx context.Context, rv int64) error {
 	return nil
 }
 
-// consistentRV returns the storage's current revision, after asking it to
-// confirm (through a progress notification) what the cache has seen.
+// requestProgress asks storage to tell the cache's watch how far it is.
+func (c *Cacher) requestProgress(ctx context.Context) {
+	if p, ok := c.cfg.Storage.(interface{ RequestProgress(context.Context) error }); ok {
+		c.progressMu.Lock()
+		defer c.progressMu.Unlock()
+		if err := p.RequestProgress(ctx); err != nil {
+			c.cfg.Logger.Debug("progress request failed", "resource", c.cfg.Prefix, "err", err)
+		}
+	}
+}
+
+// consistentRV returns the storage's current revision: a read that waits
+// for the cache to reach it sees every write acknowledged before it.
 func (c *Cacher) consistentRV(ctx context.Context) (int64, error) {
 	rev, err := c.cfg.Storage.CurrentRevision(ctx)
 	if err != nil {
 		return 0, err
-	}
-	c.mu.RLock()
-	caught := c.ready && c.rv >= int64(rev)
-	c.mu.RUnlock()
-	if !caught {
-		if p, ok := c.cfg.Storage.(interface{ RequestProgress(context.Context) error }); ok {
-			c.progressMu.Lock()
-			err := p.RequestProgress(ctx)
-			c.progressMu.Unlock()
-			if err != nil {
-				return 0, err
-			}
-		}
 	}
 	return int64(rev), nil
 }
