@@ -45,6 +45,11 @@ func newFixture(t *testing.T, capacity int) *fixture {
 	done := make(chan struct{})
 	go func() { c.Run(ctx); close(done) }()
 	t.Cleanup(func() { cancel(); <-done; kv.Close() })
+	// Like the API server, serve only once the cache is filled: a
+	// consistent read waits for that.
+	if _, _, err := c.ListObjects(context.Background(), prefix, storage.ListOptions{Recursive: true}); err != nil {
+		t.Fatal(err)
+	}
 	return &fixture{store: st, cacher: c, clock: fc}
 }
 

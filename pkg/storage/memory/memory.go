@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"strings"
 	"sync"
 
 	"github.com/google/btree"
@@ -48,8 +49,9 @@ type KV struct {
 	// log holds the event of each revision in (logStart, rev].
 	log      []storage.Event
 	logStart int64
-	// changed is closed (and replaced) on every write and progress request.
-	changed chan struct{}
+	// watchers are woken (without blocking) by writes under their prefix
+	// and by progress requests.
+	watchers map[*memWatcher]struct{}
 	// progressGen increments on every RequestProgress.
 	progressGen uint64
 	closed      bool
@@ -68,7 +70,7 @@ func New(cfg Config) *KV {
 		history:  h,
 		keys:     btree.NewG(32, lessKey),
 		logStart: 1,
-		changed:  make(chan struct{}),
+		watchers: map[*memWatcher]struct{}{},
 	}
 }
 
@@ -194,8 +196,11 @@ func (kv *KV) write(h *keyHistory, value []byte, deleted bool) int64 {
 	if kv.rev-kv.compacted > kv.history*2 {
 		kv.compactLocked(kv.rev - kv.history)
 	}
-	close(kv.changed)
-	kv.changed = make(chan struct{})
+	for w := range kv.watchers {
+		if strings.HasPrefix(h.key, w.prefix) {
+			w.wake()
+		}
+	}
 	return kv.rev
 }
 
@@ -316,8 +321,9 @@ func (kv *KV) RequestProgress(ctx context.Context) error {
 	kv.mu.Lock()
 	defer kv.mu.Unlock()
 	kv.progressGen++
-	close(kv.changed)
-	kv.changed = make(chan struct{})
+	for w := range kv.watchers {
+		w.wake()
+	}
 	return nil
 }
 
@@ -327,7 +333,9 @@ func (kv *KV) Close() error {
 	defer kv.mu.Unlock()
 	if !kv.closed {
 		kv.closed = true
-		close(kv.changed)
+		for w := range kv.watchers {
+			w.wake()
+		}
 	}
 	return nil
 }
@@ -351,15 +359,35 @@ func (kv *KV) Watch(ctx context.Context, prefix string, rev int64, progressNotif
 	return out
 }
 
+// memWatcher is one watch's registration: writes under prefix wake it.
+type memWatcher struct {
+	prefix string
+	notify chan struct{} // capacity 1: a pending wake-up
+}
+
+func (w *memWatcher) wake() {
+	select {
+	case w.notify <- struct{}{}:
+	default:
+	}
+}
+
 func (kv *KV) watch(ctx context.Context, prefix string, rev int64, progressNotify bool, out chan<- storage.WatchResponse) {
 	defer close(out)
-	kv.mu.RLock()
+	me := &memWatcher{prefix: prefix, notify: make(chan struct{}, 1)}
+	kv.mu.Lock()
+	kv.watchers[me] = struct{}{}
 	next := rev + 1 // the first revision to deliver
 	if rev == 0 {
 		next = kv.rev + 1
 	}
 	gen := kv.progressGen
-	kv.mu.RUnlock()
+	kv.mu.Unlock()
+	defer func() {
+		kv.mu.Lock()
+		delete(kv.watchers, me)
+		kv.mu.Unlock()
+	}()
 	for {
 		kv.mu.RLock()
 		if kv.closed {
@@ -378,14 +406,13 @@ func (kv *KV) watch(ctx context.Context, prefix string, rev int64, progressNotif
 		var batch []storage.Event
 		i := next - kv.logStart - 1
 		for ; i < int64(len(kv.log)) && len(batch) < maxBatch; i++ {
-			if e := kv.log[i]; len(e.Key) >= len(prefix) && e.Key[:len(prefix)] == prefix {
+			if e := kv.log[i]; strings.HasPrefix(e.Key, prefix) {
 				batch = append(batch, e)
 			}
 		}
 		next = kv.logStart + i + 1
 		caughtUp := next > kv.rev
 		cur := kv.rev
-		changed := kv.changed
 		progress := progressNotify && caughtUp && kv.progressGen != gen
 		gen = kv.progressGen
 		kv.mu.RUnlock()
@@ -408,7 +435,7 @@ func (kv *KV) watch(ctx context.Context, prefix string, rev int64, progressNotif
 			continue
 		}
 		select {
-		case <-changed:
+		case <-me.notify:
 		case <-ctx.Done():
 			return
 		}
