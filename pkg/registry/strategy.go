@@ -4,6 +4,7 @@ import (
 	"reflect"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -58,16 +59,19 @@ type Strategy struct {
 
 // attrs returns the selector attributes of obj under this strategy.
 func (s *Strategy) attrs(obj runtime.Object) (map[string]string, fields.Set, error) {
-	l, f, err := storage.DefaultAttrs(obj)
+	if s.Fields == nil {
+		return storage.DefaultAttrs(obj)
+	}
+	m, err := meta.Accessor(obj)
 	if err != nil {
 		return nil, nil, err
 	}
-	if s.Fields != nil {
-		for k, v := range s.Fields(obj) {
-			f[k] = v
-		}
+	f := fields.Set(s.Fields(obj))
+	f["metadata.name"] = m.GetName()
+	if ns := m.GetNamespace(); ns != "" {
+		f["metadata.namespace"] = ns
 	}
-	return l, f, nil
+	return m.GetLabels(), f, nil
 }
 
 // statusField returns the Status field of obj, if it has one.

@@ -130,7 +130,7 @@ func (p SelectionPredicate) Matches(obj runtime.Object) (bool, error) {
 }
 
 // MatchesAttrs reports whether the given labels and fields are selected.
-func (p SelectionPredicate) MatchesAttrs(l labels.Set, f fields.Set) bool {
+func (p SelectionPredicate) MatchesAttrs(l labels.Labels, f fields.Fields) bool {
 	if p.Label != nil && !p.Label.Empty() && !p.Label.Matches(l) {
 		return false
 	}
@@ -153,4 +153,38 @@ func (p SelectionPredicate) MatchesSingleName() (string, bool) {
 		return "", false
 	}
 	return p.Field.RequiresExactMatch("metadata.name")
+}
+
+// FieldList is a compact, read-only field set: key, value, key, value...
+// The watch cache keeps one per object instead of a map (a few hundred
+// bytes less per object, and the values share the object's strings).
+type FieldList []string
+
+// NewFieldList copies a field set into a FieldList.
+func NewFieldList(f fields.Set) FieldList {
+	out := make(FieldList, 0, 2*len(f))
+	for k, v := range f {
+		out = append(out, k, v)
+	}
+	return out
+}
+
+// Has implements fields.Fields.
+func (l FieldList) Has(field string) bool {
+	for i := 0; i < len(l); i += 2 {
+		if l[i] == field {
+			return true
+		}
+	}
+	return false
+}
+
+// Get implements fields.Fields.
+func (l FieldList) Get(field string) string {
+	for i := 0; i < len(l); i += 2 {
+		if l[i] == field {
+			return l[i+1]
+		}
+	}
+	return ""
 }

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -22,6 +23,48 @@ type Store struct {
 	newFunc func() runtime.Object
 	// prefix is the root every key of this store starts with ("/registry/pods/").
 	prefix string
+	// recent holds objects this store just wrote, so that its watch need
+	// not decode them again from the bytes storage echoes back.
+	recent recentWrites
+}
+
+// recentWrites is a small hand-off from writes to watches, keyed by key and
+// revision. Only the first watch event for a write takes the object; the
+// map is dropped whole if no watch drains it.
+type recentWrites struct {
+	mu sync.Mutex
+	m  map[string]recentWrite
+}
+
+type recentWrite struct {
+	rev int64
+	obj runtime.Object
+}
+
+const maxRecentWrites = 4096
+
+func (r *recentWrites) put(key string, rev int64, obj runtime.Object) {
+	cp := obj.DeepCopyObject()
+	r.mu.Lock()
+	if r.m == nil || len(r.m) >= maxRecentWrites {
+		r.m = make(map[string]recentWrite, 64)
+	}
+	r.m[key] = recentWrite{rev: rev, obj: cp}
+	r.mu.Unlock()
+}
+
+func (r *recentWrites) take(key string, rev int64) runtime.Object {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	w, ok := r.m[key]
+	if !ok {
+		return nil
+	}
+	delete(r.m, key)
+	if w.rev != rev {
+		return nil
+	}
+	return w.obj
 }
 
 // StoreConfig configures NewStore.
@@ -127,7 +170,10 @@ func (s *Store) Create(ctx context.Context, key string, obj, out runtime.Object)
 		if out != obj {
 			copyInto(out, obj)
 		}
-		return SetResourceVersion(out, rev)
+		if err := SetResourceVersion(out, rev); err != nil {
+			return err
+		}
+		s.recent.put(key, rev, out)
 	}
 	return nil
 }
@@ -538,7 +584,11 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, dest runtime.O
 		if out != dest {
 			copyInto(dest, out)
 		}
-		return SetResourceVersion(dest, rev)
+		if err := SetResourceVersion(dest, rev); err != nil {
+			return err
+		}
+		s.recent.put(key, rev, dest)
+		return nil
 	}
 }
 

@@ -190,9 +190,11 @@ func (w *storeWatcher) transform(e *Event) (watch.Event, bool, error) {
 	}
 	var cur, prev runtime.Object
 	if e.Type == EventPut {
-		cur = w.store.newFunc()
-		if err := w.store.decode(e.Key, e.Value, cur, e.Rev); err != nil {
-			return watch.Event{}, false, err
+		if cur = w.store.recent.take(e.Key, e.Rev); cur == nil {
+			cur = w.store.newFunc()
+			if err := w.store.decode(e.Key, e.Value, cur, e.Rev); err != nil {
+				return watch.Event{}, false, err
+			}
 		}
 	}
 	if len(e.PrevValue) > 0 && (e.Type == EventDelete || !w.opts.Predicate.Empty()) {

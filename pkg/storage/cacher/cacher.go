@@ -12,7 +12,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -50,8 +49,8 @@ type Config struct {
 type entry struct {
 	key    string
 	obj    *storage.CachedObject
-	labels labels.Set
-	fields fields.Set
+	labels labels.Set // the object's own label map (not a copy)
+	fields storage.FieldList
 }
 
 func lessEntry(a, b *entry) bool { return a.key < b.key }
@@ -158,7 +157,7 @@ func (c *Cacher) newEntry(key string, obj runtime.Object) (*entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &entry{key: key, obj: storage.NewCachedObject(obj), labels: l, fields: f}, nil
+	return &entry{key: key, obj: storage.NewCachedObject(obj), labels: l, fields: storage.NewFieldList(f)}, nil
 }
 
 func (c *Cacher) listAndWatch(ctx context.Context) error {
