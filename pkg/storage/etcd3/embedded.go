@@ -68,6 +68,9 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 	ec.QuotaBackendBytes = 8 << 30
 	ec.MaxRequestBytes = 4 << 20
 	ec.WatchProgressNotifyInterval = 5 * time.Second
+	// A single member elects itself: short ticks make that (and start-up) fast.
+	ec.TickMs = 10
+	ec.ElectionMs = 100
 	clientURL, peerURL := cfg.ClientURL, cfg.PeerURL
 	if clientURL == "" {
 		if clientURL, err = freeLoopbackURL(); err != nil {
