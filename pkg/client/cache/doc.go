@@ -1,0 +1,44 @@
+// Package cache is skiff's client-side object cache, a from-scratch
+// counterpart of client-go's tools/cache with the same names and semantics.
+// Objects are stored as `any` holding API object pointers (anything
+// meta.Accessor understands); they are shared by all readers and must be
+// treated as read-only.
+//
+// # Storage
+//
+//   - Keys: KeyFunc, MetaNamespaceKeyFunc ("ns/name", or "name" for
+//     cluster-scoped objects), DeletionHandlingMetaNamespaceKeyFunc (also
+//     accepts DeletedFinalStateUnknown), SplitMetaNamespaceKey, ExplicitKey.
+//   - Store (NewStore) and Indexer (NewIndexer): a keyed, thread-safe cache
+//     with secondary indices, built on ThreadSafeStore. Indexers maps an
+//     index name to an IndexFunc; Indices maps an index name to an Index,
+//     which maps an indexed value to the KeySet of keys producing it.
+//   - DeltaFIFO: the queue between a Reflector (producer) and an informer
+//     (consumer, via Pop), accumulating per-object Deltas.
+//   - UndeltaStore: a Store pushing its full content after every change.
+//   - Lister / NamespaceLister: typed, read-only views of an Indexer.
+//
+// # Invariants
+//
+// Indexer: after every operation, for each index and each stored key, the key
+// appears in exactly the KeySets of the values its object produces (the values
+// it was stored with: they are remembered per item, so removal never re-runs
+// index functions), and every KeySet is non-empty. An update that changes an
+// object's indexed values moves its key; AddIndexers indexes existing items.
+// An IndexFunc error makes Add/Update/Replace/AddIndexers fail and leaves the
+// store unchanged (client-go panics instead). ByIndex returns a copy of a
+// densely packed slice, so it costs one allocation and a memmove.
+//
+// DeltaFIFO: every Deltas in items is non-empty; queue holds each key at
+// most once and exactly the keys of items. Two consecutive Deleted deltas
+// collapse into one, keeping the real final state over a
+// DeletedFinalStateUnknown. Replace emits Replaced (or Sync) for listed
+// objects and DeletedFinalStateUnknown tombstones for keys that are queued or
+// in KnownObjects but not listed. Pop hands one key's whole Deltas to the
+// process function with the queue locked; ErrRequeue puts it back. HasSynced
+// turns true once the first Replace's items have all been popped (or at once
+// if Add/Update/Delete came first). Resync adds Sync deltas for KnownObjects
+// keys not already queued.
+//
+// The package has no package-level mutable state.
+package cache

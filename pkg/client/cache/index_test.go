@@ -1,0 +1,510 @@
+package cache
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+)
+
+// labelIndexFunc indexes by the value of label key (no value: not indexed).
+func labelIndexFunc(key string) IndexFunc {
+	return func(obj any) ([]string, error) {
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			return nil, err
+		}
+		if v, ok := m.GetLabels()[key]; ok {
+			return []string{v}, nil
+		}
+		return nil, nil
+	}
+}
+
+// usersIndexFunc is multi-valued: the comma-separated "users" label.
+func usersIndexFunc(obj any) ([]string, error) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, err
+	}
+	v := m.GetLabels()["users"]
+	if v == "" {
+		return nil, nil
+	}
+	return strings.Split(v, "."), nil
+}
+
+func testIndexers() Indexers {
+	return Indexers{
+		NamespaceIndex: MetaNamespaceIndexFunc,
+		"app":          labelIndexFunc("app"),
+		"users":        usersIndexFunc,
+	}
+}
+
+// checkIndexer verifies, against the store's internals and by recomputing
+// every index function, that the indices are exactly what the stored objects
+// produce and that no empty value sets exist.
+func checkIndexer(t *testing.T, ix Indexer) {
+	t.Helper()
+	s := ix.(*cache).storage.(*threadSafeMap)
+	s.lock.RLock()
+	defer s.lock.RUnlock()
+
+	if len(s.names) != len(s.indexers) || len(s.funcs) != len(s.names) || len(s.indices) != len(s.names) {
+		t.Fatalf("indexer bookkeeping out of sync: names=%v indexers=%d indices=%d", s.names, len(s.indexers), len(s.indices))
+	}
+	for i, name := range s.names {
+		idx, ok := s.indices[name]
+		if !ok {
+			t.Fatalf("index %q has no Index", name)
+		}
+		// Expected: value -> set of keys, recomputed from scratch.
+		want := map[string]map[string]bool{}
+		for key, it := range s.items {
+			if len(s.names) > 0 && len(it.rest) != len(s.names)-1 {
+				t.Fatalf("item %q has %d extra value lists, want %d", key, len(it.rest), len(s.names)-1)
+			}
+			vals, err := s.indexers[name](it.obj)
+			if err != nil {
+				t.Fatalf("index %q on %q: %v", name, key, err)
+			}
+			if !slices.Equal(vals, it.values(i)) {
+				t.Fatalf("item %q remembers %v for %q, index func says %v", key, it.values(i), name, vals)
+			}
+			for _, v := range vals {
+				if want[v] == nil {
+					want[v] = map[string]bool{}
+				}
+				want[v][key] = true
+			}
+		}
+		if len(idx) != len(want) {
+			t.Fatalf("index %q has values %v, want %v", name, slices.Sorted(maps.Keys(idx)), slices.Sorted(maps.Keys(want)))
+		}
+		for v, set := range idx {
+			if set.Len() == 0 {
+				t.Fatalf("index %q keeps an empty set for %q", name, v)
+			}
+			if len(set.pos) != len(set.keys) || len(set.objs) != len(set.keys) {
+				t.Fatalf("index %q value %q: pos/keys/objs lengths %d/%d/%d", name, v, len(set.pos), len(set.keys), len(set.objs))
+			}
+			for j, key := range set.keys {
+				if set.pos[key] != j {
+					t.Fatalf("index %q value %q: pos[%q]=%d, want %d", name, v, key, set.pos[key], j)
+				}
+				if !want[v][key] {
+					t.Fatalf("index %q value %q holds stale key %q", name, v, key)
+				}
+				if set.objs[j] != s.items[key].obj {
+					t.Fatalf("index %q value %q holds a stale object for %q", name, v, key)
+				}
+			}
+			if set.Len() != len(want[v]) {
+				t.Fatalf("index %q value %q has %v, want %v", name, v, set.Keys(), slices.Sorted(maps.Keys(want[v])))
+			}
+		}
+	}
+}
+
+func keysOf(t *testing.T, objs []any) []string {
+	t.Helper()
+	keys := make([]string, 0, len(objs))
+	for _, o := range objs {
+		k, err := MetaNamespaceKeyFunc(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func TestIndexerOperations(t *testing.T) {
+	type op func(t *testing.T, ix Indexer) error
+	add := func(p *corev1.Pod) op { return func(_ *testing.T, ix Indexer) error { return ix.Add(p) } }
+	update := func(p *corev1.Pod) op { return func(_ *testing.T, ix Indexer) error { return ix.Update(p) } }
+	del := func(p *corev1.Pod) op { return func(_ *testing.T, ix Indexer) error { return ix.Delete(p) } }
+	replace := func(ps ...*corev1.Pod) op {
+		return func(_ *testing.T, ix Indexer) error {
+			list := make([]any, len(ps))
+			for i, p := range ps {
+				list[i] = p
+			}
+			return ix.Replace(list, "7")
+		}
+	}
+	type query struct {
+		index, value string
+		want         []string
+	}
+	tests := []struct {
+		name    string
+		ops     []op
+		queries []query
+		values  map[string][]string // index -> ListIndexFuncValues
+	}{
+		{
+			name:    "add indexes",
+			ops:     []op{add(newPod("a", "p1", "app", "web")), add(newPod("a", "p2", "app", "db")), add(newPod("b", "p3", "app", "web"))},
+			queries: []query{{NamespaceIndex, "a", []string{"a/p1", "a/p2"}}, {"app", "web", []string{"a/p1", "b/p3"}}, {"app", "db", []string{"a/p2"}}},
+			values:  map[string][]string{NamespaceIndex: {"a", "b"}, "app": {"db", "web"}},
+		},
+		{
+			name:    "update moves key and drops empty value",
+			ops:     []op{add(newPod("a", "p1", "app", "web")), update(newPod("a", "p1", "app", "db"))},
+			queries: []query{{"app", "web", []string{}}, {"app", "db", []string{"a/p1"}}},
+			values:  map[string][]string{"app": {"db"}},
+		},
+		{
+			name:    "update removing label unindexes",
+			ops:     []op{add(newPod("a", "p1", "app", "web")), update(newPod("a", "p1"))},
+			queries: []query{{"app", "web", []string{}}, {NamespaceIndex, "a", []string{"a/p1"}}},
+			values:  map[string][]string{"app": {}},
+		},
+		{
+			name:    "multi-valued index with overlap on update",
+			ops:     []op{add(newPod("a", "p1", "users", "ann.bob")), add(newPod("a", "p2", "users", "bob")), update(newPod("a", "p1", "users", "bob.cid"))},
+			queries: []query{{"users", "ann", []string{}}, {"users", "bob", []string{"a/p1", "a/p2"}}, {"users", "cid", []string{"a/p1"}}},
+			values:  map[string][]string{"users": {"bob", "cid"}},
+		},
+		{
+			name:    "delete removes from every index",
+			ops:     []op{add(newPod("a", "p1", "app", "web", "users", "ann")), add(newPod("a", "p2", "app", "web")), del(newPod("a", "p1"))},
+			queries: []query{{"app", "web", []string{"a/p2"}}, {"users", "ann", []string{}}},
+			values:  map[string][]string{"users": {}, NamespaceIndex: {"a"}},
+		},
+		{
+			name:    "delete of missing key is a no-op",
+			ops:     []op{add(newPod("a", "p1")), del(newPod("a", "zz"))},
+			queries: []query{{NamespaceIndex, "a", []string{"a/p1"}}},
+		},
+		{
+			name: "replace rebuilds",
+			ops: []op{
+				add(newPod("a", "p1", "app", "web")), add(newPod("b", "p2", "app", "web")),
+				replace(newPod("a", "p1", "app", "db"), newPod("c", "p9", "app", "web")),
+			},
+			queries: []query{{"app", "web", []string{"c/p9"}}, {"app", "db", []string{"a/p1"}}, {NamespaceIndex, "b", []string{}}},
+			values:  map[string][]string{NamespaceIndex: {"a", "c"}},
+		},
+		{
+			name:    "replace with nothing empties",
+			ops:     []op{add(newPod("a", "p1", "app", "web")), replace()},
+			queries: []query{{"app", "web", []string{}}},
+			values:  map[string][]string{NamespaceIndex: {}, "app": {}, "users": {}},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ix := NewIndexer(MetaNamespaceKeyFunc, testIndexers())
+			for i, o := range tc.ops {
+				if err := o(t, ix); err != nil {
+					t.Fatalf("op %d: %v", i, err)
+				}
+				checkIndexer(t, ix)
+			}
+			for _, q := range tc.queries {
+				objs, err := ix.ByIndex(q.index, q.value)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := keysOf(t, objs); !slices.Equal(got, q.want) {
+					t.Errorf("ByIndex(%q, %q) = %v, want %v", q.index, q.value, got, q.want)
+				}
+				keys, err := ix.IndexKeys(q.index, q.value)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(keys, q.want) {
+					t.Errorf("IndexKeys(%q, %q) = %v, want %v", q.index, q.value, keys, q.want)
+				}
+			}
+			for index, want := range tc.values {
+				got := ix.ListIndexFuncValues(index)
+				slices.Sort(got)
+				if !slices.Equal(got, want) {
+					t.Errorf("ListIndexFuncValues(%q) = %v, want %v", index, got, want)
+				}
+			}
+		})
+	}
+}
+
+func TestIndexerIndexQuery(t *testing.T) {
+	ix := NewIndexer(MetaNamespaceKeyFunc, testIndexers())
+	for _, p := range []*corev1.Pod{
+		newPod("a", "p1", "users", "ann.bob"),
+		newPod("a", "p2", "users", "bob"),
+		newPod("a", "p3", "users", "cid"),
+	} {
+		if err := ix.Add(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name  string
+		probe *corev1.Pod
+		want  []string
+	}{
+		{"single value", newPod("x", "q", "users", "bob"), []string{"a/p1", "a/p2"}},
+		{"several values are deduplicated", newPod("x", "q", "users", "ann.bob"), []string{"a/p1", "a/p2"}},
+		{"union", newPod("x", "q", "users", "ann.cid"), []string{"a/p1", "a/p3"}},
+		{"no match", newPod("x", "q", "users", "zed"), []string{}},
+		{"no values", newPod("x", "q"), []string{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			objs, err := ix.Index("users", tc.probe)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := keysOf(t, objs); !slices.Equal(got, tc.want) {
+				t.Fatalf("Index = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestIndexerUnknownIndex(t *testing.T) {
+	ix := NewIndexer(MetaNamespaceKeyFunc, Indexers{})
+	if _, err := ix.ByIndex("nope", "x"); err == nil {
+		t.Error("ByIndex on unknown index: want error")
+	}
+	if _, err := ix.IndexKeys("nope", "x"); err == nil {
+		t.Error("IndexKeys on unknown index: want error")
+	}
+	if _, err := ix.Index("nope", newPod("a", "b")); err == nil {
+		t.Error("Index on unknown index: want error")
+	}
+	if got := ix.ListIndexFuncValues("nope"); len(got) != 0 {
+		t.Errorf("ListIndexFuncValues on unknown index = %v", got)
+	}
+}
+
+func TestIndexerAddIndexers(t *testing.T) {
+	ix := NewIndexer(MetaNamespaceKeyFunc, Indexers{NamespaceIndex: MetaNamespaceIndexFunc})
+	for _, p := range []*corev1.Pod{newPod("a", "p1", "app", "web"), newPod("b", "p2", "app", "web"), newPod("b", "p3")} {
+		if err := ix.Add(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ix.AddIndexers(Indexers{"app": labelIndexFunc("app"), "users": usersIndexFunc}); err != nil {
+		t.Fatal(err)
+	}
+	checkIndexer(t, ix)
+	if got, _ := ix.IndexKeys("app", "web"); !slices.Equal(got, []string{"a/p1", "b/p2"}) {
+		t.Fatalf("existing items not indexed: %v", got)
+	}
+	// Later operations maintain the new index too.
+	if err := ix.Update(newPod("a", "p1", "app", "db")); err != nil {
+		t.Fatal(err)
+	}
+	checkIndexer(t, ix)
+	if got, _ := ix.IndexKeys("app", "web"); !slices.Equal(got, []string{"b/p2"}) {
+		t.Fatalf("after update: %v", got)
+	}
+	if got := ix.GetIndexers(); len(got) != 3 {
+		t.Fatalf("GetIndexers has %d entries, want 3", len(got))
+	}
+
+	tests := []struct {
+		name     string
+		indexers Indexers
+	}{
+		{"conflicting name", Indexers{"app": labelIndexFunc("app")}},
+		{"nil func", Indexers{"nil": nil}},
+		{"failing func", Indexers{"bad": func(any) ([]string, error) { return nil, errors.New("nope") }}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := ix.AddIndexers(tc.indexers); err == nil {
+				t.Fatal("want error")
+			}
+			if got := ix.GetIndexers(); len(got) != 3 {
+				t.Fatalf("failed AddIndexers changed the indexers: %d", len(got))
+			}
+			checkIndexer(t, ix)
+		})
+	}
+}
+
+func TestAddIndexersToUnindexedStore(t *testing.T) {
+	ix := NewIndexer(MetaNamespaceKeyFunc, nil)
+	for _, p := range []*corev1.Pod{newPod("a", "p1", "app", "web", "users", "ann.bob"), newPod("b", "p2")} {
+		if err := ix.Add(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkIndexer(t, ix)
+	if err := ix.AddIndexers(testIndexers()); err != nil {
+		t.Fatal(err)
+	}
+	checkIndexer(t, ix)
+	if err := ix.Update(newPod("a", "p1", "users", "cid")); err != nil {
+		t.Fatal(err)
+	}
+	checkIndexer(t, ix)
+	if got, _ := ix.IndexKeys("users", "cid"); !slices.Equal(got, []string{"a/p1"}) {
+		t.Fatalf("IndexKeys = %v", got)
+	}
+	if err := ix.Delete(newPod("a", "p1")); err != nil {
+		t.Fatal(err)
+	}
+	checkIndexer(t, ix)
+}
+
+func TestIndexerFailingIndexFuncLeavesStoreUnchanged(t *testing.T) {
+	failOn := "bad"
+	ix := NewIndexer(MetaNamespaceKeyFunc, Indexers{
+		"app": func(obj any) ([]string, error) {
+			v := obj.(*corev1.Pod).Labels["app"]
+			if v == failOn {
+				return nil, errors.New("cannot index")
+			}
+			return []string{v}, nil
+		},
+	})
+	good := newPod("a", "p1", "app", "web")
+	if err := ix.Add(good); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Update(newPod("a", "p1", "app", "bad")); err == nil {
+		t.Fatal("Update with failing index func: want error")
+	}
+	if err := ix.Replace([]any{newPod("a", "p2", "app", "bad")}, ""); err == nil {
+		t.Fatal("Replace with failing index func: want error")
+	}
+	checkIndexer(t, ix)
+	if got, ok, _ := ix.GetByKey("a/p1"); !ok || got != good {
+		t.Fatalf("store changed after failed operations: %v %v", got, ok)
+	}
+}
+
+// TestIndexerRandomized applies a seeded random sequence of operations,
+// checking the index invariants after each one and the content against a
+// model.
+func TestIndexerRandomized(t *testing.T) {
+	for seed := uint64(1); seed <= 5; seed++ {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(seed, 42))
+			ix := NewIndexer(MetaNamespaceKeyFunc, Indexers{NamespaceIndex: MetaNamespaceIndexFunc})
+			model := map[string]*corev1.Pod{}
+			apps := []string{"web", "db", "cache", ""}
+			users := []string{"", "ann", "bob", "ann.bob", "bob.cid", "cid.cid"}
+			randPod := func() *corev1.Pod {
+				var kv []string
+				if a := apps[r.IntN(len(apps))]; a != "" {
+					kv = append(kv, "app", a)
+				}
+				if u := users[r.IntN(len(users))]; u != "" {
+					kv = append(kv, "users", u)
+				}
+				return newPod(fmt.Sprint("ns", r.IntN(4)), fmt.Sprint("p", r.IntN(12)), kv...)
+			}
+			for step := 0; step < 400; step++ {
+				var err error
+				if step == 200 {
+					if err := ix.AddIndexers(Indexers{"app": labelIndexFunc("app"), "users": usersIndexFunc}); err != nil {
+						t.Fatal(err)
+					}
+					checkIndexer(t, ix)
+				}
+				switch n := r.IntN(19); {
+				case n < 8:
+					p := randPod()
+					model[p.Namespace+"/"+p.Name] = p
+					err = ix.Add(p)
+				case n < 13:
+					p := randPod()
+					model[p.Namespace+"/"+p.Name] = p
+					err = ix.Update(p)
+				case n < 18:
+					p := randPod()
+					delete(model, p.Namespace+"/"+p.Name)
+					err = ix.Delete(p)
+				case n < 19:
+					clear(model)
+					var list []any
+					for i := r.IntN(10); i > 0; i-- {
+						p := randPod()
+						model[p.Namespace+"/"+p.Name] = p
+						list = append(list, p)
+					}
+					// Later duplicates win, as in the model.
+					err = ix.Replace(list, "1")
+				}
+				if err != nil {
+					t.Fatalf("step %d: %v", step, err)
+				}
+				checkIndexer(t, ix)
+				if got, want := slices.Sorted(slices.Values(ix.ListKeys())), slices.Sorted(maps.Keys(model)); !slices.Equal(got, want) {
+					t.Fatalf("step %d: keys %v, want %v", step, got, want)
+				}
+				for k, p := range model {
+					if got, ok, _ := ix.GetByKey(k); !ok || got != p {
+						t.Fatalf("step %d: GetByKey(%q) = %v, %v", step, k, got, ok)
+					}
+				}
+			}
+			if len(ix.GetIndexers()) != 3 {
+				t.Fatalf("AddIndexers never ran")
+			}
+		})
+	}
+}
+
+func TestKeySetShrinks(t *testing.T) {
+	idx := Index{}
+	for i := 0; i < 1000; i++ {
+		idx.put("v", fmt.Sprint(i), i)
+	}
+	for i := 0; i < 995; i++ {
+		idx.remove("v", fmt.Sprint(i))
+	}
+	set := idx["v"]
+	if set.Len() != 5 || cap(set.keys) > 64 {
+		t.Fatalf("len %d cap %d", set.Len(), cap(set.keys))
+	}
+	for i := 995; i < 1000; i++ {
+		if !set.Has(fmt.Sprint(i)) || set.objs[set.pos[fmt.Sprint(i)]] != i {
+			t.Fatalf("lost %d", i)
+		}
+	}
+	for i := 995; i < 1000; i++ {
+		idx.remove("v", fmt.Sprint(i))
+	}
+	if _, ok := idx["v"]; ok {
+		t.Fatal("empty set kept")
+	}
+}
+
+// BenchmarkIndexerByIndex: 100k pods in 100 namespaces, namespace lookups.
+func BenchmarkIndexerByIndex(b *testing.B) {
+	const pods, namespaces = 100_000, 100
+	ix := NewIndexer(MetaNamespaceKeyFunc, Indexers{NamespaceIndex: MetaNamespaceIndexFunc})
+	nsNames := make([]string, namespaces)
+	for i := range nsNames {
+		nsNames[i] = fmt.Sprintf("ns-%d", i)
+	}
+	for i := 0; i < pods; i++ {
+		if err := ix.Add(newPod(nsNames[i%namespaces], fmt.Sprintf("pod-%d", i))); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		objs, err := ix.ByIndex(NamespaceIndex, nsNames[i%namespaces])
+		if err != nil || len(objs) != pods/namespaces {
+			b.Fatalf("got %d objects, %v", len(objs), err)
+		}
+	}
+}

@@ -1,0 +1,96 @@
+package client
+
+import (
+	"fmt"
+	"reflect"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+)
+
+// builtin maps the Go type of a built-in object to its resource, so that
+// For[*corev1.Pod, *corev1.PodList](c) needs no resource name.
+var builtin = map[reflect.Type]Resource{}
+
+func register(obj any, group, version, resource string, namespaced bool) {
+	builtin[reflect.TypeOf(obj)] = Resource{Group: group, Version: version, Resource: resource, Namespaced: namespaced}
+}
+
+func init() {
+	for _, r := range []struct {
+		obj        any
+		group      string
+		resource   string
+		namespaced bool
+	}{
+		{&corev1.Pod{}, "", "pods", true},
+		{&corev1.Service{}, "", "services", true},
+		{&corev1.Endpoints{}, "", "endpoints", true},
+		{&corev1.Node{}, "", "nodes", false},
+		{&corev1.Namespace{}, "", "namespaces", false},
+		{&corev1.ConfigMap{}, "", "configmaps", true},
+		{&corev1.Secret{}, "", "secrets", true},
+		{&corev1.ServiceAccount{}, "", "serviceaccounts", true},
+		{&corev1.Event{}, "", "events", true},
+		{&corev1.PersistentVolume{}, "", "persistentvolumes", false},
+		{&corev1.PersistentVolumeClaim{}, "", "persistentvolumeclaims", true},
+		{&corev1.LimitRange{}, "", "limitranges", true},
+		{&corev1.ResourceQuota{}, "", "resourcequotas", true},
+		{&corev1.PodTemplate{}, "", "podtemplates", true},
+		{&appsv1.Deployment{}, "apps", "deployments", true},
+		{&appsv1.ReplicaSet{}, "apps", "replicasets", true},
+		{&appsv1.StatefulSet{}, "apps", "statefulsets", true},
+		{&appsv1.DaemonSet{}, "apps", "daemonsets", true},
+		{&appsv1.ControllerRevision{}, "apps", "controllerrevisions", true},
+		{&batchv1.Job{}, "batch", "jobs", true},
+		{&batchv1.CronJob{}, "batch", "cronjobs", true},
+		{&autoscalingv2.HorizontalPodAutoscaler{}, "autoscaling", "horizontalpodautoscalers", true},
+		{&coordinationv1.Lease{}, "coordination.k8s.io", "leases", true},
+		{&eventsv1.Event{}, "events.k8s.io", "events", true},
+		{&discoveryv1.EndpointSlice{}, "discovery.k8s.io", "endpointslices", true},
+		{&policyv1.PodDisruptionBudget{}, "policy", "poddisruptionbudgets", true},
+		{&rbacv1.Role{}, "rbac.authorization.k8s.io", "roles", true},
+		{&rbacv1.ClusterRole{}, "rbac.authorization.k8s.io", "clusterroles", false},
+		{&rbacv1.RoleBinding{}, "rbac.authorization.k8s.io", "rolebindings", true},
+		{&rbacv1.ClusterRoleBinding{}, "rbac.authorization.k8s.io", "clusterrolebindings", false},
+		{&schedulingv1.PriorityClass{}, "scheduling.k8s.io", "priorityclasses", false},
+		{&storagev1.StorageClass{}, "storage.k8s.io", "storageclasses", false},
+		{&apiextensionsv1.CustomResourceDefinition{}, "apiextensions.k8s.io", "customresourcedefinitions", false},
+	} {
+		version := "v1"
+		if r.group == "autoscaling" {
+			version = "v2"
+		}
+		register(r.obj, r.group, version, r.resource, r.namespaced)
+	}
+}
+
+// ResourceFor returns the resource of a built-in object type.
+func ResourceFor(obj Object) (Resource, error) {
+	r, ok := builtin[reflect.TypeOf(obj)]
+	if !ok {
+		return Resource{}, fmt.Errorf("client: no built-in resource for %T; use NewTyped with a Resource", obj)
+	}
+	return r, nil
+}
+
+// For returns a typed client for a built-in type, e.g.
+// client.For[*corev1.Pod, *corev1.PodList](c). It panics for types that are
+// not built in (a programming error); use NewTyped for those.
+func For[T Object, L ObjectList](c *Client) *Typed[T, L] {
+	r, err := ResourceFor(newOf[T]())
+	if err != nil {
+		panic(err)
+	}
+	return NewTyped[T, L](c, r)
+}

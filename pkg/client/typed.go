@@ -1,0 +1,271 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"reflect"
+	"strconv"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	kjson "sigs.k8s.io/json"
+)
+
+// Object is an API object (a pointer such as *corev1.Pod).
+type Object interface {
+	runtime.Object
+	metav1.Object
+}
+
+// ObjectList is an API list (a pointer such as *corev1.PodList).
+type ObjectList interface {
+	runtime.Object
+	metav1.ListInterface
+}
+
+// Resource identifies a served resource.
+type Resource struct {
+	Group, Version, Resource string
+	Namespaced               bool
+}
+
+// GroupVersionResource returns the resource's GVR.
+func (r Resource) GroupVersionResource() schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: r.Group, Version: r.Version, Resource: r.Resource}
+}
+
+// Path is the URL path of the resource (collection when name is empty).
+func (r Resource) Path(ns, name string, subresource ...string) string {
+	p := "/apis/" + r.Group + "/" + r.Version
+	if r.Group == "" {
+		p = "/api/" + r.Version
+	}
+	if r.Namespaced && ns != "" {
+		p += "/namespaces/" + ns
+	}
+	p += "/" + r.Resource
+	if name != "" {
+		p += "/" + name
+	}
+	for _, s := range subresource {
+		p += "/" + s
+	}
+	return p
+}
+
+// Typed is a client for one resource whose objects are T and lists L:
+// Typed[*corev1.Pod, *corev1.PodList]. Dynamic uses
+// *unstructured.Unstructured and *unstructured.UnstructuredList.
+type Typed[T Object, L ObjectList] struct {
+	c   *Client
+	res Resource
+	ns  string
+}
+
+// NewTyped returns a client for res.
+func NewTyped[T Object, L ObjectList](c *Client, res Resource) *Typed[T, L] {
+	return &Typed[T, L]{c: c, res: res}
+}
+
+// Dynamic is a client for any resource, with unstructured objects.
+type Dynamic = Typed[*unstructured.Unstructured, *unstructured.UnstructuredList]
+
+// NewDynamic returns an unstructured client for res.
+func NewDynamic(c *Client, res Resource) *Dynamic {
+	return NewTyped[*unstructured.Unstructured, *unstructured.UnstructuredList](c, res)
+}
+
+// Namespace returns the client scoped to ns ("" = all namespaces for list
+// and watch).
+func (t *Typed[T, L]) Namespace(ns string) *Typed[T, L] {
+	cp := *t
+	cp.ns = ns
+	return &cp
+}
+
+// Resource is the resource the client serves.
+func (t *Typed[T, L]) Resource() Resource { return t.res }
+
+// Client is the underlying REST client.
+func (t *Typed[T, L]) Client() *Client { return t.c }
+
+func newOf[X any]() X {
+	var zero X
+	typ := reflect.TypeOf(zero)
+	if typ == nil || typ.Kind() != reflect.Pointer {
+		return zero
+	}
+	return reflect.New(typ.Elem()).Interface().(X)
+}
+
+// decode unmarshals an API response case-sensitively, as the server does.
+func decode(data []byte, into any) error {
+	if u, ok := into.(json.Unmarshaler); ok {
+		return u.UnmarshalJSON(data)
+	}
+	return kjson.UnmarshalCaseSensitivePreserveInts(data, into)
+}
+
+func (t *Typed[T, L]) do(ctx context.Context, method, path string, q url.Values, body any, contentType string, out any) error {
+	var data []byte
+	switch b := body.(type) {
+	case nil:
+	case []byte:
+		data = b
+	default:
+		var err error
+		if data, err = json.Marshal(b); err != nil {
+			return err
+		}
+	}
+	resp, err := t.c.Do(ctx, &Request{Method: method, Path: path, Query: q, Body: data, ContentType: contentType})
+	if err != nil {
+		return err
+	}
+	if out == nil {
+		return nil
+	}
+	return decode(resp, out)
+}
+
+// Get reads one object.
+func (t *Typed[T, L]) Get(ctx context.Context, name string, opts metav1.GetOptions) (T, error) {
+	out := newOf[T]()
+	q := url.Values{}
+	if opts.ResourceVersion != "" {
+		q.Set("resourceVersion", opts.ResourceVersion)
+	}
+	err := t.do(ctx, http.MethodGet, t.res.Path(t.ns, name), q, nil, "", out)
+	return out, err
+}
+
+// ListQuery encodes list/watch options as query parameters.
+func ListQuery(o metav1.ListOptions) url.Values {
+	q := url.Values{}
+	set := func(k, v string) {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	set("labelSelector", o.LabelSelector)
+	set("fieldSelector", o.FieldSelector)
+	set("resourceVersion", o.ResourceVersion)
+	set("resourceVersionMatch", string(o.ResourceVersionMatch))
+	set("continue", o.Continue)
+	if o.Watch {
+		q.Set("watch", "true")
+	}
+	if o.AllowWatchBookmarks {
+		q.Set("allowWatchBookmarks", "true")
+	}
+	if o.Limit > 0 {
+		q.Set("limit", strconv.FormatInt(o.Limit, 10))
+	}
+	if o.TimeoutSeconds != nil {
+		q.Set("timeoutSeconds", strconv.FormatInt(*o.TimeoutSeconds, 10))
+	}
+	if o.SendInitialEvents != nil {
+		q.Set("sendInitialEvents", strconv.FormatBool(*o.SendInitialEvents))
+	}
+	return q
+}
+
+// List reads the collection.
+func (t *Typed[T, L]) List(ctx context.Context, opts metav1.ListOptions) (L, error) {
+	out := newOf[L]()
+	err := t.do(ctx, http.MethodGet, t.res.Path(t.ns, ""), ListQuery(opts), nil, "", out)
+	return out, err
+}
+
+// Watch streams changes of the collection.
+func (t *Typed[T, L]) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	opts.Watch = true
+	ctx, cancel := context.WithCancel(ctx)
+	body, err := t.c.Stream(ctx, &Request{Method: http.MethodGet, Path: t.res.Path(t.ns, ""), Query: ListQuery(opts)})
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return newStreamWatcher(body, cancel, func() runtime.Object { return newOf[T]() }), nil
+}
+
+func writeQuery(dryRun []string, fieldManager, fieldValidation string) url.Values {
+	q := url.Values{}
+	for _, d := range dryRun {
+		q.Add("dryRun", d)
+	}
+	if fieldManager != "" {
+		q.Set("fieldManager", fieldManager)
+	}
+	if fieldValidation != "" {
+		q.Set("fieldValidation", fieldValidation)
+	}
+	return q
+}
+
+func (t *Typed[T, L]) namespaceOf(obj T) string {
+	if t.ns != "" || !t.res.Namespaced {
+		return t.ns
+	}
+	return obj.GetNamespace()
+}
+
+// Create creates obj.
+func (t *Typed[T, L]) Create(ctx context.Context, obj T, opts metav1.CreateOptions) (T, error) {
+	out := newOf[T]()
+	err := t.do(ctx, http.MethodPost, t.res.Path(t.namespaceOf(obj), ""),
+		writeQuery(opts.DryRun, opts.FieldManager, opts.FieldValidation), obj, "", out)
+	return out, err
+}
+
+// Update replaces obj (optimistically: its resourceVersion must be current).
+func (t *Typed[T, L]) Update(ctx context.Context, obj T, opts metav1.UpdateOptions) (T, error) {
+	out := newOf[T]()
+	err := t.do(ctx, http.MethodPut, t.res.Path(t.namespaceOf(obj), obj.GetName()),
+		writeQuery(opts.DryRun, opts.FieldManager, opts.FieldValidation), obj, "", out)
+	return out, err
+}
+
+// UpdateStatus replaces obj's status through the status subresource.
+func (t *Typed[T, L]) UpdateStatus(ctx context.Context, obj T, opts metav1.UpdateOptions) (T, error) {
+	out := newOf[T]()
+	err := t.do(ctx, http.MethodPut, t.res.Path(t.namespaceOf(obj), obj.GetName(), "status"),
+		writeQuery(opts.DryRun, opts.FieldManager, opts.FieldValidation), obj, "", out)
+	return out, err
+}
+
+// Patch applies a JSON, merge or strategic merge patch to name (or to its
+// subresource).
+func (t *Typed[T, L]) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresources ...string) (T, error) {
+	out := newOf[T]()
+	q := writeQuery(opts.DryRun, opts.FieldManager, opts.FieldValidation)
+	if opts.Force != nil {
+		q.Set("force", strconv.FormatBool(*opts.Force))
+	}
+	err := t.do(ctx, http.MethodPatch, t.res.Path(t.ns, name, subresources...), q, data, string(pt), out)
+	return out, err
+}
+
+// Delete deletes name.
+func (t *Typed[T, L]) Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error {
+	opts.Kind, opts.APIVersion = "DeleteOptions", "v1"
+	return t.do(ctx, http.MethodDelete, t.res.Path(t.ns, name), nil, &opts, "", nil)
+}
+
+// DeleteCollection deletes what listOpts selects.
+func (t *Typed[T, L]) DeleteCollection(ctx context.Context, opts metav1.DeleteOptions, listOpts metav1.ListOptions) error {
+	opts.Kind, opts.APIVersion = "DeleteOptions", "v1"
+	return t.do(ctx, http.MethodDelete, t.res.Path(t.ns, ""), ListQuery(listOpts), &opts, "", nil)
+}
+
+// Subresource posts body to a subresource of name (binding, eviction,
+// token) and decodes the answer into out (may be nil).
+func (t *Typed[T, L]) Subresource(ctx context.Context, name, subresource string, body any, out any) error {
+	return t.do(ctx, http.MethodPost, t.res.Path(t.ns, name, subresource), nil, body, "", out)
+}
