@@ -148,10 +148,13 @@ func (w *fakeWaiter) Reset(d time.Duration) bool {
 	defer w.clock.mu.Unlock()
 	was := w.active
 	w.due = w.clock.now.Add(d)
-	if !w.active {
-		w.active = true
-		w.clock.waiters = append(w.clock.waiters, w)
+	w.active = true
+	for _, x := range w.clock.waiters {
+		if x == w {
+			return was // still listed (stopped but not yet pruned)
+		}
 	}
+	w.clock.waiters = append(w.clock.waiters, w)
 	return was
 }
 
