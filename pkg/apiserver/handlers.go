@@ -570,15 +570,15 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, info *RequestInf
 	if err != nil {
 		return err
 	}
-	return s.runUpdate(w, r, info, e, st, m, o, func(ctx context.Context, old runtime.Object) (runtime.Object, error) {
+	return s.runUpdate(w, r, info, e, st, m, o, false, func(ctx context.Context, old runtime.Object) (runtime.Object, error) {
 		return obj.DeepCopyObject(), nil
 	})
 }
 
 // runUpdate performs an update whose new object newObj computes, with
-// admission, and writes the result.
+// admission, and writes the result. A patch (noCreate) never creates.
 func (s *Server) runUpdate(w http.ResponseWriter, r *http.Request, info *RequestInfo, e *endpoint, st *registry.Store,
-	m mediaType, o writeOptions, newObj func(ctx context.Context, old runtime.Object) (runtime.Object, error)) error {
+	m mediaType, o writeOptions, noCreate bool, newObj func(ctx context.Context, old runtime.Object) (runtime.Object, error)) error {
 	ctx := r.Context()
 	oi := &objInfo{update: func(ctx context.Context, old runtime.Object) (runtime.Object, error) {
 		obj, err := newObj(ctx, old)
@@ -606,7 +606,7 @@ func (s *Server) runUpdate(w http.ResponseWriter, r *http.Request, info *Request
 		func(ctx context.Context, obj, old runtime.Object) error {
 			return s.admission.Validate(ctx, s.attributes(admission.Update, info, e, obj, old, o.DryRun))
 		},
-		registry.UpdateOptions{DryRun: o.DryRun})
+		registry.UpdateOptions{DryRun: o.DryRun, NoCreate: noCreate})
 	if err != nil {
 		return err
 	}

@@ -62,7 +62,7 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, info *RequestInfo
 		}
 	}
 	warned := false
-	return s.runUpdate(w, r, info, e, st, m, o, func(ctx context.Context, old runtime.Object) (runtime.Object, error) {
+	return s.runUpdate(w, r, info, e, st, m, o, true, func(ctx context.Context, old runtime.Object) (runtime.Object, error) {
 		served, err := e.fromStorage(old)
 		if err != nil {
 			return nil, err

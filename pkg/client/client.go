@@ -236,16 +236,19 @@ func (c *cancelOnClose) Close() error {
 	return err
 }
 
-// retryAfter reports whether a response asks to be retried (429, or 5xx
-// with Retry-After) and after how long.
+// retryAfter reports whether a response asks to be retried (429 or 5xx
+// with a Retry-After header, as client-go decides) and after how long.
 func retryAfter(resp *http.Response) (time.Duration, bool) {
+	if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode < 500 {
+		return 0, false
+	}
 	h := resp.Header.Get("Retry-After")
-	if resp.StatusCode != http.StatusTooManyRequests && (resp.StatusCode < 500 || h == "") {
+	if h == "" {
 		return 0, false
 	}
 	secs, err := strconv.Atoi(h)
 	if err != nil || secs < 0 {
-		secs = 1
+		return 0, false
 	}
 	return time.Duration(secs) * time.Second, true
 }

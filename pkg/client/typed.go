@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -134,9 +135,17 @@ func (t *Typed[T, L]) do(ctx context.Context, method, path string, q url.Values,
 	return decode(resp, out)
 }
 
+// errEmptyName refuses a request for one object without a name: its path
+// would be the collection's (a Delete would delete them all), as
+// client-go's Request.Name("") does.
+var errEmptyName = errors.New("resource name may not be empty")
+
 // Get reads one object.
 func (t *Typed[T, L]) Get(ctx context.Context, name string, opts metav1.GetOptions) (T, error) {
 	out := newOf[T]()
+	if name == "" {
+		return out, errEmptyName
+	}
 	q := url.Values{}
 	if opts.ResourceVersion != "" {
 		q.Set("resourceVersion", opts.ResourceVersion)
@@ -227,6 +236,9 @@ func (t *Typed[T, L]) Create(ctx context.Context, obj T, opts metav1.CreateOptio
 // Update replaces obj (optimistically: its resourceVersion must be current).
 func (t *Typed[T, L]) Update(ctx context.Context, obj T, opts metav1.UpdateOptions) (T, error) {
 	out := newOf[T]()
+	if obj.GetName() == "" {
+		return out, errEmptyName
+	}
 	err := t.do(ctx, http.MethodPut, t.res.Path(t.namespaceOf(obj), obj.GetName()),
 		writeQuery(opts.DryRun, opts.FieldManager, opts.FieldValidation), obj, "", out)
 	return out, err
@@ -235,6 +247,9 @@ func (t *Typed[T, L]) Update(ctx context.Context, obj T, opts metav1.UpdateOptio
 // UpdateStatus replaces obj's status through the status subresource.
 func (t *Typed[T, L]) UpdateStatus(ctx context.Context, obj T, opts metav1.UpdateOptions) (T, error) {
 	out := newOf[T]()
+	if obj.GetName() == "" {
+		return out, errEmptyName
+	}
 	err := t.do(ctx, http.MethodPut, t.res.Path(t.namespaceOf(obj), obj.GetName(), "status"),
 		writeQuery(opts.DryRun, opts.FieldManager, opts.FieldValidation), obj, "", out)
 	return out, err
@@ -244,6 +259,9 @@ func (t *Typed[T, L]) UpdateStatus(ctx context.Context, obj T, opts metav1.Updat
 // subresource).
 func (t *Typed[T, L]) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresources ...string) (T, error) {
 	out := newOf[T]()
+	if name == "" {
+		return out, errEmptyName
+	}
 	q := writeQuery(opts.DryRun, opts.FieldManager, opts.FieldValidation)
 	if opts.Force != nil {
 		q.Set("force", strconv.FormatBool(*opts.Force))
@@ -254,6 +272,9 @@ func (t *Typed[T, L]) Patch(ctx context.Context, name string, pt types.PatchType
 
 // Delete deletes name.
 func (t *Typed[T, L]) Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error {
+	if name == "" {
+		return errEmptyName
+	}
 	opts.Kind, opts.APIVersion = "DeleteOptions", "v1"
 	return t.do(ctx, http.MethodDelete, t.res.Path(t.ns, name), nil, &opts, "", nil)
 }
@@ -267,5 +288,8 @@ func (t *Typed[T, L]) DeleteCollection(ctx context.Context, opts metav1.DeleteOp
 // Subresource posts body to a subresource of name (binding, eviction,
 // token) and decodes the answer into out (may be nil).
 func (t *Typed[T, L]) Subresource(ctx context.Context, name, subresource string, body any, out any) error {
+	if name == "" {
+		return errEmptyName
+	}
 	return t.do(ctx, http.MethodPost, t.res.Path(t.ns, name, subresource), nil, body, "", out)
 }

@@ -331,6 +331,9 @@ type UpdateOptions struct {
 	DryRun bool
 	// ForceAllowCreate lets the update create the object (server-side apply).
 	ForceAllowCreate bool
+	// NoCreate refuses to create a missing object even where PUT may (a
+	// patch of a missing object is NotFound).
+	NoCreate bool
 }
 
 // Update replaces ns/name with what info computes from the stored object.
@@ -342,7 +345,7 @@ func (s *Store) Update(ctx context.Context, ns, name string, info UpdatedObjectI
 	if p := info.Preconditions(); p != nil {
 		pre = &storage.Preconditions{UID: p.UID, ResourceVersion: p.ResourceVersion}
 	}
-	allowCreate := s.Strategy.AllowCreateOnUpdate || opts.ForceAllowCreate
+	allowCreate := (s.Strategy.AllowCreateOnUpdate || opts.ForceAllowCreate) && !opts.NoCreate
 	var (
 		creating bool
 		toDelete runtime.Object
