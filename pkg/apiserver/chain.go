@@ -66,8 +66,8 @@ func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter 
 func (s *Server) buildHandlerChain() http.Handler {
 	router := http.HandlerFunc(s.route)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.active.Add(1)
-		defer s.active.Done()
+		s.active.begin()
+		defer s.active.end()
 		start := s.cfg.Clock.Now()
 		rec := &statusRecorder{ResponseWriter: w}
 		info := parseRequestInfo(r)

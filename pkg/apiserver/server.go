@@ -201,7 +201,7 @@ type Server struct {
 	inflightMutating chan struct{}
 
 	// active counts requests being served (for graceful shutdown).
-	active sync.WaitGroup
+	active activeRequests
 
 	readyOnce sync.Once
 	ready     chan struct{}
@@ -429,12 +429,7 @@ func (s *Server) Run(ctx context.Context) error {
 	shutdownCtx, done := context.WithTimeout(context.Background(), 60*time.Second)
 	defer done()
 	go srv.Shutdown(shutdownCtx)
-	finished := make(chan struct{})
-	go func() { s.active.Wait(); close(finished) }()
-	select {
-	case <-finished:
-	case <-shutdownCtx.Done():
-	}
+	s.active.waitIdle(shutdownCtx)
 	err := srv.Close()
 	cancel()
 	if errors.Is(err, http.ErrServerClosed) {
@@ -516,4 +511,49 @@ func (l *lockedSource) Uint64() uint64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.src.Uint64()
+}
+
+// activeRequests counts requests in flight; unlike a WaitGroup it may be
+// incremented while someone waits for it to reach zero (a request that
+// arrives during shutdown).
+type activeRequests struct {
+	mu   sync.Mutex
+	n    int
+	idle chan struct{} // closed when n drops to 0; nil while n == 0
+}
+
+func (a *activeRequests) begin() {
+	a.mu.Lock()
+	if a.n == 0 {
+		a.idle = make(chan struct{})
+	}
+	a.n++
+	a.mu.Unlock()
+}
+
+func (a *activeRequests) end() {
+	a.mu.Lock()
+	a.n--
+	if a.n == 0 {
+		close(a.idle)
+		a.idle = nil
+	}
+	a.mu.Unlock()
+}
+
+// waitIdle returns once no request is in flight, or when ctx ends.
+func (a *activeRequests) waitIdle(ctx context.Context) {
+	for {
+		a.mu.Lock()
+		idle := a.idle
+		a.mu.Unlock()
+		if idle == nil {
+			return
+		}
+		select {
+		case <-idle:
+		case <-ctx.Done():
+			return
+		}
+	}
 }

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/watch"
 )
 
@@ -54,7 +55,10 @@ func (w *streamWatcher) receive() {
 	for {
 		var ev wireEvent
 		if err := dec.Decode(&ev); err != nil {
-			if !errors.Is(err, io.EOF) && !isClosed(w.done) {
+			// A stream cut mid-way (truncated JSON, reset or closed
+			// connection, timeout) ends quietly, as the doc above says and
+			// as client-go does; only undecodable data is reported.
+			if !errors.Is(err, io.EOF) && !utilnet.IsProbableEOF(err) && !utilnet.IsTimeout(err) && !isClosed(w.done) {
 				w.send(watch.Event{Type: watch.Error, Object: &metav1.Status{
 					Status: metav1.StatusFailure, Code: 500, Reason: metav1.StatusReasonInternalError,
 					Message: "watch stream broken: " + err.Error(),

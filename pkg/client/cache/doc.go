@@ -18,6 +18,36 @@
 //   - UndeltaStore: a Store pushing its full content after every change.
 //   - Lister / NamespaceLister: typed, read-only views of an Indexer.
 //
+// # Informers
+//
+//   - ListerWatcher / ListWatch: the list and watch of one collection
+//     (NewListWatchFromTyped over a client.Typed, with a tweak hook for
+//     selectors; NewListWatchFromClient / NewFilteredListWatchFromClient).
+//   - Reflector: list (paged; or a watch-list stream) → Store.Replace →
+//     watch from the list's resourceVersion; re-watch from the last
+//     resourceVersion when a watch ends, relist on 410, exponential backoff
+//     with jitter on failures, periodic Resync; clock and randomness are
+//     injected (ReflectorOptions).
+//   - Controller (New, Config): a Reflector feeding a Queue and a loop
+//     popping it into a process function; NewIndexerInformer is the
+//     single-handler informer built on it.
+//   - SharedIndexInformer: one ListerWatcher, one Indexer, a DeltaFIFO
+//     (KnownObjects = the Indexer, Replaced deltas) and any number of
+//     ResourceEventHandlers, each with its own unbounded buffer and
+//     goroutine (processor.go), its own resync period and its own HasSynced.
+//   - TypedInformer[T]: a SharedIndexInformer with a Lister[T] and typed
+//     handlers (TypedResourceEventHandlerFuncs, DeletedObject).
+//
+// SharedIndexInformer: the Indexer is updated before handlers are told.
+// For each handler, notifications arrive in the order of the Indexer's
+// changes; Added/Updated/Replaced/Sync deltas become OnUpdate if the key is
+// cached, else OnAdd; Deleted becomes OnDelete (possibly with a
+// DeletedFinalStateUnknown). A handler added to a running informer gets an
+// add (isInInitialList) for every cached object before any later change.
+// Updates that keep the resourceVersion (resyncs, unchanged objects of a
+// relist) reach only the handlers whose resync is due (all of them before
+// the first resync check, as in client-go).
+//
 // # Invariants
 //
 // Indexer: after every operation, for each index and each stored key, the key

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/skiff-sh/skiff/pkg/client"
+	"github.com/skiff-sh/skiff/pkg/client/informers"
+	"github.com/skiff-sh/skiff/pkg/client/record"
+	"github.com/skiff-sh/skiff/pkg/client/workqueue"
+)
+
+func main() {
+	kubeconfig := flag.String("kubeconfig", "", "path to a kubeconfig (default: $KUBECONFIG, then ~/.kube/config)")
+	workers := flag.Int("workers", 2, "number of workers")
+	flag.Parse()
+	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+
+	// 1. A context that ends on the first Ctrl-C (a second one exits).
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	if err := run(ctx, *kubeconfig, *workers, logger); err != nil {
+		logger.Error("sample-controller failed", "err", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, kubeconfig string, workers int, logger *slog.Logger) error {
+	// 2. How to reach the API server.
+	cfg, err := client.LoadKubeconfig(kubeconfig, "")
+	if err != nil {
+		return err
+	}
+	// 3. One REST client serves every typed client.
+	c, err := client.New(cfg)
+	if err != nil {
+		return err
+	}
+	// 4. Two informer factories: one for the built-in Deployments, one for
+	// the Foos (ConfigMaps narrowed by a label selector).
+	kubeInformers := informers.NewSharedInformerFactory(c, 30*time.Second)
+	fooInformers := informers.NewSharedInformerFactory(c, 30*time.Second, informers.WithTweakListOptions(FooSelector))
+
+	// 5. Events go to the Events API (and to the log).
+	broadcaster := record.NewBroadcaster(record.WithLogger(logger))
+	defer broadcaster.Shutdown()
+	broadcaster.StartStructuredLogging(logger, slog.LevelInfo)
+	broadcaster.StartRecordingToSink(record.NewClientSink(c))
+	recorder := broadcaster.NewRecorder(corev1.EventSource{Component: controllerAgentName})
+
+	// 6. The controller registers its handlers on the informers.
+	controller, err := NewController(c,
+		informers.InformerFor[*appsv1.Deployment, *appsv1.DeploymentList](kubeInformers),
+		informers.InformerFor[*corev1.ConfigMap, *corev1.ConfigMapList](fooInformers),
+		recorder, workqueue.DefaultTypedControllerRateLimiter[string](), logger)
+	if err != nil {
+		return err
+	}
+	// 7. Start the informers (Start is safe to call again later), then run.
+	kubeInformers.Start(ctx)
+	fooInformers.Start(ctx)
+	defer kubeInformers.Shutdown()
+	defer fooInformers.Shutdown()
+	return controller.Run(ctx, workers)
+}
