@@ -17,9 +17,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	kjson "sigs.k8s.io/json"
 
 	"github.com/skiff-sh/skiff/pkg/clock"
+	"github.com/skiff-sh/skiff/pkg/scheme"
 )
 
 // Client is the low-level REST client: it sends requests to the API
@@ -33,7 +35,13 @@ type Client struct {
 	limiter *rate.Limiter
 	clock   clock.Clock
 	logger  *slog.Logger
+	// protobuf decodes protobuf responses (ContentType protobuf).
+	protobuf *protobuf.Serializer
 }
+
+// ContentTypeProtobuf asks the server for protobuf (faster to decode than
+// JSON); requests are still sent as JSON.
+const ContentTypeProtobuf = "application/vnd.kubernetes.protobuf"
 
 // New returns a Client for cfg.
 func New(cfg *Config) (*Client, error) {
@@ -76,6 +84,14 @@ func New(cfg *Config) (*Client, error) {
 	if c.cfg.QPS > 0 {
 		c.limiter = rate.NewLimiter(rate.Limit(c.cfg.QPS), c.cfg.Burst)
 	}
+	switch c.cfg.ContentType {
+	case "", "application/json":
+	case ContentTypeProtobuf:
+		sch := scheme.New()
+		c.protobuf = protobuf.NewSerializer(sch, sch)
+	default:
+		return nil, fmt.Errorf("client: unsupported content type %q", c.cfg.ContentType)
+	}
 	return c, nil
 }
 
@@ -92,6 +108,8 @@ type Request struct {
 	// Watch marks a long-running streaming request: no timeout, no retry
 	// once streaming.
 	Watch bool
+	// JSONOnly asks for JSON whatever the client prefers (unstructured).
+	JSONOnly bool
 }
 
 // maxRetries is how often a request the server asked to retry is retried
@@ -128,8 +146,14 @@ func (c *Client) throttle(ctx context.Context, r *Request) error {
 	return nil
 }
 
-// Do sends r and returns the response body of a successful (2xx) answer.
-func (c *Client) Do(ctx context.Context, r *Request) ([]byte, error) {
+// Response is a successful answer.
+type Response struct {
+	Body        []byte
+	ContentType string
+}
+
+// Do sends r and returns the response of a successful (2xx) answer.
+func (c *Client) Do(ctx context.Context, r *Request) (*Response, error) {
 	resp, err := c.send(ctx, r)
 	if err != nil {
 		return nil, err
@@ -139,18 +163,30 @@ func (c *Client) Do(ctx context.Context, r *Request) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return body, nil
+	return &Response{Body: body, ContentType: resp.Header.Get("Content-Type")}, nil
 }
 
 // Stream sends r and returns the body of a successful answer to read as a
-// stream (a watch). The caller closes it.
-func (c *Client) Stream(ctx context.Context, r *Request) (io.ReadCloser, error) {
+// stream (a watch), with its content type. The caller closes it.
+func (c *Client) Stream(ctx context.Context, r *Request) (io.ReadCloser, string, error) {
 	r.Watch = true
 	resp, err := c.send(ctx, r)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	return resp.Body, nil
+	return resp.Body, resp.Header.Get("Content-Type"), nil
+}
+
+// accept is the Accept header of a request: protobuf first when configured
+// (and the request is not for an unstructured object), JSON otherwise.
+func (c *Client) accept(r *Request) string {
+	if c.protobuf != nil && !r.JSONOnly {
+		if r.Watch {
+			return ContentTypeProtobuf + ";stream=watch, application/json"
+		}
+		return ContentTypeProtobuf + ", application/json"
+	}
+	return "application/json"
 }
 
 func (c *Client) send(ctx context.Context, r *Request) (*http.Response, error) {
@@ -174,7 +210,7 @@ func (c *Client) send(ctx context.Context, r *Request) (*http.Response, error) {
 			cancel()
 			return nil, err
 		}
-		req.Header.Set("Accept", "application/json")
+		req.Header.Set("Accept", c.accept(r))
 		req.Header.Set("User-Agent", c.cfg.UserAgent)
 		if r.Body != nil {
 			ct := r.ContentType
@@ -209,7 +245,7 @@ func (c *Client) send(ctx context.Context, r *Request) (*http.Response, error) {
 			}
 			continue
 		}
-		return nil, statusError(resp.StatusCode, r.Method, data)
+		return nil, c.statusError(resp.StatusCode, r.Method, resp.Header.Get("Content-Type"), data)
 	}
 }
 
@@ -259,8 +295,16 @@ func isConnectionError(err error) bool {
 }
 
 // statusError turns an error response into the API error it carries.
-func statusError(code int, verb string, body []byte) error {
+func (c *Client) statusError(code int, verb, contentType string, body []byte) error {
 	var st metav1.Status
+	if c.protobuf != nil && strings.HasPrefix(contentType, ContentTypeProtobuf) {
+		if _, _, err := c.protobuf.Decode(body, nil, &st); err == nil {
+			if st.Code == 0 {
+				st.Code = int32(code)
+			}
+			return &apierrors.StatusError{ErrStatus: st}
+		}
+	}
 	if err := kjson.UnmarshalCaseSensitivePreserveInts(body, &st); err == nil && st.Kind == "Status" {
 		if st.Code == 0 {
 			st.Code = int32(code)

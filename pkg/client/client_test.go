@@ -222,3 +222,46 @@ func TestThrottleWaitsOnTheTokenBucket(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestProtobufContentType(t *testing.T) {
+	env := testenv.StartT(t)
+	c, err := New(&Config{Host: env.URL, CAData: env.CAData, CertData: env.CertData, KeyData: env.KeyData, QPS: -1, ContentType: ContentTypeProtobuf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	cms := For[*corev1.ConfigMap, *corev1.ConfigMapList](c).Namespace("default")
+	list, err := cms.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := cms.Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	created, err := cms.Create(ctx, cm("pb", map[string]string{"a": "b"}), metav1.CreateOptions{})
+	if err != nil || created.Labels["a"] != "b" || created.UID == "" {
+		t.Fatalf("create: %v %+v", err, created)
+	}
+	got, err := cms.Get(ctx, "pb", metav1.GetOptions{})
+	if err != nil || got.Data["k"] != "v" {
+		t.Fatalf("get: %v %+v", err, got)
+	}
+	if _, err := cms.Get(ctx, "nope", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("protobuf error status: %v", err)
+	}
+	select {
+	case ev := <-w.ResultChan():
+		if ev.Type != watch.Added || ev.Object.(*corev1.ConfigMap).Name != "pb" {
+			t.Fatalf("watch: %s %v", ev.Type, ev.Object)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no watch event")
+	}
+	// Unstructured objects fall back to JSON.
+	dyn := NewDynamic(c, Resource{Version: "v1", Resource: "configmaps", Namespaced: true}).Namespace("default")
+	if u, err := dyn.Get(ctx, "pb", metav1.GetOptions{}); err != nil || u.GetName() != "pb" {
+		t.Fatalf("dynamic with protobuf client: %v", err)
+	}
+}

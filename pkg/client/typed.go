@@ -3,6 +3,8 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"errors"
 	"net/http"
 	"net/url"
@@ -105,12 +107,31 @@ func newOf[X any]() X {
 	return reflect.New(typ.Elem()).Interface().(X)
 }
 
-// decode unmarshals an API response case-sensitively, as the server does.
+// decode unmarshals a JSON API response case-sensitively, as the server does.
 func decode(data []byte, into any) error {
 	if u, ok := into.(json.Unmarshaler); ok {
 		return u.UnmarshalJSON(data)
 	}
 	return kjson.UnmarshalCaseSensitivePreserveInts(data, into)
+}
+
+// decodeResponse decodes a response in whichever format the server chose.
+func (c *Client) decodeResponse(resp *Response, into any) error {
+	if c.protobuf != nil && strings.HasPrefix(resp.ContentType, ContentTypeProtobuf) {
+		obj, ok := into.(runtime.Object)
+		if !ok {
+			return fmt.Errorf("client: cannot decode protobuf into %T", into)
+		}
+		_, _, err := c.protobuf.Decode(resp.Body, nil, obj)
+		return err
+	}
+	return decode(resp.Body, into)
+}
+
+// jsonOnly reports whether objects of type T can only be JSON (unstructured).
+func jsonOnly[T any]() bool {
+	_, ok := any(newOf[T]()).(runtime.Unstructured)
+	return ok
 }
 
 func (t *Typed[T, L]) do(ctx context.Context, method, path string, q url.Values, body any, contentType string, out any) error {
@@ -125,14 +146,14 @@ func (t *Typed[T, L]) do(ctx context.Context, method, path string, q url.Values,
 			return err
 		}
 	}
-	resp, err := t.c.Do(ctx, &Request{Method: method, Path: path, Query: q, Body: data, ContentType: contentType})
+	resp, err := t.c.Do(ctx, &Request{Method: method, Path: path, Query: q, Body: data, ContentType: contentType, JSONOnly: jsonOnly[T]()})
 	if err != nil {
 		return err
 	}
 	if out == nil {
 		return nil
 	}
-	return decode(resp, out)
+	return t.c.decodeResponse(resp, out)
 }
 
 // errEmptyName refuses a request for one object without a name: its path
@@ -196,12 +217,16 @@ func (t *Typed[T, L]) List(ctx context.Context, opts metav1.ListOptions) (L, err
 func (t *Typed[T, L]) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
 	opts.Watch = true
 	ctx, cancel := context.WithCancel(ctx)
-	body, err := t.c.Stream(ctx, &Request{Method: http.MethodGet, Path: t.res.Path(t.ns, ""), Query: ListQuery(opts)})
+	body, ct, err := t.c.Stream(ctx, &Request{Method: http.MethodGet, Path: t.res.Path(t.ns, ""), Query: ListQuery(opts), JSONOnly: jsonOnly[T]()})
 	if err != nil {
 		cancel()
 		return nil, err
 	}
-	return newStreamWatcher(body, cancel, func() runtime.Object { return newOf[T]() }), nil
+	newObj := func() runtime.Object { return newOf[T]() }
+	if t.c.protobuf != nil && strings.HasPrefix(ct, ContentTypeProtobuf) {
+		return newProtobufWatcher(body, cancel, newObj, t.c.protobuf), nil
+	}
+	return newStreamWatcher(body, cancel, newObj), nil
 }
 
 func writeQuery(dryRun []string, fieldManager, fieldValidation string) url.Values {

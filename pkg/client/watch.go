@@ -1,7 +1,9 @@
 package client
 
 import (
+	"bufio"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"io"
@@ -10,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/watch"
 )
@@ -25,10 +28,50 @@ type streamWatcher struct {
 	result  chan watch.Event
 	done    chan struct{}
 	stopped sync.Once
+	// next reads one event: its type and raw object.
+	next func() (watch.EventType, []byte, error)
+	// decodeObj decodes a raw object.
+	decodeObj func(raw []byte, into runtime.Object) error
 }
 
 func newStreamWatcher(body io.ReadCloser, cancel context.CancelFunc, newObj func() runtime.Object) *streamWatcher {
 	w := &streamWatcher{body: body, cancel: cancel, newObj: newObj, result: make(chan watch.Event), done: make(chan struct{})}
+	dec := json.NewDecoder(body)
+	w.next = func() (watch.EventType, []byte, error) {
+		var ev wireEvent
+		err := dec.Decode(&ev)
+		return ev.Type, ev.Object, err
+	}
+	w.decodeObj = func(raw []byte, into runtime.Object) error { return decode(raw, into) }
+	go w.receive()
+	return w
+}
+
+// newProtobufWatcher reads "application/vnd.kubernetes.protobuf;stream=watch":
+// 4-byte big-endian length frames, each a protobuf WatchEvent whose object
+// is itself protobuf.
+func newProtobufWatcher(body io.ReadCloser, cancel context.CancelFunc, newObj func() runtime.Object, pb *protobuf.Serializer) *streamWatcher {
+	w := &streamWatcher{body: body, cancel: cancel, newObj: newObj, result: make(chan watch.Event), done: make(chan struct{})}
+	r := bufio.NewReader(body)
+	w.next = func() (watch.EventType, []byte, error) {
+		var size [4]byte
+		if _, err := io.ReadFull(r, size[:]); err != nil {
+			return "", nil, err
+		}
+		frame := make([]byte, binary.BigEndian.Uint32(size[:]))
+		if _, err := io.ReadFull(r, frame); err != nil {
+			return "", nil, err
+		}
+		ev := &metav1.WatchEvent{}
+		if _, _, err := pb.Decode(frame, nil, ev); err != nil {
+			return "", nil, err
+		}
+		return watch.EventType(ev.Type), ev.Object.Raw, nil
+	}
+	w.decodeObj = func(raw []byte, into runtime.Object) error {
+		_, _, err := pb.Decode(raw, nil, into)
+		return err
+	}
 	go w.receive()
 	return w
 }
@@ -51,10 +94,9 @@ type wireEvent struct {
 func (w *streamWatcher) receive() {
 	defer close(w.result)
 	defer w.Stop()
-	dec := json.NewDecoder(w.body)
 	for {
-		var ev wireEvent
-		if err := dec.Decode(&ev); err != nil {
+		typ, raw, err := w.next()
+		if err != nil {
 			// A stream cut mid-way (truncated JSON, reset or closed
 			// connection, timeout) ends quietly, as the doc above says and
 			// as client-go does; only undecodable data is reported.
@@ -67,23 +109,23 @@ func (w *streamWatcher) receive() {
 			return
 		}
 		var obj runtime.Object
-		switch ev.Type {
+		switch typ {
 		case watch.Error:
 			st := &metav1.Status{}
-			if err := decode(ev.Object, st); err != nil {
+			if err := w.decodeObj(raw, st); err != nil {
 				st = &apierrors.NewInternalError(err).ErrStatus
 			}
 			obj = st
 		case watch.Added, watch.Modified, watch.Deleted, watch.Bookmark:
 			obj = w.newObj()
-			if err := decode(ev.Object, obj); err != nil {
+			if err := w.decodeObj(raw, obj); err != nil {
 				w.send(watch.Event{Type: watch.Error, Object: &apierrors.NewInternalError(err).ErrStatus})
 				return
 			}
 		default:
 			continue
 		}
-		if !w.send(watch.Event{Type: ev.Type, Object: obj}) {
+		if !w.send(watch.Event{Type: typ, Object: obj}) {
 			return
 		}
 	}

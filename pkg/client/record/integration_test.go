@@ -38,13 +38,13 @@ func startAPI(t *testing.T) *client.Client {
 // eventsFor lists GET /api/v1/namespaces/ns/events?fieldSelector=involvedObject.name=<name>.
 func eventsFor(t *testing.T, c *client.Client, name string) []corev1.Event {
 	t.Helper()
-	body, err := c.Do(context.Background(), &client.Request{Method: http.MethodGet, Path: "/api/v1/namespaces/ns/events",
+	resp, err := c.Do(context.Background(), &client.Request{Method: http.MethodGet, Path: "/api/v1/namespaces/ns/events",
 		Query: url.Values{"fieldSelector": {"involvedObject.name=" + name}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var l corev1.EventList
-	if err := json.Unmarshal(body, &l); err != nil {
+	if err := json.Unmarshal(resp.Body, &l); err != nil {
 		t.Fatal(err)
 	}
 	return l.Items
