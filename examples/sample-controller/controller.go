@@ -66,7 +66,7 @@ type Controller struct {
 // (upstream's NewController takes the Deployment and Foo informers too).
 func NewController(c *client.Client, deployInformer *cache.TypedInformer[*appsv1.Deployment],
 	fooInformer *cache.TypedInformer[*corev1.ConfigMap], recorder record.EventRecorder,
-	limiter workqueue.TypedRateLimiter[string], logger *slog.Logger) (*Controller, error) {
+	limiter workqueue.TypedRateLimiter[string], metrics workqueue.MetricsProvider, logger *slog.Logger) (*Controller, error) {
 	ctl := &Controller{
 		deployments:      client.For[*appsv1.Deployment, *appsv1.DeploymentList](c),
 		configMaps:       client.For[*corev1.ConfigMap, *corev1.ConfigMapList](c),
@@ -74,7 +74,7 @@ func NewController(c *client.Client, deployInformer *cache.TypedInformer[*appsv1
 		fooLister:        fooInformer.Lister(),
 		synced:           []cache.InformerSynced{deployInformer.HasSynced, fooInformer.HasSynced},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(limiter,
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "Foos"}),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "Foos", MetricsProvider: metrics}),
 		recorder: recorder,
 		logger:   logger,
 	}

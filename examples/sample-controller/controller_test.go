@@ -51,7 +51,7 @@ func TestSampleControllerAgainstAPIServer(t *testing.T) {
 		informers.InformerFor[*appsv1.Deployment, *appsv1.DeploymentList](kube),
 		informers.InformerFor[*corev1.ConfigMap, *corev1.ConfigMapList](foos),
 		b.NewRecorder(corev1.EventSource{Component: controllerAgentName}),
-		workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, time.Second), logger)
+		workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, time.Second), nil, logger)
 	if err != nil {
 		t.Fatal(err)
 	}

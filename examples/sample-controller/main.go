@@ -4,11 +4,14 @@ import (
 	"context"
 	"flag"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 
@@ -21,6 +24,7 @@ import (
 func main() {
 	kubeconfig := flag.String("kubeconfig", "", "path to a kubeconfig (default: $KUBECONFIG, then ~/.kube/config)")
 	workers := flag.Int("workers", 2, "number of workers")
+	metricsAddr := flag.String("metrics-bind-address", "", "serve Prometheus metrics (work queue depth, latency, retries...) on this address, e.g. :8080")
 	flag.Parse()
 	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
 
@@ -28,13 +32,13 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	if err := run(ctx, *kubeconfig, *workers, logger); err != nil {
+	if err := run(ctx, *kubeconfig, *workers, *metricsAddr, logger); err != nil {
 		logger.Error("sample-controller failed", "err", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, kubeconfig string, workers int, logger *slog.Logger) error {
+func run(ctx context.Context, kubeconfig string, workers int, metricsAddr string, logger *slog.Logger) error {
 	// 2. How to reach the API server.
 	cfg, err := client.LoadKubeconfig(kubeconfig, "")
 	if err != nil {
@@ -57,15 +61,27 @@ func run(ctx context.Context, kubeconfig string, workers int, logger *slog.Logge
 	broadcaster.StartRecordingToSink(record.NewClientSink(c))
 	recorder := broadcaster.NewRecorder(corev1.EventSource{Component: controllerAgentName})
 
-	// 6. The controller registers its handlers on the informers.
-	controller, err := NewController(c,
-		informers.InformerFor[*appsv1.Deployment, *appsv1.DeploymentList](kubeInformers),
-		informers.InformerFor[*corev1.ConfigMap, *corev1.ConfigMapList](fooInformers),
-		recorder, workqueue.DefaultTypedControllerRateLimiter[string](), logger)
+	// 6. The work queue's metrics (client-go's workqueue_* names) on /metrics.
+	reg := prometheus.NewRegistry()
+	metrics, err := workqueue.NewPrometheusMetricsProvider(reg)
 	if err != nil {
 		return err
 	}
-	// 7. Start the informers (Start is safe to call again later), then run.
+	if metricsAddr != "" {
+		srv := &http.Server{Addr: metricsAddr, Handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), ReadHeaderTimeout: 10 * time.Second}
+		go srv.ListenAndServe()
+		defer srv.Close()
+	}
+
+	// 7. The controller registers its handlers on the informers.
+	controller, err := NewController(c,
+		informers.InformerFor[*appsv1.Deployment, *appsv1.DeploymentList](kubeInformers),
+		informers.InformerFor[*corev1.ConfigMap, *corev1.ConfigMapList](fooInformers),
+		recorder, workqueue.DefaultTypedControllerRateLimiter[string](), metrics, logger)
+	if err != nil {
+		return err
+	}
+	// 8. Start the informers (Start is safe to call again later), then run.
 	kubeInformers.Start(ctx)
 	fooInformers.Start(ctx)
 	defer kubeInformers.Shutdown()
