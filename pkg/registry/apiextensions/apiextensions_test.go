@@ -1,21 +1,13 @@
 package apiextensions
 
 import (
+	"github.com/skiff-sh/skiff/pkg/registry/registrytest"
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
-
-func findError(errs field.ErrorList, path string, typ field.ErrorType) bool {
-	for _, e := range errs {
-		if e.Field == path && e.Type == typ {
-			return true
-		}
-	}
-	return false
-}
 
 func crontabSchema() *apiextensionsv1.CustomResourceValidation {
 	return &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
@@ -289,7 +281,7 @@ func TestValidateCustomResourceDefinition(t *testing.T) {
 				}
 				return
 			}
-			if !findError(errs, tc.path, tc.typ) {
+			if !registrytest.FindError(errs, tc.path, tc.typ) {
 				t.Fatalf("want %s at %s, got %v", tc.typ, tc.path, errs)
 			}
 			if tc.msg != "" {
@@ -349,7 +341,7 @@ func TestValidateCustomResourceDefinitionUpdate(t *testing.T) {
 				}
 				return
 			}
-			if !findError(errs, tc.path, tc.typ) {
+			if !registrytest.FindError(errs, tc.path, tc.typ) {
 				t.Fatalf("want %s at %s, got %v", tc.typ, tc.path, errs)
 			}
 		})
@@ -375,7 +367,7 @@ func TestValidateCustomResourceDefinitionStatusUpdate(t *testing.T) {
 		t.Fatalf("unexpected errors: %v", errs)
 	}
 	crd.Status.AcceptedNames.Plural = "Bad_Plural"
-	if errs := ValidateCustomResourceDefinitionStatusUpdate(crd, old); !findError(errs, "status.acceptedNames.plural", field.ErrorTypeInvalid) {
+	if errs := ValidateCustomResourceDefinitionStatusUpdate(crd, old); !registrytest.FindError(errs, "status.acceptedNames.plural", field.ErrorTypeInvalid) {
 		t.Fatalf("got %v", errs)
 	}
 }

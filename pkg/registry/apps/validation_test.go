@@ -1,8 +1,7 @@
 package apps
 
 import (
-	"sort"
-	"strings"
+	"github.com/skiff-sh/skiff/pkg/registry/registrytest"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -10,22 +9,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // expectErrs fails unless errs are exactly want ("<field>: <type>").
-func expectErrs(t *testing.T, errs field.ErrorList, want ...string) {
-	t.Helper()
-	got := make([]string, 0, len(errs))
-	for _, e := range errs {
-		got = append(got, e.Field+": "+e.Type.String())
-	}
-	sort.Strings(got)
-	sort.Strings(want)
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("errors:\n  got  %q\n  want %q\nfull: %v", got, want, errs.ToAggregate())
-	}
-}
 
 func objectMeta(name string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Name: name, Namespace: "default"}
@@ -80,7 +66,7 @@ func TestValidateDeployment(t *testing.T) {
 			if tc.mutate != nil {
 				tc.mutate(d)
 			}
-			expectErrs(t, ValidateDeployment(d), tc.want...)
+			registrytest.ExpectErrors(t, ValidateDeployment(d), tc.want...)
 		})
 	}
 
@@ -100,37 +86,37 @@ func TestValidateDeploymentUpdate(t *testing.T) {
 	d := old.DeepCopy()
 	d.Spec.Replicas = ptrOf(int32(5))
 	d.Spec.Template.Spec.Containers[0].Image = "nginx:1.28"
-	expectErrs(t, ValidateDeploymentUpdate(d, old))
+	registrytest.ExpectErrors(t, ValidateDeploymentUpdate(d, old))
 
 	d = old.DeepCopy()
 	d.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web", "tier": "x"}}
 	d.Spec.Template.Labels["tier"] = "x"
-	expectErrs(t, ValidateDeploymentUpdate(d, old), "spec.selector: Invalid value")
+	registrytest.ExpectErrors(t, ValidateDeploymentUpdate(d, old), "spec.selector: Invalid value")
 
 	st := old.DeepCopy()
 	st.Status = appsv1.DeploymentStatus{Replicas: 1, ReadyReplicas: 2, CollisionCount: nil}
 	old.Status.CollisionCount = ptrOf(int32(2))
-	expectErrs(t, ValidateDeploymentStatusUpdate(st, old), "status.readyReplicas: Invalid value", "status.collisionCount: Invalid value")
+	registrytest.ExpectErrors(t, ValidateDeploymentStatusUpdate(st, old), "status.readyReplicas: Invalid value", "status.collisionCount: Invalid value")
 }
 
 func TestValidateReplicaSet(t *testing.T) {
 	rs := &appsv1.ReplicaSet{ObjectMeta: objectMeta("web-1234"), Spec: appsv1.ReplicaSetSpec{Selector: webSelector(), Template: podTemplate()}}
 	DefaultReplicaSet(rs)
-	expectErrs(t, ValidateReplicaSet(rs))
+	registrytest.ExpectErrors(t, ValidateReplicaSet(rs))
 
 	rs.Spec.Template.Spec.ActiveDeadlineSeconds = ptrOf(int64(10))
-	expectErrs(t, ValidateReplicaSet(rs), "spec.template.spec.activeDeadlineSeconds: Forbidden")
+	registrytest.ExpectErrors(t, ValidateReplicaSet(rs), "spec.template.spec.activeDeadlineSeconds: Forbidden")
 
 	old := rs.DeepCopy()
 	old.Spec.Template.Spec.ActiveDeadlineSeconds = nil
 	old.ResourceVersion = "1"
 	upd := old.DeepCopy()
 	upd.Spec.Selector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app", Operator: metav1.LabelSelectorOpExists}}}
-	expectErrs(t, ValidateReplicaSetUpdate(upd, old), "spec.selector: Invalid value")
+	registrytest.ExpectErrors(t, ValidateReplicaSetUpdate(upd, old), "spec.selector: Invalid value")
 
 	st := old.DeepCopy()
 	st.Status = appsv1.ReplicaSetStatus{Replicas: 2, ReadyReplicas: 2, AvailableReplicas: 2, FullyLabeledReplicas: 2}
-	expectErrs(t, ValidateReplicaSetStatusUpdate(st, old))
+	registrytest.ExpectErrors(t, ValidateReplicaSetStatusUpdate(st, old))
 }
 
 func validStatefulSet() *appsv1.StatefulSet {
@@ -171,7 +157,7 @@ func TestValidateStatefulSet(t *testing.T) {
 			if tc.mutate != nil {
 				tc.mutate(s)
 			}
-			expectErrs(t, ValidateStatefulSet(s), tc.want...)
+			registrytest.ExpectErrors(t, ValidateStatefulSet(s), tc.want...)
 		})
 	}
 }
@@ -184,12 +170,12 @@ func TestValidateStatefulSetUpdate(t *testing.T) {
 	s.Spec.Replicas = ptrOf(int32(3))
 	s.Spec.Template.Spec.Containers[0].Image = "postgres:17"
 	s.Spec.MinReadySeconds = 5
-	expectErrs(t, ValidateStatefulSetUpdate(s, old))
+	registrytest.ExpectErrors(t, ValidateStatefulSetUpdate(s, old))
 
 	s = old.DeepCopy()
 	s.Spec.ServiceName = "other"
 	errs := ValidateStatefulSetUpdate(s, old)
-	expectErrs(t, errs, "spec: Forbidden")
+	registrytest.ExpectErrors(t, errs, "spec: Forbidden")
 	want := "spec: Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden"
 	if len(errs) == 1 && errs[0].Error() != want {
 		t.Errorf("got %q", errs[0].Error())
@@ -197,50 +183,50 @@ func TestValidateStatefulSetUpdate(t *testing.T) {
 
 	st := old.DeepCopy()
 	st.Status = appsv1.StatefulSetStatus{Replicas: 1, CurrentReplicas: 2}
-	expectErrs(t, ValidateStatefulSetStatusUpdate(st, old), "status.currentReplicas: Invalid value")
+	registrytest.ExpectErrors(t, ValidateStatefulSetStatusUpdate(st, old), "status.currentReplicas: Invalid value")
 }
 
 func TestValidateDaemonSet(t *testing.T) {
 	ds := &appsv1.DaemonSet{ObjectMeta: objectMeta("agent"), Spec: appsv1.DaemonSetSpec{Selector: webSelector(), Template: podTemplate()}}
 	DefaultDaemonSet(ds)
-	expectErrs(t, ValidateDaemonSet(ds))
+	registrytest.ExpectErrors(t, ValidateDaemonSet(ds))
 
 	both := ds.DeepCopy()
 	both.Spec.UpdateStrategy.RollingUpdate.MaxSurge = ptrOf(intstr.FromString("10%"))
-	expectErrs(t, ValidateDaemonSet(both), "spec.updateStrategy.rollingUpdate.maxSurge: Invalid value")
+	registrytest.ExpectErrors(t, ValidateDaemonSet(both), "spec.updateStrategy.rollingUpdate.maxSurge: Invalid value")
 
 	noSel := ds.DeepCopy()
 	noSel.Spec.Selector = nil
-	expectErrs(t, ValidateDaemonSet(noSel), "spec.template.metadata.labels: Invalid value")
+	registrytest.ExpectErrors(t, ValidateDaemonSet(noSel), "spec.template.metadata.labels: Invalid value")
 
 	badType := ds.DeepCopy()
 	badType.Spec.UpdateStrategy = appsv1.DaemonSetUpdateStrategy{Type: "Rolling"}
-	expectErrs(t, ValidateDaemonSet(badType), "spec.updateStrategy: Unsupported value")
+	registrytest.ExpectErrors(t, ValidateDaemonSet(badType), "spec.updateStrategy: Unsupported value")
 
 	old := ds.DeepCopy()
 	old.ResourceVersion = "1"
 	upd := old.DeepCopy()
 	upd.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"app": "agent"}}
 	upd.Spec.Template.Labels = map[string]string{"app": "agent"}
-	expectErrs(t, ValidateDaemonSetUpdate(upd, old), "spec.selector: Invalid value")
+	registrytest.ExpectErrors(t, ValidateDaemonSetUpdate(upd, old), "spec.selector: Invalid value")
 
 	st := old.DeepCopy()
 	st.Status.NumberReady = -1
-	expectErrs(t, ValidateDaemonSetStatusUpdate(st, old), "status.numberReady: Invalid value")
+	registrytest.ExpectErrors(t, ValidateDaemonSetStatusUpdate(st, old), "status.numberReady: Invalid value")
 }
 
 func TestValidateControllerRevision(t *testing.T) {
 	cr := &appsv1.ControllerRevision{ObjectMeta: objectMeta("web-7d4b9c"), Data: runtime.RawExtension{Raw: []byte(`{"spec":{}}`)}, Revision: 2}
-	expectErrs(t, ValidateControllerRevision(cr))
+	registrytest.ExpectErrors(t, ValidateControllerRevision(cr))
 
 	empty := cr.DeepCopy()
 	empty.Data = runtime.RawExtension{}
 	empty.Revision = -1
-	expectErrs(t, ValidateControllerRevision(empty), "data: Required value", "revision: Invalid value")
+	registrytest.ExpectErrors(t, ValidateControllerRevision(empty), "data: Required value", "revision: Invalid value")
 
 	old := cr.DeepCopy()
 	old.ResourceVersion = "1"
 	upd := old.DeepCopy()
 	upd.Data = runtime.RawExtension{Raw: []byte(`{"spec":{"x":1}}`)}
-	expectErrs(t, ValidateControllerRevisionUpdate(upd, old), "data: Invalid value")
+	registrytest.ExpectErrors(t, ValidateControllerRevisionUpdate(upd, old), "data: Invalid value")
 }

@@ -1,6 +1,7 @@
 package autoscaling
 
 import (
+	"github.com/skiff-sh/skiff/pkg/registry/registrytest"
 	"testing"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -23,14 +24,6 @@ func validHPA() *autoscalingv2.HorizontalPodAutoscaler {
 }
 
 // findError reports whether errs holds an error of type typ at path.
-func findError(errs field.ErrorList, path string, typ field.ErrorType) bool {
-	for _, e := range errs {
-		if e.Field == path && e.Type == typ {
-			return true
-		}
-	}
-	return false
-}
 
 func TestValidateHorizontalPodAutoscaler(t *testing.T) {
 	tests := []struct {
@@ -110,7 +103,7 @@ func TestValidateHorizontalPodAutoscaler(t *testing.T) {
 				}
 				return
 			}
-			if !findError(errs, tc.path, tc.typ) {
+			if !registrytest.FindError(errs, tc.path, tc.typ) {
 				t.Fatalf("want %s at %s, got %v", tc.typ, tc.path, errs)
 			}
 		})
@@ -150,13 +143,13 @@ func TestValidateHorizontalPodAutoscalerUpdate(t *testing.T) {
 	}
 	// ...but scaling to zero needs an Object or External metric.
 	hpa.Spec.Metrics = validHPA().Spec.Metrics
-	if errs := ValidateHorizontalPodAutoscalerUpdate(hpa, old); !findError(errs, "spec.metrics", field.ErrorTypeForbidden) {
+	if errs := ValidateHorizontalPodAutoscalerUpdate(hpa, old); !registrytest.FindError(errs, "spec.metrics", field.ErrorTypeForbidden) {
 		t.Fatalf("want forbidden spec.metrics, got %v", errs)
 	}
 
 	hpa = validHPA()
 	hpa.Name = "other"
-	if errs := ValidateHorizontalPodAutoscalerUpdate(hpa, validHPA()); !findError(errs, "metadata.name", field.ErrorTypeInvalid) {
+	if errs := ValidateHorizontalPodAutoscalerUpdate(hpa, validHPA()); !registrytest.FindError(errs, "metadata.name", field.ErrorTypeInvalid) {
 		t.Fatalf("name is immutable, got %v", errs)
 	}
 }
@@ -170,7 +163,7 @@ func TestValidateHorizontalPodAutoscalerStatusUpdate(t *testing.T) {
 		t.Fatalf("unexpected errors: %v", errs)
 	}
 	hpa.Status.DesiredReplicas = -1
-	if errs := ValidateHorizontalPodAutoscalerStatusUpdate(hpa, old); !findError(errs, "status.desiredReplicas", field.ErrorTypeInvalid) {
+	if errs := ValidateHorizontalPodAutoscalerStatusUpdate(hpa, old); !registrytest.FindError(errs, "status.desiredReplicas", field.ErrorTypeInvalid) {
 		t.Fatalf("got %v", errs)
 	}
 }

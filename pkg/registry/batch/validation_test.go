@@ -1,29 +1,16 @@
 package batch
 
 import (
-	"sort"
+	"github.com/skiff-sh/skiff/pkg/registry/registrytest"
 	"strings"
 	"testing"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // expectErrs fails unless errs are exactly want ("<field>: <type>").
-func expectErrs(t *testing.T, errs field.ErrorList, want ...string) {
-	t.Helper()
-	got := make([]string, 0, len(errs))
-	for _, e := range errs {
-		got = append(got, e.Field+": "+e.Type.String())
-	}
-	sort.Strings(got)
-	sort.Strings(want)
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("errors:\n  got  %q\n  want %q\nfull: %v", got, want, errs.ToAggregate())
-	}
-}
 
 // validJob is a Job as the strategy hands it to validation: defaulted, with
 // a uid and the generated selector and labels.
@@ -99,7 +86,7 @@ func TestValidateJob(t *testing.T) {
 			if tc.mutate != nil {
 				tc.mutate(j)
 			}
-			expectErrs(t, ValidateJob(j), tc.want...)
+			registrytest.ExpectErrors(t, ValidateJob(j), tc.want...)
 		})
 	}
 }
@@ -112,26 +99,26 @@ func TestValidateJobUpdate(t *testing.T) {
 	j.Spec.Parallelism = ptrOf(int32(4))
 	j.Spec.Suspend = ptrOf(true)
 	j.Spec.ActiveDeadlineSeconds = ptrOf(int64(60))
-	expectErrs(t, ValidateJobUpdate(j, old))
+	registrytest.ExpectErrors(t, ValidateJobUpdate(j, old))
 
 	j = old.DeepCopy()
 	j.Spec.Template.Spec.Containers[0].Image = "perl:5.40"
 	j.Spec.Completions = ptrOf(int32(3))
-	expectErrs(t, ValidateJobUpdate(j, old), "spec.template: Invalid value", "spec.completions: Invalid value")
+	registrytest.ExpectErrors(t, ValidateJobUpdate(j, old), "spec.template: Invalid value", "spec.completions: Invalid value")
 
 	j = old.DeepCopy()
 	j.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"job-name": "pi"}}
-	expectErrs(t, ValidateJobUpdate(j, old), "spec.selector: Invalid value")
+	registrytest.ExpectErrors(t, ValidateJobUpdate(j, old), "spec.selector: Invalid value")
 
 	// A suspended Job that never started may change its scheduling directives.
 	suspended := old.DeepCopy()
 	suspended.Spec.Suspend = ptrOf(true)
 	j = suspended.DeepCopy()
 	j.Spec.Template.Spec.NodeSelector = map[string]string{"zone": "a"}
-	expectErrs(t, ValidateJobUpdate(j, suspended))
+	registrytest.ExpectErrors(t, ValidateJobUpdate(j, suspended))
 	started := suspended.DeepCopy()
 	started.Status.StartTime = &metav1.Time{}
-	expectErrs(t, ValidateJobUpdate(j, started), "spec.template: Invalid value")
+	registrytest.ExpectErrors(t, ValidateJobUpdate(j, started), "spec.template: Invalid value")
 
 	// Elastic Indexed Jobs scale completions and parallelism together.
 	indexed := old.DeepCopy()
@@ -139,9 +126,9 @@ func TestValidateJobUpdate(t *testing.T) {
 	indexed.Spec.Completions, indexed.Spec.Parallelism = ptrOf(int32(2)), ptrOf(int32(2))
 	j = indexed.DeepCopy()
 	j.Spec.Completions, j.Spec.Parallelism = ptrOf(int32(5)), ptrOf(int32(5))
-	expectErrs(t, ValidateJobUpdate(j, indexed))
+	registrytest.ExpectErrors(t, ValidateJobUpdate(j, indexed))
 	j.Spec.Parallelism = ptrOf(int32(4))
-	expectErrs(t, ValidateJobUpdate(j, indexed), "spec.completions: Invalid value")
+	registrytest.ExpectErrors(t, ValidateJobUpdate(j, indexed), "spec.completions: Invalid value")
 }
 
 func TestValidateJobStatusUpdate(t *testing.T) {
@@ -153,13 +140,13 @@ func TestValidateJobStatusUpdate(t *testing.T) {
 	j.Status.Succeeded = 1
 	j.Status.Active = 0
 	j.Status.Conditions = []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}
-	expectErrs(t, ValidateJobStatusUpdate(j, old))
+	registrytest.ExpectErrors(t, ValidateJobStatusUpdate(j, old))
 
 	j = old.DeepCopy()
 	j.Status.Failed = 1
 	j.Status.Ready = ptrOf(int32(5))
 	j.Status.CompletedIndexes = "0"
-	expectErrs(t, ValidateJobStatusUpdate(j, old), "status.failed: Invalid value", "status.ready: Invalid value", "status.completedIndexes: Invalid value")
+	registrytest.ExpectErrors(t, ValidateJobStatusUpdate(j, old), "status.failed: Invalid value", "status.ready: Invalid value", "status.completedIndexes: Invalid value")
 }
 
 func validCronJob() *batchv1.CronJob {
@@ -202,7 +189,7 @@ func TestValidateCronJob(t *testing.T) {
 			if tc.mutate != nil {
 				tc.mutate(c)
 			}
-			expectErrs(t, ValidateCronJob(c), tc.want...)
+			registrytest.ExpectErrors(t, ValidateCronJob(c), tc.want...)
 		})
 	}
 
@@ -223,18 +210,18 @@ func TestValidateCronJobUpdate(t *testing.T) {
 	c := old.DeepCopy()
 	c.Spec.Schedule = "*/10 * * * *"
 	c.Spec.Suspend = ptrOf(true)
-	expectErrs(t, ValidateCronJobUpdate(c, old))
+	registrytest.ExpectErrors(t, ValidateCronJobUpdate(c, old))
 
 	// A TZ prefix is tolerated on objects that already had one.
 	withTZ := old.DeepCopy()
 	withTZ.Spec.Schedule = "TZ=UTC 0 3 * * *"
 	c = withTZ.DeepCopy()
 	c.Spec.Schedule = "TZ=UTC 0 4 * * *"
-	expectErrs(t, ValidateCronJobUpdate(c, withTZ))
+	registrytest.ExpectErrors(t, ValidateCronJobUpdate(c, withTZ))
 	c.Spec.TimeZone = ptrOf("UTC")
-	expectErrs(t, ValidateCronJobUpdate(c, withTZ), "spec.schedule: Invalid value")
+	registrytest.ExpectErrors(t, ValidateCronJobUpdate(c, withTZ), "spec.schedule: Invalid value")
 
-	expectErrs(t, ValidateCronJobStatusUpdate(old.DeepCopy(), old))
+	registrytest.ExpectErrors(t, ValidateCronJobStatusUpdate(old.DeepCopy(), old))
 }
 
 func TestParseCronSchedule(t *testing.T) {

@@ -1,7 +1,7 @@
 package core
 
 import (
-	"sort"
+	"github.com/skiff-sh/skiff/pkg/registry/registrytest"
 	"strings"
 	"testing"
 
@@ -9,29 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 )
-
-// errKeys renders errors as "<field>: <type>", the part kubectl users match
-// on (the detail follows after another ": ").
-func errKeys(errs field.ErrorList) []string {
-	keys := make([]string, 0, len(errs))
-	for _, e := range errs {
-		keys = append(keys, e.Field+": "+e.Type.String())
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-// expectErrs fails unless errs are exactly want ("<field>: <type>").
-func expectErrs(t *testing.T, errs field.ErrorList, want ...string) {
-	t.Helper()
-	sort.Strings(want)
-	got := errKeys(errs)
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("errors:\n  got  %q\n  want %q\nfull: %v", got, want, errs.ToAggregate())
-	}
-}
 
 func validPod() *corev1.Pod {
 	pod := &corev1.Pod{
@@ -163,7 +141,7 @@ func TestValidatePod(t *testing.T) {
 			if tc.mutate != nil {
 				tc.mutate(pod)
 			}
-			expectErrs(t, ValidatePod(pod), tc.want...)
+			registrytest.ExpectErrors(t, ValidatePod(pod), tc.want...)
 		})
 	}
 }
@@ -209,7 +187,7 @@ func TestValidatePodUpdate(t *testing.T) {
 			if tc.mutate != nil {
 				tc.mutate(pod)
 			}
-			expectErrs(t, ValidatePodUpdate(pod, old), tc.want...)
+			registrytest.ExpectErrors(t, ValidatePodUpdate(pod, old), tc.want...)
 		})
 	}
 
@@ -232,13 +210,13 @@ func TestValidatePodStatusUpdate(t *testing.T) {
 
 	pod := old.DeepCopy()
 	pod.Status.PodIPs = []corev1.PodIP{{IP: "10.0.0.1"}, {IP: "fd00::1"}}
-	expectErrs(t, ValidatePodStatusUpdate(pod, old))
+	registrytest.ExpectErrors(t, ValidatePodStatusUpdate(pod, old))
 
 	pod = old.DeepCopy()
 	pod.Status.ContainerStatuses[0].State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
 	pod.Status.PodIPs = []corev1.PodIP{{IP: "10.0.0.1"}, {IP: "10.0.0.2"}}
 	pod.Spec.NodeName = "n1"
-	expectErrs(t, ValidatePodStatusUpdate(pod, old),
+	registrytest.ExpectErrors(t, ValidatePodStatusUpdate(pod, old),
 		"status.containerStatuses[0].state: Forbidden", "status.podIPs: Invalid value", "status.nodeName: Forbidden")
 }
 
@@ -248,17 +226,17 @@ func TestValidatePodTemplate(t *testing.T) {
 		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "x"}}},
 	}}
 	DefaultPodTemplate(pt)
-	expectErrs(t, ValidatePodTemplate(pt))
+	registrytest.ExpectErrors(t, ValidatePodTemplate(pt))
 	pt.Template.Labels["-bad"] = "x"
 	pt.Template.Spec.Containers[0].Image = ""
-	expectErrs(t, ValidatePodTemplate(pt), "template.labels: Invalid value", "template.spec.containers[0].image: Required value")
+	registrytest.ExpectErrors(t, ValidatePodTemplate(pt), "template.labels: Invalid value", "template.spec.containers[0].image: Required value")
 
 	old := pt.DeepCopy()
 	old.ResourceVersion = "3"
 	pt = old.DeepCopy()
 	pt.Template.Labels = map[string]string{"app": "y"}
 	pt.Template.Spec.Containers[0].Image = "y"
-	expectErrs(t, ValidatePodTemplateUpdate(pt, old))
+	registrytest.ExpectErrors(t, ValidatePodTemplateUpdate(pt, old))
 }
 
 func validService() *corev1.Service {
@@ -331,7 +309,7 @@ func TestValidateService(t *testing.T) {
 			if tc.mutate != nil {
 				tc.mutate(svc)
 			}
-			expectErrs(t, ValidateService(svc), tc.want...)
+			registrytest.ExpectErrors(t, ValidateService(svc), tc.want...)
 		})
 	}
 }
@@ -342,63 +320,63 @@ func TestValidateServiceUpdate(t *testing.T) {
 
 	svc := old.DeepCopy()
 	svc.Spec.Selector = map[string]string{"app": "web2"}
-	expectErrs(t, ValidateServiceUpdate(svc, old))
+	registrytest.ExpectErrors(t, ValidateServiceUpdate(svc, old))
 
 	svc = old.DeepCopy()
 	svc.Spec.ClusterIP, svc.Spec.ClusterIPs = "10.96.0.99", []string{"10.96.0.99"}
-	expectErrs(t, ValidateServiceUpdate(svc, old), "spec.clusterIPs[0]: Invalid value")
+	registrytest.ExpectErrors(t, ValidateServiceUpdate(svc, old), "spec.clusterIPs[0]: Invalid value")
 
 	svc = old.DeepCopy()
 	svc.ResourceVersion = ""
-	expectErrs(t, ValidateServiceUpdate(svc, old), "metadata.resourceVersion: Invalid value")
+	registrytest.ExpectErrors(t, ValidateServiceUpdate(svc, old), "metadata.resourceVersion: Invalid value")
 
 	// Status: ingress points only for load balancers.
 	svc = old.DeepCopy()
 	svc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "1.2.3.4"}}
-	expectErrs(t, ValidateServiceStatusUpdate(svc, old), "status.loadBalancer.ingress: Forbidden")
+	registrytest.ExpectErrors(t, ValidateServiceStatusUpdate(svc, old), "status.loadBalancer.ingress: Forbidden")
 }
 
 func TestValidateConfigMap(t *testing.T) {
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg", Namespace: "default"}, Data: map[string]string{"app.yaml": "x", "KEY_1": "y"}}
-	expectErrs(t, ValidateConfigMap(cm))
+	registrytest.ExpectErrors(t, ValidateConfigMap(cm))
 
 	bad := cm.DeepCopy()
 	bad.Data["bad/key"] = "x"
 	bad.BinaryData = map[string][]byte{"KEY_1": nil}
-	expectErrs(t, ValidateConfigMap(bad), "data[bad/key]: Invalid value", "data[KEY_1]: Invalid value")
+	registrytest.ExpectErrors(t, ValidateConfigMap(bad), "data[bad/key]: Invalid value", "data[KEY_1]: Invalid value")
 
 	big := cm.DeepCopy()
 	big.Data["big"] = strings.Repeat("x", corev1.MaxSecretSize)
 	// The error is about the whole object; upstream's empty path renders as "[]".
-	expectErrs(t, ValidateConfigMap(big), "[]: Too long")
+	registrytest.ExpectErrors(t, ValidateConfigMap(big), "[]: Too long")
 
 	old := cm.DeepCopy()
 	old.ResourceVersion = "1"
 	old.Immutable = ptrOf(true)
 	upd := old.DeepCopy()
 	upd.Data["app.yaml"] = "changed"
-	expectErrs(t, ValidateConfigMapUpdate(upd, old), "data: Forbidden")
+	registrytest.ExpectErrors(t, ValidateConfigMapUpdate(upd, old), "data: Forbidden")
 	upd = old.DeepCopy()
 	upd.Immutable = nil
-	expectErrs(t, ValidateConfigMapUpdate(upd, old), "immutable: Forbidden")
+	registrytest.ExpectErrors(t, ValidateConfigMapUpdate(upd, old), "immutable: Forbidden")
 	upd = old.DeepCopy()
 	upd.Labels = map[string]string{"a": "b"}
-	expectErrs(t, ValidateConfigMapUpdate(upd, old))
+	registrytest.ExpectErrors(t, ValidateConfigMapUpdate(upd, old))
 }
 
 func TestValidateSecret(t *testing.T) {
 	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "default"}, Data: map[string][]byte{"password": []byte("x")}}
 	DefaultSecret(s)
-	expectErrs(t, ValidateSecret(s))
+	registrytest.ExpectErrors(t, ValidateSecret(s))
 
 	tls := s.DeepCopy()
 	tls.Type = corev1.SecretTypeTLS
-	expectErrs(t, ValidateSecret(tls), "data[tls.crt]: Required value", "data[tls.key]: Required value")
+	registrytest.ExpectErrors(t, ValidateSecret(tls), "data[tls.crt]: Required value", "data[tls.key]: Required value")
 
 	docker := s.DeepCopy()
 	docker.Type = corev1.SecretTypeDockerConfigJson
 	docker.Data = map[string][]byte{corev1.DockerConfigJsonKey: []byte("{not json")}
-	expectErrs(t, ValidateSecret(docker), "data[.dockerconfigjson]: Invalid value")
+	registrytest.ExpectErrors(t, ValidateSecret(docker), "data[.dockerconfigjson]: Invalid value")
 
 	old := s.DeepCopy()
 	old.ResourceVersion = "1"
@@ -406,23 +384,23 @@ func TestValidateSecret(t *testing.T) {
 	upd := old.DeepCopy()
 	upd.Data["password"] = []byte("y")
 	upd.Type = corev1.SecretTypeBasicAuth
-	expectErrs(t, ValidateSecretUpdate(upd, old), "data: Forbidden", "type: Invalid value")
+	registrytest.ExpectErrors(t, ValidateSecretUpdate(upd, old), "data: Forbidden", "type: Invalid value")
 }
 
 func TestValidateNamespace(t *testing.T) {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}}
 	DefaultNamespace(ns)
-	expectErrs(t, ValidateNamespace(ns))
+	registrytest.ExpectErrors(t, ValidateNamespace(ns))
 
 	bad := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team.a", Namespace: "x"}}
-	expectErrs(t, ValidateNamespace(bad), "metadata.name: Invalid value", "metadata.namespace: Forbidden")
+	registrytest.ExpectErrors(t, ValidateNamespace(bad), "metadata.name: Invalid value", "metadata.namespace: Forbidden")
 
 	old := ns.DeepCopy()
 	old.ResourceVersion = "1"
 	st := old.DeepCopy()
 	st.Status.Phase = corev1.NamespaceTerminating
-	expectErrs(t, ValidateNamespaceStatusUpdate(st, old), "status.Phase: Invalid value")
-	expectErrs(t, ValidateNamespaceUpdate(old.DeepCopy(), old))
+	registrytest.ExpectErrors(t, ValidateNamespaceStatusUpdate(st, old), "status.Phase: Invalid value")
+	registrytest.ExpectErrors(t, ValidateNamespaceUpdate(old.DeepCopy(), old))
 }
 
 func TestValidateNode(t *testing.T) {
@@ -431,20 +409,20 @@ func TestValidateNode(t *testing.T) {
 		Taints:   []corev1.Taint{{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoSchedule}},
 	}}
 	DefaultNode(node)
-	expectErrs(t, ValidateNode(node))
+	registrytest.ExpectErrors(t, ValidateNode(node))
 
 	bad := node.DeepCopy()
 	bad.Spec.Taints = append(bad.Spec.Taints, bad.Spec.Taints[0], corev1.Taint{Key: "x", Effect: "Sometimes"})
-	expectErrs(t, ValidateNode(bad), "metadata.taints[1]: Duplicate value", "metadata.taints[2].effect: Unsupported value")
+	registrytest.ExpectErrors(t, ValidateNode(bad), "metadata.taints[1]: Duplicate value", "metadata.taints[2].effect: Unsupported value")
 
 	old := node.DeepCopy()
 	old.ResourceVersion = "1"
 	upd := old.DeepCopy()
 	upd.Spec.Unschedulable = true
 	upd.Spec.Taints = nil
-	expectErrs(t, ValidateNodeUpdate(upd, old))
+	registrytest.ExpectErrors(t, ValidateNodeUpdate(upd, old))
 	upd.Spec.PodCIDRs = []string{"10.245.0.0/24"}
-	expectErrs(t, ValidateNodeUpdate(upd, old), "spec.podCIDRs: Forbidden")
+	registrytest.ExpectErrors(t, ValidateNodeUpdate(upd, old), "spec.podCIDRs: Forbidden")
 }
 
 func TestValidatePersistentVolumeAndClaim(t *testing.T) {
@@ -454,30 +432,30 @@ func TestValidatePersistentVolumeAndClaim(t *testing.T) {
 		PersistentVolumeSource: corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/data"}},
 	}}
 	DefaultPersistentVolume(pv)
-	expectErrs(t, ValidatePersistentVolume(pv))
+	registrytest.ExpectErrors(t, ValidatePersistentVolume(pv))
 
 	bad := pv.DeepCopy()
 	bad.Spec.AccessModes = nil
 	bad.Spec.HostPath = nil
-	expectErrs(t, ValidatePersistentVolume(bad), "spec.accessModes: Required value", "spec: Required value")
+	registrytest.ExpectErrors(t, ValidatePersistentVolume(bad), "spec.accessModes: Required value", "spec: Required value")
 
 	oldPV := pv.DeepCopy()
 	oldPV.ResourceVersion = "1"
 	updPV := oldPV.DeepCopy()
 	updPV.Spec.HostPath.Path = "/other"
-	expectErrs(t, ValidatePersistentVolumeUpdate(updPV, oldPV), "spec.persistentvolumesource: Forbidden")
+	registrytest.ExpectErrors(t, ValidatePersistentVolumeUpdate(updPV, oldPV), "spec.persistentvolumesource: Forbidden")
 
 	pvc := &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: "default"}, Spec: corev1.PersistentVolumeClaimSpec{
 		AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
 		Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
 	}}
 	DefaultPersistentVolumeClaim(pvc)
-	expectErrs(t, ValidatePersistentVolumeClaim(pvc))
+	registrytest.ExpectErrors(t, ValidatePersistentVolumeClaim(pvc))
 
 	noSize := pvc.DeepCopy()
 	noSize.Spec.Resources.Requests = nil
 	noSize.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOncePod, corev1.ReadWriteOnce}
-	expectErrs(t, ValidatePersistentVolumeClaim(noSize), "spec.resources[storage]: Required value", "spec.accessModes: Forbidden")
+	registrytest.ExpectErrors(t, ValidatePersistentVolumeClaim(noSize), "spec.resources[storage]: Required value", "spec.accessModes: Forbidden")
 
 	old := pvc.DeepCopy()
 	old.ResourceVersion = "1"
@@ -487,60 +465,60 @@ func TestValidatePersistentVolumeAndClaim(t *testing.T) {
 
 	grow := old.DeepCopy()
 	grow.Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse("2Gi")
-	expectErrs(t, ValidatePersistentVolumeClaimUpdate(grow, old))
+	registrytest.ExpectErrors(t, ValidatePersistentVolumeClaimUpdate(grow, old))
 
 	shrink := old.DeepCopy()
 	shrink.Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse("500Mi")
-	expectErrs(t, ValidatePersistentVolumeClaimUpdate(shrink, old), "spec.resources.requests.storage: Forbidden")
+	registrytest.ExpectErrors(t, ValidatePersistentVolumeClaimUpdate(shrink, old), "spec.resources.requests.storage: Forbidden")
 
 	modes := old.DeepCopy()
 	modes.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}
-	expectErrs(t, ValidatePersistentVolumeClaimUpdate(modes, old), "spec: Forbidden")
+	registrytest.ExpectErrors(t, ValidatePersistentVolumeClaimUpdate(modes, old), "spec: Forbidden")
 
 	// An unbound claim gets its volumeName once.
 	unbound := pvc.DeepCopy()
 	unbound.ResourceVersion = "1"
 	bind := unbound.DeepCopy()
 	bind.Spec.VolumeName = "pv1"
-	expectErrs(t, ValidatePersistentVolumeClaimUpdate(bind, unbound))
+	registrytest.ExpectErrors(t, ValidatePersistentVolumeClaimUpdate(bind, unbound))
 }
 
 func TestValidateSmallKinds(t *testing.T) {
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "builder", Namespace: "default"}}
-	expectErrs(t, ValidateServiceAccount(sa))
+	registrytest.ExpectErrors(t, ValidateServiceAccount(sa))
 	old := sa.DeepCopy()
 	old.ResourceVersion = "1"
-	expectErrs(t, ValidateServiceAccountUpdate(old.DeepCopy(), old))
+	registrytest.ExpectErrors(t, ValidateServiceAccountUpdate(old.DeepCopy(), old))
 
 	ep := &corev1.Endpoints{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"}, Subsets: []corev1.EndpointSubset{{
 		Addresses: []corev1.EndpointAddress{{IP: "10.0.0.1"}},
 		Ports:     []corev1.EndpointPort{{Port: 80}},
 	}}}
 	DefaultEndpoints(ep)
-	expectErrs(t, ValidateEndpoints(ep))
+	registrytest.ExpectErrors(t, ValidateEndpoints(ep))
 	ep.Subsets[0].Addresses[0].IP = "127.0.0.1"
-	expectErrs(t, ValidateEndpoints(ep), "subsets[0].addresses[0].ip: Invalid value")
+	registrytest.ExpectErrors(t, ValidateEndpoints(ep), "subsets[0].addresses[0].ip: Invalid value")
 
 	ev := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "web.1789", Namespace: "default"},
 		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Name: "web", Namespace: "default"}, Reason: "Started"}
-	expectErrs(t, ValidateEvent(ev))
+	registrytest.ExpectErrors(t, ValidateEvent(ev))
 	ev.InvolvedObject.Namespace = "other"
-	expectErrs(t, ValidateEvent(ev), "involvedObject.namespace: Invalid value")
+	registrytest.ExpectErrors(t, ValidateEvent(ev), "involvedObject.namespace: Invalid value")
 
 	lr := &corev1.LimitRange{ObjectMeta: metav1.ObjectMeta{Name: "limits", Namespace: "default"}, Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{{
 		Type: corev1.LimitTypeContainer,
 		Max:  corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")},
 		Min:  corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")},
 	}}}}
-	expectErrs(t, ValidateLimitRange(lr), "spec.limits[0].min[cpu]: Invalid value")
+	registrytest.ExpectErrors(t, ValidateLimitRange(lr), "spec.limits[0].min[cpu]: Invalid value")
 
 	rq := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "quota", Namespace: "default"}, Spec: corev1.ResourceQuotaSpec{
 		Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("10"), "count/deployments.apps": resource.MustParse("2")},
 	}}
-	expectErrs(t, ValidateResourceQuota(rq))
+	registrytest.ExpectErrors(t, ValidateResourceQuota(rq))
 	rq.Spec.Hard["widgets"] = resource.MustParse("1")
 	rq.Spec.Hard[corev1.ResourcePods] = resource.MustParse("1.5")
 	rq.Spec.Scopes = []corev1.ResourceQuotaScope{corev1.ResourceQuotaScopeBestEffort, corev1.ResourceQuotaScopeNotBestEffort}
-	expectErrs(t, ValidateResourceQuota(rq),
+	registrytest.ExpectErrors(t, ValidateResourceQuota(rq),
 		"spec.hard[widgets]: Invalid value", "spec.hard[widgets]: Invalid value", "spec.hard[pods]: Invalid value", "spec.scopes: Invalid value")
 }

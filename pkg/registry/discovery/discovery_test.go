@@ -1,6 +1,7 @@
 package discovery
 
 import (
+	"github.com/skiff-sh/skiff/pkg/registry/registrytest"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -8,15 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
-
-func findError(errs field.ErrorList, path string, typ field.ErrorType) bool {
-	for _, e := range errs {
-		if e.Field == path && e.Type == typ {
-			return true
-		}
-	}
-	return false
-}
 
 func validSlice() *discoveryv1.EndpointSlice {
 	s := &discoveryv1.EndpointSlice{
@@ -104,7 +96,7 @@ func TestValidateEndpointSlice(t *testing.T) {
 				}
 				return
 			}
-			if !findError(errs, tc.path, tc.typ) {
+			if !registrytest.FindError(errs, tc.path, tc.typ) {
 				t.Fatalf("want %s at %s, got %v", tc.typ, tc.path, errs)
 			}
 		})
@@ -121,7 +113,7 @@ func TestValidateEndpointSliceUpdate(t *testing.T) {
 	}
 	s.AddressType = discoveryv1.AddressTypeIPv6
 	s.Endpoints = nil
-	if errs := ValidateEndpointSliceUpdate(s, old); !findError(errs, "addressType", field.ErrorTypeInvalid) {
+	if errs := ValidateEndpointSliceUpdate(s, old); !registrytest.FindError(errs, "addressType", field.ErrorTypeInvalid) {
 		t.Fatalf("addressType is immutable, got %v", errs)
 	}
 }

@@ -1,6 +1,7 @@
 package events
 
 import (
+	"github.com/skiff-sh/skiff/pkg/registry/registrytest"
 	"strings"
 	"testing"
 	"time"
@@ -11,15 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
-
-func findError(errs field.ErrorList, path string, typ field.ErrorType) bool {
-	for _, e := range errs {
-		if e.Field == path && e.Type == typ {
-			return true
-		}
-	}
-	return false
-}
 
 var when = time.Date(2026, 3, 4, 5, 6, 7, 890000000, time.UTC)
 
@@ -139,7 +131,7 @@ func TestValidateEvent(t *testing.T) {
 				}
 				return
 			}
-			if !findError(errs, tc.path, tc.typ) {
+			if !registrytest.FindError(errs, tc.path, tc.typ) {
 				t.Fatalf("want %s at %s, got %v", tc.typ, tc.path, errs)
 			}
 		})
@@ -157,7 +149,7 @@ func TestValidateEventUpdate(t *testing.T) {
 	e.Note = "changed"
 	e.Reason = "Other"
 	errs := ValidateEventUpdate(e, old)
-	if !findError(errs, "message", field.ErrorTypeInvalid) || !findError(errs, "reason", field.ErrorTypeInvalid) {
+	if !registrytest.FindError(errs, "message", field.ErrorTypeInvalid) || !registrytest.FindError(errs, "reason", field.ErrorTypeInvalid) {
 		t.Fatalf("note and reason are immutable, got %v", errs)
 	}
 }
@@ -200,7 +192,7 @@ func TestValidateCoreEvent(t *testing.T) {
 				}
 				return
 			}
-			if !findError(errs, tc.path, tc.typ) {
+			if !registrytest.FindError(errs, tc.path, tc.typ) {
 				t.Fatalf("want %s at %s, got %v", tc.typ, tc.path, errs)
 			}
 		})

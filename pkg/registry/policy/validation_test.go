@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"github.com/skiff-sh/skiff/pkg/registry/registrytest"
 	"testing"
 
 	policyv1 "k8s.io/api/policy/v1"
@@ -19,15 +20,6 @@ func validPDB() *policyv1.PodDisruptionBudget {
 	}
 	DefaultPodDisruptionBudget(pdb)
 	return pdb
-}
-
-func findError(errs field.ErrorList, path string, typ field.ErrorType) bool {
-	for _, e := range errs {
-		if e.Field == path && e.Type == typ {
-			return true
-		}
-	}
-	return false
 }
 
 func TestValidatePodDisruptionBudget(t *testing.T) {
@@ -82,7 +74,7 @@ func TestValidatePodDisruptionBudget(t *testing.T) {
 				}
 				return
 			}
-			if !findError(errs, tc.path, tc.typ) {
+			if !registrytest.FindError(errs, tc.path, tc.typ) {
 				t.Fatalf("want %s at %s, got %v", tc.typ, tc.path, errs)
 			}
 			if tc.msg != "" && errs[0].Error() != tc.msg {
@@ -108,7 +100,7 @@ func TestValidatePodDisruptionBudgetUpdate(t *testing.T) {
 	if errs := ValidatePodDisruptionBudgetUpdate(pdb, old); len(errs) != 0 {
 		t.Fatalf("unexpected errors: %v", errs)
 	}
-	if errs := ValidatePodDisruptionBudget(pdb); !findError(errs, "spec.selector.matchExpressions[0].values[0]", field.ErrorTypeInvalid) {
+	if errs := ValidatePodDisruptionBudget(pdb); !registrytest.FindError(errs, "spec.selector.matchExpressions[0].values[0]", field.ErrorTypeInvalid) {
 		t.Fatalf("a new PDB with that selector is rejected, got %v", errs)
 	}
 }
@@ -121,12 +113,12 @@ func TestValidatePodDisruptionBudgetStatusUpdate(t *testing.T) {
 		t.Fatalf("unexpected errors: %v", errs)
 	}
 	pdb.Status.DisruptionsAllowed = -1
-	if errs := ValidatePodDisruptionBudgetStatusUpdate(pdb, old); !findError(errs, "status.disruptionsAllowed", field.ErrorTypeInvalid) {
+	if errs := ValidatePodDisruptionBudgetStatusUpdate(pdb, old); !registrytest.FindError(errs, "status.disruptionsAllowed", field.ErrorTypeInvalid) {
 		t.Fatalf("got %v", errs)
 	}
 	pdb.Status.DisruptionsAllowed = 0
 	pdb.Status.Conditions = []metav1.Condition{{Type: "DisruptionAllowed", Status: "Maybe"}}
-	if errs := ValidatePodDisruptionBudgetStatusUpdate(pdb, old); !findError(errs, "status.conditions[0].status", field.ErrorTypeNotSupported) {
+	if errs := ValidatePodDisruptionBudgetStatusUpdate(pdb, old); !registrytest.FindError(errs, "status.conditions[0].status", field.ErrorTypeNotSupported) {
 		t.Fatalf("got %v", errs)
 	}
 }

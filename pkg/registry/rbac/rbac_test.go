@@ -1,21 +1,13 @@
 package rbac
 
 import (
+	"github.com/skiff-sh/skiff/pkg/registry/registrytest"
 	"testing"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
-
-func findError(errs field.ErrorList, path string, typ field.ErrorType) bool {
-	for _, e := range errs {
-		if e.Field == path && e.Type == typ {
-			return true
-		}
-	}
-	return false
-}
 
 // check runs one table case: path "" means the object must be valid.
 func check(t *testing.T, errs field.ErrorList, path string, typ field.ErrorType) {
@@ -26,7 +18,7 @@ func check(t *testing.T, errs field.ErrorList, path string, typ field.ErrorType)
 		}
 		return
 	}
-	if !findError(errs, path, typ) {
+	if !registrytest.FindError(errs, path, typ) {
 		t.Fatalf("want %s at %s, got %v", typ, path, errs)
 	}
 }

@@ -1,6 +1,7 @@
 package scheduling
 
 import (
+	"github.com/skiff-sh/skiff/pkg/registry/registrytest"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -8,15 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
-
-func findError(errs field.ErrorList, path string, typ field.ErrorType) bool {
-	for _, e := range errs {
-		if e.Field == path && e.Type == typ {
-			return true
-		}
-	}
-	return false
-}
 
 func TestDefaultPriorityClass(t *testing.T) {
 	pc := &schedulingv1.PriorityClass{}
@@ -94,7 +86,7 @@ func TestValidatePriorityClass(t *testing.T) {
 				}
 				return
 			}
-			if !findError(errs, tc.path, tc.typ) {
+			if !registrytest.FindError(errs, tc.path, tc.typ) {
 				t.Fatalf("want %s at %s, got %v", tc.typ, tc.path, errs)
 			}
 			if tc.msg != "" && errs[0].Error() != tc.msg {
@@ -117,13 +109,13 @@ func TestValidatePriorityClassUpdate(t *testing.T) {
 
 	pc = old.DeepCopy()
 	pc.Value = 2000
-	if errs := ValidatePriorityClassUpdate(pc, old); !findError(errs, "value", field.ErrorTypeForbidden) {
+	if errs := ValidatePriorityClassUpdate(pc, old); !registrytest.FindError(errs, "value", field.ErrorTypeForbidden) {
 		t.Fatalf("got %v", errs)
 	}
 
 	pc = old.DeepCopy()
 	pc.PreemptionPolicy = new(corev1.PreemptNever)
-	if errs := ValidatePriorityClassUpdate(pc, old); !findError(errs, "preemptionPolicy", field.ErrorTypeInvalid) {
+	if errs := ValidatePriorityClassUpdate(pc, old); !registrytest.FindError(errs, "preemptionPolicy", field.ErrorTypeInvalid) {
 		t.Fatalf("got %v", errs)
 	}
 }

@@ -1,6 +1,7 @@
 package storageapi
 
 import (
+	"github.com/skiff-sh/skiff/pkg/registry/registrytest"
 	"strings"
 	"testing"
 
@@ -9,15 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
-
-func findError(errs field.ErrorList, path string, typ field.ErrorType) bool {
-	for _, e := range errs {
-		if e.Field == path && e.Type == typ {
-			return true
-		}
-	}
-	return false
-}
 
 func validClass() *storagev1.StorageClass {
 	sc := &storagev1.StorageClass{
@@ -94,7 +86,7 @@ func TestValidateStorageClass(t *testing.T) {
 				}
 				return
 			}
-			if !findError(errs, tc.path, tc.typ) {
+			if !registrytest.FindError(errs, tc.path, tc.typ) {
 				t.Fatalf("want %s at %s, got %v", tc.typ, tc.path, errs)
 			}
 		})
@@ -132,7 +124,7 @@ func TestValidateStorageClassUpdate(t *testing.T) {
 				}
 				return
 			}
-			if !findError(errs, tc.path, tc.typ) {
+			if !registrytest.FindError(errs, tc.path, tc.typ) {
 				t.Fatalf("want %s at %s, got %v", tc.typ, tc.path, errs)
 			}
 		})
