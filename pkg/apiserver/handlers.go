@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -375,7 +376,7 @@ func (s *Server) writeJSONList(w http.ResponseWriter, e *endpoint, objs []runtim
 		if i > 0 {
 			bw.WriteByte(',')
 		}
-		bw.Write(data)
+		writeWithoutTypeMeta(bw, data)
 	}
 	bw.WriteString("]}\n")
 	return bw.Flush()
@@ -771,4 +772,29 @@ func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request, info *
 	list.GetObjectKind().SetGroupVersionKind(e.listGVK)
 	s.writeObject(w, r, http.StatusOK, m, list)
 	return nil
+}
+
+// writeWithoutTypeMeta writes an object's JSON without its leading "kind"
+// and "apiVersion" (encoding/json writes them first): list items carry no
+// TypeMeta in upstream's responses. The cached encoding (with TypeMeta, as
+// GET and watch need it) is written from a slice, not copied.
+func writeWithoutTypeMeta(w *chunkWriter, data []byte) {
+	const kindPrefix, apiVersionKey = `{"kind":"`, `","apiVersion":"`
+	if bytes.HasPrefix(data, []byte(kindPrefix)) {
+		if i := bytes.Index(data, []byte(apiVersionKey)); i >= 0 {
+			rest := data[i+len(apiVersionKey):]
+			if j := bytes.IndexByte(rest, '"'); j >= 0 && j+1 < len(rest) {
+				switch rest = rest[j+1:]; rest[0] {
+				case ',':
+					w.WriteByte('{')
+					w.Write(rest[1:])
+					return
+				case '}':
+					w.WriteString("{}")
+					return
+				}
+			}
+		}
+	}
+	w.Write(data)
 }

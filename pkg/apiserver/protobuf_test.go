@@ -73,8 +73,9 @@ func TestProtobufGetListAndWatch(t *testing.T) {
 		if _, err := io.ReadFull(r, frame); err != nil {
 			t.Fatal(err)
 		}
+		// The frame is a bare WatchEvent (client-go decodes it raw).
 		ev := &metav1.WatchEvent{}
-		if _, _, err := pb.Decode(frame, nil, ev); err != nil {
+		if err := ev.Unmarshal(frame); err != nil {
 			t.Fatalf("decoding event: %v", err)
 		}
 		cm := &corev1.ConfigMap{}

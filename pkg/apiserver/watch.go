@@ -219,9 +219,10 @@ func (s *Server) writeProtobufEvent(out *chunkWriter, e *endpoint, ev watch.Even
 	if err != nil {
 		return err
 	}
-	frame, err := s.codecs.encode(mediaType{Type: mediaProtobuf}, &metav1.WatchEvent{
-		Type: string(ev.Type), Object: runtime.RawExtension{Raw: inner},
-	})
+	// The frame is a bare WatchEvent message (no "k8s\x00" envelope, as
+	// upstream's raw serializer writes it); the object inside keeps its
+	// envelope.
+	frame, err := (&metav1.WatchEvent{Type: string(ev.Type), Object: runtime.RawExtension{Raw: inner}}).Marshal()
 	if err != nil {
 		return err
 	}

@@ -63,7 +63,7 @@ func newProtobufWatcher(body io.ReadCloser, cancel context.CancelFunc, newObj fu
 			return "", nil, err
 		}
 		ev := &metav1.WatchEvent{}
-		if _, _, err := pb.Decode(frame, nil, ev); err != nil {
+		if err := ev.Unmarshal(frame); err != nil { // a bare message, no envelope
 			return "", nil, err
 		}
 		return watch.EventType(ev.Type), ev.Object.Raw, nil
