@@ -228,7 +228,7 @@ func (s *Server) parseListOptions(q url.Values, e *endpoint) (registry.ListOptio
 		if err != nil {
 			return o, apierrors.NewBadRequest(err.Error())
 		}
-		supported := supportedFields(e)
+		supported := e.fieldLabels
 		for _, req := range sel.Requirements() {
 			if !supported[req.Field] {
 				return o, apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s", req.Field))
@@ -276,7 +276,8 @@ func (s *Server) parseListOptions(q url.Values, e *endpoint) (registry.ListOptio
 	return o, nil
 }
 
-// supportedFields are the field selector keys of a resource.
+// supportedFields are the field selector keys of a resource (computed once
+// per endpoint at install).
 func supportedFields(e *endpoint) map[string]bool {
 	out := map[string]bool{"metadata.name": true}
 	if e.def.Namespaced {

@@ -156,6 +156,8 @@ type endpoint struct {
 	qualified schema.GroupResource
 	// review is set for answered-not-stored resources (access reviews).
 	review *review
+	// fieldLabels are the field selector keys the resource supports.
+	fieldLabels map[string]bool
 }
 
 // toStorage converts an object of this endpoint's version to storage form.
@@ -327,6 +329,11 @@ func (s *Server) install(def *registry.Definition) error {
 	for i := range def.Extra {
 		vd := &def.Extra[i]
 		add(vd.Version, vd, vd.New, vd.NewList)
+	}
+	for _, e := range s.endpoints {
+		if e.def == def {
+			e.fieldLabels = supportedFields(e)
+		}
 	}
 	return nil
 }
