@@ -3,13 +3,13 @@ package client
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"strings"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"reflect"
 	"strconv"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"

@@ -139,7 +139,6 @@ func must(t testing.TB, err error, what string, args ...any) {
 // creates in every new namespace.
 const rootCA = "kube-root-ca.crt"
 
-
 // recordedRequest is one request seen by a recordingTransport.
 type recordedRequest struct {
 	Method, Path, RawQuery string

@@ -315,10 +315,24 @@ func (r TypedResourceEventHandlerFuncs[T]) OnDelete(obj any) {
 // tells handler: Added/Updated/Sync/Replaced become OnUpdate if the object
 // is already in clientState, else OnAdd; Deleted becomes OnDelete.
 func processDeltas(handler ResourceEventHandler, clientState Store, deltas Deltas, isInInitialList bool) error {
+	c, isCache := clientState.(*cache)
 	for _, d := range deltas {
 		obj := d.Object
 		switch d.Type {
 		case Sync, Replaced, Added, Updated:
+			if isCache {
+				// The same, keying obj once and under one lock.
+				old, exists, err := c.upsert(obj)
+				if err != nil {
+					return err
+				}
+				if exists {
+					handler.OnUpdate(old, obj)
+				} else {
+					handler.OnAdd(obj, isInInitialList)
+				}
+				continue
+			}
 			if old, exists, err := clientState.Get(obj); err == nil && exists {
 				if err := clientState.Update(obj); err != nil {
 					return err

@@ -147,7 +147,11 @@ type DeltaFIFO struct {
 	cond sync.Cond
 
 	items map[string]Deltas
-	queue []string
+	queue keyQueue
+	// itemsPeak is the most keys items has held since it was made: maps
+	// never shrink, so once a large batch (a relist) has been popped the
+	// map is replaced.
+	itemsPeak int
 
 	// populated is set by the first Add/Update/Delete/AddIfNotPresent/Replace;
 	// initialPopulationCount counts the items of the first Replace (if it
@@ -274,7 +278,7 @@ func (f *DeltaFIFO) addIfNotPresentLocked(id string, deltas Deltas) {
 	if _, exists := f.items[id]; exists {
 		return
 	}
-	f.queue = append(f.queue, id)
+	f.pushLocked(id)
 	// Clip so that a later append (and dedup) copies instead of writing
 	// into an array the caller of Pop may still hold.
 	f.items[id] = slices.Clip(deltas)
@@ -289,6 +293,13 @@ func (f *DeltaFIFO) queueActionLocked(actionType, internalType DeltaType, obj an
 	if err != nil {
 		return KeyError{obj, err}
 	}
+	return f.queueKeyedActionLocked(id, actionType, internalType, obj)
+}
+
+// queueKeyedActionLocked is queueActionLocked for an object whose key, id,
+// the caller has computed.
+func (f *DeltaFIFO) queueKeyedActionLocked(id string, actionType, internalType DeltaType, obj any) error {
+	var err error
 	if f.transformer != nil && internalType != Sync {
 		if _, tombstone := obj.(DeletedFinalStateUnknown); !tombstone {
 			if obj, err = f.transformer(obj); err != nil {
@@ -299,10 +310,16 @@ func (f *DeltaFIFO) queueActionLocked(actionType, internalType DeltaType, obj an
 	old, queued := f.items[id]
 	f.items[id] = dedupDeltas(append(old, Delta{actionType, obj}))
 	if !queued {
-		f.queue = append(f.queue, id)
+		f.pushLocked(id)
 	}
 	f.cond.Broadcast()
 	return nil
+}
+
+// pushLocked queues id, which has just been added to items.
+func (f *DeltaFIFO) pushLocked(id string) {
+	f.queue.push(id)
+	f.itemsPeak = max(f.itemsPeak, len(f.items))
 }
 
 // dedupDeltas collapses the two newest deltas if they describe the same
@@ -340,7 +357,7 @@ func (f *DeltaFIFO) List() []any {
 func (f *DeltaFIFO) ListKeys() []string {
 	f.lock.Lock()
 	defer f.lock.Unlock()
-	return append([]string(nil), f.queue...)
+	return append([]string(nil), f.queue.keys()...)
 }
 
 // Get returns a copy of the Deltas queued for obj's key.
@@ -390,26 +407,23 @@ func (f *DeltaFIFO) Close() {
 func (f *DeltaFIFO) Pop(process PopProcessFunc) (any, error) {
 	f.lock.Lock()
 	defer f.lock.Unlock()
-	for len(f.queue) == 0 {
+	for f.queue.len() == 0 {
 		if f.closed {
 			return nil, ErrFIFOClosed
 		}
 		f.cond.Wait()
 	}
 	isInInitialList := !f.syncedLocked()
-	id := f.queue[0]
-	f.queue[0] = "" // let the string be collected
-	if len(f.queue) == 1 {
-		// Keep the slot: the next append reuses it instead of allocating.
-		f.queue = f.queue[:0]
-	} else {
-		f.queue = f.queue[1:]
-	}
+	id := f.queue.pop()
 	if f.initialPopulationCount > 0 {
 		f.initialPopulationCount--
 	}
 	deltas := f.items[id] // present by invariant
 	delete(f.items, id)
+	if len(f.items) == 0 && f.itemsPeak > maxIdleQueue {
+		// Drained after a large batch: give the map's memory back.
+		f.items, f.itemsPeak = map[string]Deltas{}, 0
+	}
 	// Ownership of deltas passes to process and the caller; no copy needed.
 	var item any = deltas
 	err := process(item, isInInitialList)
@@ -438,40 +452,53 @@ func (f *DeltaFIFO) Replace(list []any, _ string) error {
 	if f.emitDeltaTypeReplaced {
 		action = Replaced
 	}
-	listed := make(map[string]struct{}, len(list))
+	if len(f.items) == 0 {
+		// Nothing queued (the common case: the first list, or a relist of
+		// an informer that keeps up): size the queue for the list at once.
+		f.items, f.itemsPeak = make(map[string]Deltas, len(list)), len(list)
+		f.queue.reserve(len(list))
+	}
+	// The keys queued before this call come first in the queue; of those,
+	// relisted collects the ones the list has too. Every other listed key
+	// is appended after them.
+	queuedBefore := f.queue.len()
+	var relisted map[string]struct{}
 	for _, obj := range list {
 		key, err := f.KeyOf(obj)
 		if err != nil {
 			return KeyError{obj, err}
 		}
-		listed[key] = struct{}{}
-		if err := f.queueActionLocked(action, Replaced, obj); err != nil {
+		if queuedBefore > 0 {
+			if _, queued := f.items[key]; queued {
+				if relisted == nil {
+					relisted = map[string]struct{}{}
+				}
+				relisted[key] = struct{}{}
+			}
+		}
+		if err := f.queueKeyedActionLocked(key, action, Replaced, obj); err != nil {
 			return fmt.Errorf("couldn't enqueue object: %w", err)
 		}
 	}
 
-	deletions := 0
-	// Queued keys missing from the list. Walk the queue (not the map) so
-	// that tombstones are produced in a deterministic order.
-	for _, key := range f.queue {
-		if _, ok := listed[key]; ok {
+	// Keys queued before but missing from the list, in queue order (so
+	// that tombstones are produced in a deterministic order).
+	for _, key := range f.queue.keys()[:queuedBefore] {
+		if _, ok := relisted[key]; ok {
 			continue
 		}
 		last := f.items[key].Newest().Object
 		if d, ok := last.(DeletedFinalStateUnknown); ok {
 			last = d.Obj
 		}
-		deletions++
-		if err := f.queueActionLocked(Deleted, Deleted, DeletedFinalStateUnknown{key, last}); err != nil {
+		if err := f.queueKeyedActionLocked(key, Deleted, Deleted, DeletedFinalStateUnknown{key, last}); err != nil {
 			return err
 		}
 	}
-	// Known keys missing from the list and not queued.
+	// Known keys missing from the list and not queued (every listed key is
+	// queued by now).
 	if f.knownObjects != nil {
 		for _, key := range f.knownObjects.ListKeys() {
-			if _, ok := listed[key]; ok {
-				continue
-			}
 			if _, queued := f.items[key]; queued {
 				continue
 			}
@@ -479,16 +506,17 @@ func (f *DeltaFIFO) Replace(list []any, _ string) error {
 			if err != nil || !exists {
 				last = nil // tombstone without a final state
 			}
-			deletions++
-			if err := f.queueActionLocked(Deleted, Deleted, DeletedFinalStateUnknown{key, last}); err != nil {
+			if err := f.queueKeyedActionLocked(key, Deleted, Deleted, DeletedFinalStateUnknown{key, last}); err != nil {
 				return err
 			}
 		}
 	}
 
 	if !f.populated {
+		// Every queued key is now either listed or a tombstone: the
+		// initial population is the whole queue.
 		f.populated = true
-		f.initialPopulationCount = len(listed) + deletions
+		f.initialPopulationCount = f.queue.len()
 	}
 	return nil
 }
@@ -519,4 +547,55 @@ func (f *DeltaFIFO) Resync() error {
 		}
 	}
 	return nil
+}
+
+// maxIdleQueue is the capacity (in keys) beyond which a DeltaFIFO's queue
+// and items map are released once drained.
+const maxIdleQueue = 1024
+
+// keyQueue is a FIFO of keys: a slice consumed from head. Once drained it
+// starts over at the front of its array (no allocation in steady state),
+// unless the array grew beyond maxIdleQueue, which is then released.
+type keyQueue struct {
+	buf  []string
+	head int
+}
+
+func (q *keyQueue) len() int { return len(q.buf) - q.head }
+
+// keys returns the queued keys, oldest first (a view, not a copy).
+func (q *keyQueue) keys() []string { return q.buf[q.head:] }
+
+func (q *keyQueue) push(key string) {
+	if len(q.buf) == cap(q.buf) && q.head > 0 && q.head >= len(q.buf)/2 {
+		// Full, but at least half of it already popped: slide the live keys
+		// to the front instead of growing.
+		n := copy(q.buf, q.buf[q.head:])
+		clear(q.buf[n:])
+		q.buf, q.head = q.buf[:n], 0
+	}
+	q.buf = append(q.buf, key)
+}
+
+// pop removes and returns the oldest key; the queue must not be empty.
+func (q *keyQueue) pop() string {
+	key := q.buf[q.head]
+	q.buf[q.head] = "" // let the string be collected
+	q.head++
+	if q.head == len(q.buf) {
+		q.head = 0
+		if cap(q.buf) > maxIdleQueue {
+			q.buf = nil
+		} else {
+			q.buf = q.buf[:0]
+		}
+	}
+	return key
+}
+
+// reserve makes room for n keys; the queue must be empty.
+func (q *keyQueue) reserve(n int) {
+	if cap(q.buf) < n {
+		q.buf, q.head = make([]string, 0, n), 0
+	}
 }

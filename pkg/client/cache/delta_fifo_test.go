@@ -47,18 +47,18 @@ func checkFIFO(t *testing.T, f *DeltaFIFO) {
 	t.Helper()
 	f.lock.Lock()
 	defer f.lock.Unlock()
-	seen := make(map[string]bool, len(f.queue))
-	for _, k := range f.queue {
+	seen := make(map[string]bool, f.queue.len())
+	for _, k := range f.queue.keys() {
 		if seen[k] {
-			t.Fatalf("key %q queued twice: %v", k, f.queue)
+			t.Fatalf("key %q queued twice: %v", k, f.queue.keys())
 		}
 		seen[k] = true
 		if _, ok := f.items[k]; !ok {
 			t.Fatalf("queued key %q has no items", k)
 		}
 	}
-	if len(f.items) != len(f.queue) {
-		t.Fatalf("items has %d keys, queue %d", len(f.items), len(f.queue))
+	if len(f.items) != f.queue.len() {
+		t.Fatalf("items has %d keys, queue %d", len(f.items), f.queue.len())
 	}
 	for k, ds := range f.items {
 		if len(ds) == 0 {
@@ -201,6 +201,20 @@ func TestDeltaFIFOSequences(t *testing.T) {
 			wantSync: true,
 		},
 		{
+			name: "replace keeps queued keys that are listed, tombstones the others, once each",
+			ops: []op{
+				add(vpod("a", "x", "1")), add(vpod("a", "y", "1")), add(vpod("a", "w", "1")),
+				replace(vpod("a", "z", "1"), vpod("a", "x", "2"), vpod("a", "z", "2"), vpod("a", "w", "2")),
+			},
+			want: [][]string{
+				{"Added:a/x@1", "Sync:a/x@2"},
+				{"Added:a/y@1", "Deleted:tomb(a/y,a/y@1)"},
+				{"Added:a/w@1", "Sync:a/w@2"},
+				{"Sync:a/z@1", "Sync:a/z@2"},
+			},
+			wantSync: true,
+		},
+		{
 			name: "replace emits Replaced when asked",
 			opts: DeltaFIFOOptions{EmitDeltaTypeReplaced: true},
 			ops:  []op{replace(vpod("a", "x", "1"))},
@@ -312,6 +326,23 @@ func TestDeltaFIFOHasSynced(t *testing.T) {
 			},
 			wantSynced:  []bool{false, true, true, true},
 			wantInitial: []bool{true, false, false},
+		},
+		{
+			name: "keys queued by a resync before the first replace count",
+			opts: DeltaFIFOOptions{KnownObjects: knownOf(vpod("a", "k", "1"), vpod("a", "x", "1"))},
+			setup: func(f *DeltaFIFO) {
+				_ = f.Resync()
+				_ = f.Replace([]any{p("x"), p("y")}, "")
+			},
+			// k (resynced, then tombstoned), x (resynced, then listed), y.
+			wantSynced:  []bool{false, false, false, true},
+			wantInitial: []bool{true, true, true},
+		},
+		{
+			name:        "a key listed twice counts once",
+			setup:       func(f *DeltaFIFO) { _ = f.Replace([]any{p("x"), p("y"), p("x")}, "") },
+			wantSynced:  []bool{false, false, true},
+			wantInitial: []bool{true, true},
 		},
 		{
 			name: "tombstones of the first replace count",
@@ -704,6 +735,83 @@ func TestDeltaFIFORandomized(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestKeyQueue checks keyQueue against a plain slice through bursts small
+// and large, so that it slides, grows and releases its array.
+func TestKeyQueue(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 9))
+	var q keyQueue
+	var model []string
+	next := 0
+	for round := 0; round < 200; round++ {
+		burst := r.IntN(40)
+		if round%50 == 49 {
+			burst = 3 * maxIdleQueue
+		}
+		for range burst {
+			k := fmt.Sprint(next)
+			next++
+			q.push(k)
+			model = append(model, k)
+		}
+		for pops := r.IntN(len(model) + 1); pops > 0; pops-- {
+			if got := q.pop(); got != model[0] {
+				t.Fatalf("round %d: pop %q, want %q", round, got, model[0])
+			}
+			model = model[1:]
+		}
+		if !slices.Equal(q.keys(), model) || q.len() != len(model) {
+			t.Fatalf("round %d: queue %v, want %v", round, q.keys(), model)
+		}
+		if q.len() == 0 && cap(q.buf) > maxIdleQueue {
+			t.Fatalf("round %d: drained queue keeps %d slots", round, cap(q.buf))
+		}
+	}
+	// A queue that never drains but stays short does not grow: popped
+	// slots are reused.
+	q = keyQueue{}
+	for i := range 10 {
+		q.push(fmt.Sprint(i))
+	}
+	for i := range 100000 {
+		q.push(fmt.Sprint(i))
+		q.pop()
+	}
+	if q.len() != 10 || cap(q.buf) > 64 {
+		t.Fatalf("steady queue: %d keys in %d slots", q.len(), cap(q.buf))
+	}
+}
+
+// TestDeltaFIFOReleasesAfterLargeBatch: once a relist larger than
+// maxIdleQueue has been popped, the FIFO holds no large queue or map.
+func TestDeltaFIFOReleasesAfterLargeBatch(t *testing.T) {
+	f := NewDeltaFIFOWithOptions(DeltaFIFOOptions{KeyFunction: MetaNamespaceKeyFunc})
+	list := make([]any, 2*maxIdleQueue)
+	for i := range list {
+		list[i] = newPod("ns", fmt.Sprint("p", i))
+	}
+	if err := f.Replace(list, "1"); err != nil {
+		t.Fatal(err)
+	}
+	checkFIFO(t, f)
+	for range list {
+		if _, err := f.Pop(func(any, bool) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkFIFO(t, f)
+	if !f.HasSynced() {
+		t.Fatal("not synced")
+	}
+	if f.itemsPeak != 0 || f.queue.buf != nil {
+		t.Fatalf("after draining: itemsPeak %d, queue capacity %d", f.itemsPeak, cap(f.queue.buf))
+	}
+	// Still usable.
+	if err := f.Add(newPod("ns", "q")); err != nil {
+		t.Fatal(err)
+	}
+	checkFIFO(t, f)
 }
 
 // BenchmarkDeltaFIFOAddPop: one Add and one Pop per operation.

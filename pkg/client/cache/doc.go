@@ -56,8 +56,12 @@
 // index functions), and every KeySet is non-empty. An update that changes an
 // object's indexed values moves its key; AddIndexers indexes existing items.
 // An IndexFunc error makes Add/Update/Replace/AddIndexers fail and leaves the
-// store unchanged (client-go panics instead). ByIndex returns a copy of a
-// densely packed slice, so it costs one allocation and a memmove.
+// store unchanged (client-go panics instead). Each stored item (key, object
+// and where it is filed) is one allocation shared by the key map and its
+// KeySets, which hold packed item pointers; an item records its position in
+// each KeySet, so removal is O(1) without per-value key maps, and an update
+// that keeps the indexed values only swaps the object. ByIndex copies the
+// objects out of one KeySet: one allocation, no per-key lookups.
 //
 // DeltaFIFO: every Deltas in items is non-empty; queue holds each key at
 // most once and exactly the keys of items. Two consecutive Deleted deltas
@@ -68,7 +72,9 @@
 // process function with the queue locked; ErrRequeue puts it back. HasSynced
 // turns true once the first Replace's items have all been popped (or at once
 // if Add/Update/Delete came first). Resync adds Sync deltas for KnownObjects
-// keys not already queued.
+// keys not already queued. Once a batch of more than 1024 keys (a relist)
+// has been popped, the DeltaFIFO releases its queue and item map (Go maps do
+// not shrink).
 //
 // The package has no package-level mutable state.
 package cache

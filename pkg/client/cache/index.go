@@ -77,105 +77,49 @@ func IndexFuncToKeyFuncAdapter(indexFunc IndexFunc) KeyFunc {
 	}
 }
 
-// KeySet is the set of store keys that share one indexed value. Next to each
-// key it keeps the key's current object, densely packed, so that answering
-// ByIndex is a single slice copy rather than a map walk plus one store lookup
-// per key. Membership and removal are O(1) (removal swaps with the last
-// element, so order is not meaningful).
+// KeySet is the set of stored items that share one indexed value. It holds
+// the items themselves (key and object), densely packed in a slice, so that
+// ByIndex reads the objects straight out of it rather than walking a key set
+// and looking every key up in the store. Each item remembers its position in
+// every KeySet it belongs to, which makes removal O(1) (it swaps with the
+// last element, so order is not meaningful) without a per-set key map.
 //
-// A KeySet belongs to its store and is only mutated under the store's lock.
+// A KeySet belongs to its store and is only read or mutated under the
+// store's lock.
 type KeySet struct {
-	pos  map[string]int
-	keys []string
-	objs []any
+	index int    // the index it belongs to (position in the store's names)
+	value string // the indexed value it is filed under
+	items []*storeItem
 }
 
-func newKeySet() *KeySet { return &KeySet{pos: make(map[string]int, 1)} }
-
 // Len returns the number of keys in the set.
-func (s *KeySet) Len() int { return len(s.keys) }
+func (s *KeySet) Len() int { return len(s.items) }
 
-// Has reports whether key is in the set.
+// Has reports whether key is in the set. It is linear in the set's size.
 func (s *KeySet) Has(key string) bool {
-	_, ok := s.pos[key]
-	return ok
+	for _, it := range s.items {
+		if it.key == key {
+			return true
+		}
+	}
+	return false
 }
 
 // Keys returns a sorted copy of the keys in the set.
 func (s *KeySet) Keys() []string {
-	keys := slices.Clone(s.keys)
+	keys := make([]string, len(s.items))
+	for i, it := range s.items {
+		keys[i] = it.key
+	}
 	slices.Sort(keys)
 	return keys
 }
 
-// put adds key or, if present, replaces its object.
-func (s *KeySet) put(key string, obj any) {
-	if i, ok := s.pos[key]; ok {
-		s.objs[i] = obj
-		return
+// objs returns the set's objects in a new slice.
+func (s *KeySet) objs() []any {
+	objs := make([]any, len(s.items))
+	for i, it := range s.items {
+		objs[i] = it.obj
 	}
-	s.insert(key, obj)
-}
-
-// insert adds key, which must not be present.
-func (s *KeySet) insert(key string, obj any) {
-	s.pos[key] = len(s.keys)
-	s.keys = append(s.keys, key)
-	s.objs = append(s.objs, obj)
-}
-
-// remove deletes key if present.
-func (s *KeySet) remove(key string) {
-	i, ok := s.pos[key]
-	if !ok {
-		return
-	}
-	delete(s.pos, key)
-	last := len(s.keys) - 1
-	if i != last {
-		s.keys[i], s.objs[i] = s.keys[last], s.objs[last]
-		s.pos[s.keys[i]] = i
-	}
-	s.keys[last], s.objs[last] = "", nil // drop references for the GC
-	s.keys, s.objs = s.keys[:last], s.objs[:last]
-	// Give memory back once a set has shrunk well below its peak.
-	if c := cap(s.keys); c > 64 && len(s.keys) < c/4 {
-		s.keys = slices.Clip(slices.Clone(s.keys))
-		s.objs = slices.Clip(slices.Clone(s.objs))
-	}
-}
-
-// appendObjs appends the set's objects to dst.
-func (s *KeySet) appendObjs(dst []any) []any { return append(dst, s.objs...) }
-
-// put files key/obj under value.
-func (idx Index) put(value, key string, obj any) {
-	idx.set(value).put(key, obj)
-}
-
-// insert files key/obj under value; key must not be filed there yet.
-func (idx Index) insert(value, key string, obj any) {
-	idx.set(value).insert(key, obj)
-}
-
-// set returns the KeySet of value, creating it if needed.
-func (idx Index) set(value string) *KeySet {
-	set := idx[value]
-	if set == nil {
-		set = newKeySet()
-		idx[value] = set
-	}
-	return set
-}
-
-// remove unfiles key from value, dropping the value once its set is empty.
-func (idx Index) remove(value, key string) {
-	set := idx[value]
-	if set == nil {
-		return
-	}
-	set.remove(key)
-	if set.Len() == 0 {
-		delete(idx, value)
-	}
+	return objs
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -50,64 +51,105 @@ func testIndexers() Indexers {
 
 // checkIndexer verifies, against the store's internals and by recomputing
 // every index function, that the indices are exactly what the stored objects
-// produce and that no empty value sets exist.
+// produce, that every item's refs and every KeySet's positions agree, and
+// that no empty value sets exist.
 func checkIndexer(t *testing.T, ix Indexer) {
 	t.Helper()
 	s := ix.(*cache).storage.(*threadSafeMap)
 	s.lock.RLock()
 	defer s.lock.RUnlock()
 
-	if len(s.names) != len(s.indexers) || len(s.funcs) != len(s.names) || len(s.indices) != len(s.names) {
-		t.Fatalf("indexer bookkeeping out of sync: names=%v indexers=%d indices=%d", s.names, len(s.indexers), len(s.indices))
+	if len(s.names) != len(s.indexers) || len(s.funcs) != len(s.names) || len(s.indices) != len(s.names) || len(s.maps) != len(s.names) {
+		t.Fatalf("indexer bookkeeping out of sync: names=%v indexers=%d indices=%d maps=%d", s.names, len(s.indexers), len(s.indices), len(s.maps))
 	}
+	// Every item: its refs are exactly the distinct values the index
+	// functions produce, grouped by index in order, and each points at the
+	// item's real position.
+	usedExtra := 0
+	for key, it := range s.items {
+		if it.key != key {
+			t.Fatalf("item under %q has key %q", key, it.key)
+		}
+		if it.more != 0 {
+			usedExtra++
+			if len(s.extra[it.more-1]) == 0 {
+				t.Fatalf("item %q has an empty extra slot", key)
+			}
+		}
+		var want []ref
+		refs := s.appendRefs(nil, it)
+		if it.set == nil && it.more != 0 {
+			t.Fatalf("item %q has extra refs but no first ref", key)
+		}
+		for i, name := range s.names {
+			vals, err := s.indexers[name](it.obj)
+			if err != nil {
+				t.Fatalf("index %q on %q: %v", name, key, err)
+			}
+			for x, v := range vals {
+				if slices.Contains(vals[:x], v) {
+					continue
+				}
+				set := s.maps[i][v]
+				if set == nil {
+					t.Fatalf("index %q has no set for %q (item %q)", name, v, key)
+				}
+				want = append(want, ref{set: set})
+			}
+		}
+		if len(refs) != len(want) {
+			t.Fatalf("item %q has %d refs, want %d", key, len(refs), len(want))
+		}
+		for j, r := range refs {
+			if r.set != want[j].set {
+				t.Fatalf("item %q ref %d is for %d/%q, want %d/%q", key, j, r.set.index, r.set.value, want[j].set.index, want[j].set.value)
+			}
+			if int(r.pos) >= len(r.set.items) || r.set.items[r.pos] != it {
+				t.Fatalf("item %q ref %d: position %d in %q is wrong", key, j, r.pos, r.set.value)
+			}
+		}
+	}
+	if usedExtra+len(s.free) != len(s.extra) {
+		t.Fatalf("extra slots: %d used + %d free != %d", usedExtra, len(s.free), len(s.extra))
+	}
+	for _, f := range s.free {
+		if s.extra[f] != nil {
+			t.Fatalf("free extra slot %d still holds refs", f)
+		}
+	}
+	// Every set: non-empty, of its index and value, holding only stored
+	// items, each of which refers back to this position.
 	for i, name := range s.names {
 		idx, ok := s.indices[name]
 		if !ok {
 			t.Fatalf("index %q has no Index", name)
 		}
-		// Expected: value -> set of keys, recomputed from scratch.
-		want := map[string]map[string]bool{}
-		for key, it := range s.items {
-			if len(s.names) > 0 && len(it.rest) != len(s.names)-1 {
-				t.Fatalf("item %q has %d extra value lists, want %d", key, len(it.rest), len(s.names)-1)
-			}
-			vals, err := s.indexers[name](it.obj)
-			if err != nil {
-				t.Fatalf("index %q on %q: %v", name, key, err)
-			}
-			if !slices.Equal(vals, it.values(i)) {
-				t.Fatalf("item %q remembers %v for %q, index func says %v", key, it.values(i), name, vals)
-			}
-			for _, v := range vals {
-				if want[v] == nil {
-					want[v] = map[string]bool{}
-				}
-				want[v][key] = true
-			}
-		}
-		if len(idx) != len(want) {
-			t.Fatalf("index %q has values %v, want %v", name, slices.Sorted(maps.Keys(idx)), slices.Sorted(maps.Keys(want)))
+		if reflect.ValueOf(idx).Pointer() != reflect.ValueOf(s.maps[i]).Pointer() {
+			t.Fatalf("index %q: Indices and maps disagree", name)
 		}
 		for v, set := range idx {
 			if set.Len() == 0 {
 				t.Fatalf("index %q keeps an empty set for %q", name, v)
 			}
-			if len(set.pos) != len(set.keys) || len(set.objs) != len(set.keys) {
-				t.Fatalf("index %q value %q: pos/keys/objs lengths %d/%d/%d", name, v, len(set.pos), len(set.keys), len(set.objs))
+			if set.index != i || set.value != v {
+				t.Fatalf("index %q value %q: set says %d/%q", name, v, set.index, set.value)
 			}
-			for j, key := range set.keys {
-				if set.pos[key] != j {
-					t.Fatalf("index %q value %q: pos[%q]=%d, want %d", name, v, key, set.pos[key], j)
+			for p, it := range set.items {
+				if s.items[it.key] != it {
+					t.Fatalf("index %q value %q holds a stale item %q", name, v, it.key)
 				}
-				if !want[v][key] {
-					t.Fatalf("index %q value %q holds stale key %q", name, v, key)
+				found := false
+				for _, r := range s.appendRefs(nil, it) {
+					if r.set == set {
+						if int(r.pos) != p {
+							t.Fatalf("index %q value %q: %q at %d thinks it is at %d", name, v, it.key, p, r.pos)
+						}
+						found = true
+					}
 				}
-				if set.objs[j] != s.items[key].obj {
-					t.Fatalf("index %q value %q holds a stale object for %q", name, v, key)
+				if !found {
+					t.Fatalf("index %q value %q holds %q, which has no ref to it", name, v, it.key)
 				}
-			}
-			if set.Len() != len(want[v]) {
-				t.Fatalf("index %q value %q has %v, want %v", name, v, set.Keys(), slices.Sorted(maps.Keys(want[v])))
 			}
 		}
 	}
@@ -462,26 +504,35 @@ func TestIndexerRandomized(t *testing.T) {
 }
 
 func TestKeySetShrinks(t *testing.T) {
-	idx := Index{}
-	for i := 0; i < 1000; i++ {
-		idx.put("v", fmt.Sprint(i), i)
+	ix := NewIndexer(MetaNamespaceKeyFunc, Indexers{NamespaceIndex: MetaNamespaceIndexFunc})
+	pods := make([]*corev1.Pod, 1000)
+	for i := range pods {
+		pods[i] = newPod("v", fmt.Sprint(i))
+		if err := ix.Add(pods[i]); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for i := 0; i < 995; i++ {
-		idx.remove("v", fmt.Sprint(i))
+		if err := ix.Delete(pods[i]); err != nil {
+			t.Fatal(err)
+		}
 	}
-	set := idx["v"]
-	if set.Len() != 5 || cap(set.keys) > 64 {
-		t.Fatalf("len %d cap %d", set.Len(), cap(set.keys))
+	checkIndexer(t, ix)
+	set := ix.(*cache).storage.(*threadSafeMap).maps[0]["v"]
+	if set.Len() != 5 || cap(set.items) > 64 {
+		t.Fatalf("len %d cap %d", set.Len(), cap(set.items))
 	}
 	for i := 995; i < 1000; i++ {
-		if !set.Has(fmt.Sprint(i)) || set.objs[set.pos[fmt.Sprint(i)]] != i {
+		if !set.Has("v/" + fmt.Sprint(i)) {
 			t.Fatalf("lost %d", i)
 		}
 	}
 	for i := 995; i < 1000; i++ {
-		idx.remove("v", fmt.Sprint(i))
+		if err := ix.Delete(pods[i]); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if _, ok := idx["v"]; ok {
+	if _, ok := ix.(*cache).storage.(*threadSafeMap).maps[0]["v"]; ok {
 		t.Fatal("empty set kept")
 	}
 }

@@ -74,6 +74,21 @@ func (c *cache) Update(obj any) error {
 	return c.storage.Update(key, obj)
 }
 
+// upsert stores obj like Update and returns the object it replaced, if
+// any: processDeltas' get-then-add/update with one key computation and one
+// lock.
+func (c *cache) upsert(obj any) (old any, existed bool, err error) {
+	key, err := c.key(obj)
+	if err != nil {
+		return nil, false, err
+	}
+	if ts, ok := c.storage.(*threadSafeMap); ok {
+		return ts.upsert(key, obj)
+	}
+	old, existed = c.storage.Get(key)
+	return old, existed, c.storage.Update(key, obj)
+}
+
 func (c *cache) Delete(obj any) error {
 	key, err := c.key(obj)
 	if err != nil {

@@ -37,41 +37,48 @@ type ThreadSafeStore interface {
 	Resync() error
 }
 
-// storedItem is an object plus the values it is filed under in each index.
-// The values of index i (threadSafeMap.names[i]) are values(i); the first
-// index's are kept inline, which spares an allocation per item in the
-// common one-index store.
-type storedItem struct {
-	obj   any
-	first []string
-	rest  [][]string
+// storeItem is one stored object under its key. The same *storeItem is what
+// every KeySet holding the key points to, so the key string is shared and an
+// update that leaves the indexed values alone only replaces obj.
+//
+// The item also records where it is filed: a list of refs (KeySet and
+// position in it), grouped by index in index order and, within an index, in
+// the order the index function returned the values (duplicates dropped).
+// Kept are the values the object was indexed under, so removal never calls
+// index functions. The first ref is inline (set, pos); the others, if any,
+// are threadSafeMap.extra[more-1]. That keeps an item at 48 bytes in the
+// common case of one single-valued index.
+type storeItem struct {
+	key  string
+	obj  any
+	set  *KeySet // first ref; nil if the item is in no index
+	pos  int32
+	more int32 // 0, or 1 + the slot in threadSafeMap.extra of the other refs
 }
 
-func (it *storedItem) values(i int) []string {
-	if i == 0 {
-		return it.first
-	}
-	return it.rest[i-1]
-}
-
-func (it *storedItem) setValues(i int, v []string) {
-	if i == 0 {
-		it.first = v
-	} else {
-		it.rest[i-1] = v
-	}
+// ref locates an item in one KeySet.
+type ref struct {
+	set *KeySet
+	pos int32
 }
 
 type threadSafeMap struct {
 	lock  sync.RWMutex
-	items map[string]storedItem
+	items map[string]*storeItem
 
 	indexers Indexers
 	indices  Indices
-	// names and funcs list the indexers in a fixed order: the order of
-	// storedItem.values.
+	// names, funcs and maps list the indexers and their Index in a fixed
+	// order: KeySet.index and the grouping of an item's refs refer to it.
 	names []string
 	funcs []IndexFunc
+	maps  []Index
+
+	// extra holds the refs after the first of the items filed more than
+	// once (several indices, or several values); free lists its unused
+	// slots.
+	extra [][]ref
+	free  []int32
 }
 
 var _ ThreadSafeStore = (*threadSafeMap)(nil)
@@ -86,7 +93,7 @@ func NewThreadSafeStore(indexers Indexers, indices Indices) ThreadSafeStore {
 	}
 	clear(indices)
 	s := &threadSafeMap{
-		items:    map[string]storedItem{},
+		items:    map[string]*storeItem{},
 		indexers: Indexers{},
 		indices:  indices,
 	}
@@ -96,83 +103,232 @@ func NewThreadSafeStore(indexers Indexers, indices Indices) ThreadSafeStore {
 	return s
 }
 
-// newItem runs every index function over obj.
-func (s *threadSafeMap) newItem(key string, obj any) (storedItem, error) {
-	it := storedItem{obj: obj}
-	if n := len(s.funcs); n > 1 {
-		it.rest = make([][]string, n-1)
-	}
+// maxInlineIndices is how many indices' values Update computes into a
+// stack buffer.
+const maxInlineIndices = 4
+
+// computeValues runs every index function over obj into dst (one entry per
+// index).
+func (s *threadSafeMap) computeValues(dst [][]string, key string, obj any) ([][]string, error) {
 	for i, fn := range s.funcs {
 		v, err := fn(obj)
 		if err != nil {
-			return storedItem{}, fmt.Errorf("unable to calculate an index entry for key %q on index %q: %w", key, s.names[i], err)
+			return nil, fmt.Errorf("unable to calculate an index entry for key %q on index %q: %w", key, s.names[i], err)
 		}
-		it.setValues(i, v)
+		dst = append(dst, v)
 	}
-	return it, nil
+	return dst, nil
 }
 
 func (s *threadSafeMap) Add(key string, obj any) error { return s.Update(key, obj) }
 
 func (s *threadSafeMap) Update(key string, obj any) error {
+	_, _, err := s.upsert(key, obj)
+	return err
+}
+
+// upsert is Update that also returns the object it replaced, if any.
+func (s *threadSafeMap) upsert(key string, obj any) (old any, existed bool, err error) {
 	s.lock.Lock()
 	defer s.lock.Unlock()
-	it, err := s.newItem(key, obj)
+	var buf [maxInlineIndices][]string
+	values, err := s.computeValues(buf[:0], key, obj)
 	if err != nil {
-		return err
+		return nil, false, err
 	}
-	old, existed := s.items[key]
-	for i, name := range s.names {
-		idx := s.indices[name]
-		values := it.values(i)
-		if existed && slices.Equal(old.values(i), values) {
-			// Common case: the indexed values did not change; just point
-			// the entries at the new object.
-			for _, v := range values {
-				idx[v].put(key, obj)
+	old, existed = s.putLocked(key, obj, values)
+	return old, existed, nil
+}
+
+// putLocked stores obj under key, filed under values (one list per index),
+// and returns the object it replaced, if any.
+func (s *threadSafeMap) putLocked(key string, obj any, values [][]string) (replaced any, existed bool) {
+	it, existed := s.items[key]
+	if !existed {
+		it = &storeItem{key: key, obj: obj}
+		s.items[key] = it
+		var buf [8]ref
+		s.setRefs(it, s.fileLocked(buf[:0], it, values, 0))
+		return nil, false
+	}
+	replaced, it.obj = it.obj, obj
+	var oldBuf, newBuf [8]ref
+	old := s.appendRefs(oldBuf[:0], it)
+	refs := newBuf[:0]
+	changed := false
+	j := 0
+	for i := range s.names {
+		k := j
+		for k < len(old) && old[k].set.index == i {
+			k++
+		}
+		if sameValues(old[j:k], values[i]) {
+			refs = append(refs, old[j:k]...)
+		} else {
+			changed = true
+			for _, r := range old[j:k] {
+				s.unfileLocked(r.set, r.pos)
 			}
+			refs = s.fileIndexLocked(refs, it, i, values[i])
+		}
+		j = k
+	}
+	if changed {
+		s.setRefs(it, refs)
+	}
+	return replaced, true
+}
+
+// sameValues reports whether refs (one index's refs of an item) are
+// exactly the distinct values of values, in order.
+func sameValues(refs []ref, values []string) bool {
+	n := 0
+	for i, v := range values {
+		if slices.Contains(values[:i], v) {
 			continue
 		}
-		if existed {
-			for _, v := range old.values(i) {
-				idx.remove(v, key)
-			}
+		if n == len(refs) || refs[n].set.value != v {
+			return false
 		}
-		// key is now filed nowhere in this index: a single value can be
-		// inserted blindly; several may repeat, so check each.
-		if len(values) == 1 {
-			idx.insert(values[0], key, obj)
+		n++
+	}
+	return n == len(refs)
+}
+
+// fileLocked files it under values[from:] (values[x] for index from+x) and
+// appends the new refs to refs.
+func (s *threadSafeMap) fileLocked(refs []ref, it *storeItem, values [][]string, from int) []ref {
+	for x, vs := range values {
+		refs = s.fileIndexLocked(refs, it, from+x, vs)
+	}
+	return refs
+}
+
+// fileIndexLocked files it under each distinct value of values in index i
+// and appends the refs to refs.
+func (s *threadSafeMap) fileIndexLocked(refs []ref, it *storeItem, i int, values []string) []ref {
+	idx := s.maps[i]
+	for x, v := range values {
+		if x > 0 && slices.Contains(values[:x], v) {
 			continue
 		}
-		for _, v := range values {
-			idx.put(v, key, obj)
+		set := idx[v]
+		if set == nil {
+			set = &KeySet{index: i, value: v}
+			idx[v] = set
+		}
+		refs = append(refs, ref{set, int32(len(set.items))})
+		set.items = append(set.items, it)
+	}
+	return refs
+}
+
+// unfileLocked removes the item at pos from set, moving the set's last item
+// into the hole, and drops the set from its Index once empty.
+func (s *threadSafeMap) unfileLocked(set *KeySet, pos int32) {
+	last := len(set.items) - 1
+	if int(pos) != last {
+		moved := set.items[last]
+		set.items[pos] = moved
+		s.movedLocked(moved, set, pos)
+	}
+	set.items[last] = nil // drop the reference for the GC
+	set.items = set.items[:last]
+	if last == 0 {
+		delete(s.maps[set.index], set.value)
+		return
+	}
+	// Give memory back once a set has shrunk well below its peak.
+	if c := cap(set.items); c > 64 && last < c/4 {
+		set.items = slices.Clone(set.items)
+	}
+}
+
+// movedLocked records that it now sits at pos in set.
+func (s *threadSafeMap) movedLocked(it *storeItem, set *KeySet, pos int32) {
+	if it.set == set {
+		it.pos = pos
+		return
+	}
+	extra := s.extra[it.more-1]
+	for i := range extra {
+		if extra[i].set == set {
+			extra[i].pos = pos
+			return
 		}
 	}
-	s.items[key] = it
-	return nil
+	panic("cache: item missing from its KeySet") // broken invariant
+}
+
+// appendRefs appends it's refs to dst.
+func (s *threadSafeMap) appendRefs(dst []ref, it *storeItem) []ref {
+	if it.set == nil {
+		return dst
+	}
+	dst = append(dst, ref{it.set, it.pos})
+	if it.more != 0 {
+		dst = append(dst, s.extra[it.more-1]...)
+	}
+	return dst
+}
+
+// setRefs makes refs it's refs.
+func (s *threadSafeMap) setRefs(it *storeItem, refs []ref) {
+	if len(refs) == 0 {
+		it.set, it.pos = nil, 0
+		s.freeExtra(it)
+		return
+	}
+	it.set, it.pos = refs[0].set, refs[0].pos
+	if len(refs) == 1 {
+		s.freeExtra(it)
+		return
+	}
+	if it.more == 0 {
+		if n := len(s.free); n > 0 {
+			it.more = s.free[n-1] + 1
+			s.free = s.free[:n-1]
+		} else {
+			s.extra = append(s.extra, nil)
+			it.more = int32(len(s.extra))
+		}
+	}
+	slot := &s.extra[it.more-1]
+	*slot = append((*slot)[:0], refs[1:]...)
+}
+
+// freeExtra releases it's extra slot, if any.
+func (s *threadSafeMap) freeExtra(it *storeItem) {
+	if it.more == 0 {
+		return
+	}
+	s.extra[it.more-1] = nil
+	s.free = append(s.free, it.more-1)
+	it.more = 0
 }
 
 func (s *threadSafeMap) Delete(key string) {
 	s.lock.Lock()
 	defer s.lock.Unlock()
-	old, ok := s.items[key]
+	it, ok := s.items[key]
 	if !ok {
 		return
 	}
-	for i, name := range s.names {
-		idx := s.indices[name]
-		for _, v := range old.values(i) {
-			idx.remove(v, key)
-		}
+	var buf [8]ref
+	for _, r := range s.appendRefs(buf[:0], it) {
+		s.unfileLocked(r.set, r.pos)
 	}
+	s.freeExtra(it)
 	delete(s.items, key)
 }
 
 func (s *threadSafeMap) Get(key string) (any, bool) {
 	s.lock.RLock()
 	defer s.lock.RUnlock()
-	it, ok := s.items[key]
-	return it.obj, ok
+	if it, ok := s.items[key]; ok {
+		return it.obj, true
+	}
+	return nil, false
 }
 
 func (s *threadSafeMap) List() []any {
@@ -194,32 +350,30 @@ func (s *threadSafeMap) ListKeys() []string {
 func (s *threadSafeMap) Replace(items map[string]any, _ string) error {
 	s.lock.Lock()
 	defer s.lock.Unlock()
-	stored := make(map[string]storedItem, len(items))
+	// Build the new content aside, so that a failing index function leaves
+	// the store as it was.
+	n := &threadSafeMap{
+		items: make(map[string]*storeItem, len(items)),
+		names: s.names,
+		funcs: s.funcs,
+		maps:  make([]Index, len(s.names)),
+	}
+	for i := range n.maps {
+		n.maps[i] = Index{}
+	}
+	var buf [maxInlineIndices][]string
 	for key, obj := range items {
-		it, err := s.newItem(key, obj)
+		values, err := n.computeValues(buf[:0], key, obj)
 		if err != nil {
 			return err
 		}
-		stored[key] = it
+		n.putLocked(key, obj, values)
 	}
-	s.items = stored
-	for _, name := range s.names {
-		s.indices[name] = Index{}
-	}
-	for key, it := range stored {
-		s.fileLocked(key, it, 0)
+	s.items, s.maps, s.extra, s.free = n.items, n.maps, n.extra, n.free
+	for i, name := range s.names {
+		s.indices[name] = s.maps[i]
 	}
 	return nil
-}
-
-// fileLocked puts key into the indices names[from:] according to it.
-func (s *threadSafeMap) fileLocked(key string, it storedItem, from int) {
-	for i := from; i < len(s.names); i++ {
-		idx := s.indices[s.names[i]]
-		for _, v := range it.values(i) {
-			idx.put(v, key, it.obj)
-		}
-	}
 }
 
 func (s *threadSafeMap) Index(indexName string, obj any) ([]any, error) {
@@ -238,26 +392,23 @@ func (s *threadSafeMap) Index(indexName string, obj any) ([]any, error) {
 		if set == nil {
 			return []any{}, nil
 		}
-		return set.appendObjs(make([]any, 0, set.Len())), nil
+		return set.objs(), nil
 	}
-	// Several values: an object may be filed under more than one of them.
-	var list []any
-	seen := map[string]struct{}{}
+	// Several values: an item may be filed under more than one of them.
+	list := []any{}
+	seen := map[*storeItem]struct{}{}
 	for _, v := range values {
 		set := idx[v]
 		if set == nil {
 			continue
 		}
-		for i, key := range set.keys {
-			if _, dup := seen[key]; dup {
+		for _, it := range set.items {
+			if _, dup := seen[it]; dup {
 				continue
 			}
-			seen[key] = struct{}{}
-			list = append(list, set.objs[i])
+			seen[it] = struct{}{}
+			list = append(list, it.obj)
 		}
-	}
-	if list == nil {
-		list = []any{}
 	}
 	return list, nil
 }
@@ -273,7 +424,7 @@ func (s *threadSafeMap) ByIndex(indexName, indexedValue string) ([]any, error) {
 	if set == nil {
 		return []any{}, nil
 	}
-	return set.appendObjs(make([]any, 0, set.Len())), nil
+	return set.objs(), nil
 }
 
 func (s *threadSafeMap) IndexKeys(indexName, indexedValue string) ([]string, error) {
@@ -334,7 +485,11 @@ func (s *threadSafeMap) addIndexersLocked(newIndexers Indexers) error {
 		return nil
 	}
 	// Compute first, commit later.
-	added := make(map[string][][]string, len(s.items))
+	type pending struct {
+		it     *storeItem
+		values [][]string
+	}
+	added := make([]pending, 0, len(s.items))
 	for key, it := range s.items {
 		values := make([][]string, len(names))
 		for i, name := range names {
@@ -344,23 +499,23 @@ func (s *threadSafeMap) addIndexersLocked(newIndexers Indexers) error {
 			}
 			values[i] = v
 		}
-		added[key] = values
+		added = append(added, pending{it, values})
 	}
 	from := len(s.names)
 	for _, name := range names {
+		idx := Index{}
 		s.indexers[name] = newIndexers[name]
-		s.indices[name] = Index{}
+		s.indices[name] = idx
 		s.names = append(s.names, name)
 		s.funcs = append(s.funcs, newIndexers[name])
+		s.maps = append(s.maps, idx)
 	}
-	for key, it := range s.items {
-		values := added[key]
-		if from == 0 {
-			it.first, values = values[0], values[1:]
-		}
-		it.rest = append(slices.Clip(it.rest), values...)
-		s.items[key] = it
-		s.fileLocked(key, it, from)
+	var buf [8]ref
+	for _, p := range added {
+		// The new indices come after the existing ones, and so do their
+		// refs.
+		refs := s.appendRefs(buf[:0], p.it)
+		s.setRefs(p.it, s.fileLocked(refs, p.it, p.values, from))
 	}
 	return nil
 }

@@ -49,7 +49,7 @@ func TestThreadSafeStoreConcurrent(t *testing.T) {
 }
 
 func TestNewThreadSafeStoreDiscardsGivenIndices(t *testing.T) {
-	indices := Indices{"stale": Index{"x": newKeySet()}}
+	indices := Indices{"stale": Index{"x": &KeySet{}}}
 	s := NewThreadSafeStore(Indexers{NamespaceIndex: MetaNamespaceIndexFunc}, indices)
 	if err := s.Add("a/p", newPod("a", "p")); err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // op is one step of a single-goroutine queue script.
@@ -406,4 +407,42 @@ func TestAnyAliases(t *testing.T) {
 	dq.AddAfter(struct{ a, b int }{1, 2}, 0)
 	expectGet(t, dq, any(struct{ a, b int }{1, 2}))
 	dq.ShutDown()
+}
+
+// TestQueueLockSlow: Add, Get and Done wait for a held lock, whether it is
+// released while they still spin or only after they have blocked, and with
+// spinning off (GOMAXPROCS=1).
+func TestQueueLockSlow(t *testing.T) {
+	for _, spin := range []bool{true, false} {
+		for _, hold := range []time.Duration{20 * time.Microsecond, 5 * time.Millisecond} {
+			t.Run(fmt.Sprintf("spin=%v/hold=%v", spin, hold), func(t *testing.T) {
+				q := NewTyped[int]()
+				defer q.ShutDown()
+				q.spin = spin
+				step := func(f func()) {
+					q.mu.Lock()
+					done := make(chan struct{})
+					go func() { f(); close(done) }()
+					time.Sleep(hold)
+					select {
+					case <-done:
+						t.Fatal("ran while the lock was held")
+					default:
+					}
+					q.mu.Unlock()
+					<-done
+				}
+				step(func() { q.Add(1) })
+				var got int
+				step(func() { got, _ = q.Get() })
+				if got != 1 {
+					t.Fatalf("Get = %d", got)
+				}
+				step(func() { q.Done(1) })
+				if q.Len() != 0 {
+					t.Fatalf("Len = %d after Done", q.Len())
+				}
+			})
+		}
+	}
 }
