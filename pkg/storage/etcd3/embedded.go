@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strings"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.etcd.io/etcd/server/v3/etcdserver/api/v3client"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 )
 
 // EmbeddedConfig configures an etcd server inside this process.
@@ -55,7 +57,7 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 	zcfg.Level = level
 	zcfg.OutputPaths, zcfg.ErrorOutputPaths = []string{"stderr"}, []string{"stderr"}
 	zcfg.Sampling = nil
-	lg, err := zcfg.Build()
+	lg, err := zcfg.Build(zap.WrapCore(func(c zapcore.Core) zapcore.Core { return benignFilter{c} }))
 	if err != nil {
 		return nil, err
 	}
@@ -124,6 +126,41 @@ func (e *Embedded) Close() {
 	e.level.SetLevel(zap.FatalLevel)
 	e.client.Close()
 	e.etcd.Close()
+}
+
+// benignFilter drops the one error etcd logs on every fresh single-member
+// start: its storage-version monitor runs before the first raft term is
+// persisted, fails with "missing term information", and succeeds on its
+// next round. Everything else passes through.
+type benignFilter struct{ zapcore.Core }
+
+func (c benignFilter) With(fs []zapcore.Field) zapcore.Core { return benignFilter{c.Core.With(fs)} }
+
+func (c benignFilter) Check(e zapcore.Entry, ce *zapcore.CheckedEntry) *zapcore.CheckedEntry {
+	if c.Enabled(e.Level) {
+		return ce.AddCore(e, c)
+	}
+	return ce
+}
+
+func (c benignFilter) Write(e zapcore.Entry, fs []zapcore.Field) error {
+	if isBenign(e, fs) {
+		return nil
+	}
+	return c.Core.Write(e, fs)
+}
+
+// isBenign reports whether an etcd log entry is the known start-up noise.
+func isBenign(e zapcore.Entry, fs []zapcore.Field) bool {
+	if e.Message != "failed to update storage version" {
+		return false
+	}
+	for _, f := range fs {
+		if err, ok := f.Interface.(error); ok && f.Type == zapcore.ErrorType && strings.Contains(err.Error(), "missing term information") {
+			return true
+		}
+	}
+	return false
 }
 
 func freeLoopbackURL() (string, error) {
