@@ -30,6 +30,17 @@ func eventually(t testing.TB, what string, cond func() bool) {
 	}
 }
 
+// waitChan waits for ch to be closed (or to deliver), failing the test if
+// it never is.
+func waitChan(t testing.TB, ch <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(failAfter):
+		t.Fatal("timed out waiting for a goroutine")
+	}
+}
+
 // mustGet gets an item, failing the test if Get does not return.
 func mustGet[T comparable](t testing.TB, q TypedInterface[T]) (T, bool) {
 	t.Helper()

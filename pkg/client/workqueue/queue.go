@@ -61,9 +61,13 @@ type Typed[T comparable] struct {
 	// mu guards everything below. Add, Get and Done take it through
 	// TryLock/lockSlow (see lockSlow), the rest with mu.Lock.
 	mu sync.Mutex
-	// spin is whether lockSlow may busy-wait: GOMAXPROCS was above 1 at
-	// construction, so the holder of a contended lock is likely running.
-	spin bool
+	// spinRounds is how many times lockSlow re-tries before blocking:
+	// spinRounds when GOMAXPROCS was above 1 at construction (the holder of
+	// a contended lock is then likely running), else 0. pause, if set,
+	// replaces spinWait as the busy-wait step (tests observe the spin
+	// through it).
+	spinRounds int
+	pause      func(int)
 	// cond is signalled when an item is queued or the queue shuts down; Get
 	// waits on it.
 	cond sync.Cond
@@ -104,7 +108,9 @@ func newTyped[T comparable](config TypedQueueConfig[T], updatePeriod time.Durati
 	q := &Typed[T]{
 		queue: newRing[T](initialCapacity),
 		state: make(map[T]uint8, initialCapacity),
-		spin:  runtime.GOMAXPROCS(0) > 1,
+	}
+	if runtime.GOMAXPROCS(0) > 1 {
+		q.spinRounds = spinRounds
 	}
 	q.cond.L = &q.mu
 	q.drained.L = &q.mu
@@ -228,17 +234,21 @@ func (q *Typed[T]) Done(item T) {
 // descheduled) does it block in mu.Lock. With GOMAXPROCS=1 it blocks at
 // once.
 func (q *Typed[T]) lockSlow() {
-	if q.spin {
-		d := spinFirst
-		for range spinRounds {
+	d := spinFirst
+	for range q.spinRounds {
+		if q.pause == nil {
 			for i := range d {
 				spinWait(i)
 			}
-			if q.mu.TryLock() {
-				return
+		} else {
+			for i := range d {
+				q.pause(i)
 			}
-			d = min(2*d, spinMax)
 		}
+		if q.mu.TryLock() {
+			return
+		}
+		d = min(2*d, spinMax)
 	}
 	q.mu.Lock()
 }

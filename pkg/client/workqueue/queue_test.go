@@ -52,6 +52,14 @@ func TestQueueSequential(t *testing.T) {
 			wantRest: []string{"b", "a"},
 		},
 		{
+			name: "several adds while processing give exactly one re-queue after done",
+			ops: []op{
+				{"add", "a"}, {"get", "a"}, {"add", "a"}, {"add", "a"}, {"add", "a"}, {"done", "a"},
+			},
+			wantLen:  1,
+			wantRest: []string{"a"},
+		},
+		{
 			name:     "done without re-add forgets the item",
 			ops:      []op{{"add", "a"}, {"get", "a"}, {"done", "a"}},
 			wantLen:  0,
@@ -409,40 +417,145 @@ func TestAnyAliases(t *testing.T) {
 	dq.ShutDown()
 }
 
-// TestQueueLockSlow: Add, Get and Done wait for a held lock, whether it is
-// released while they still spin or only after they have blocked, and with
-// spinning off (GOMAXPROCS=1).
+// spinProbe replaces a queue's busy-wait step: it counts the steps and
+// closes started at the first one, so a test knows a goroutine is spinning
+// in lockSlow.
+type spinProbe struct {
+	started chan struct{}
+	once    sync.Once
+	steps   atomic.Int64
+}
+
+func newSpinProbe[T comparable](q *Typed[T], rounds int) *spinProbe {
+	p := &spinProbe{started: make(chan struct{})}
+	q.spinRounds = rounds
+	q.pause = func(int) {
+		p.once.Do(func() { close(p.started) })
+		p.steps.Add(1)
+	}
+	return p
+}
+
+// spinBudget is the number of busy-wait steps lockSlow takes over rounds
+// retries.
+func spinBudget(rounds int) int64 {
+	var n int64
+	d := spinFirst
+	for range rounds {
+		n += int64(d)
+		d = min(2*d, spinMax)
+	}
+	return n
+}
+
+// TestQueueLockSlow: Add, Get and Done, finding the lock held, wait for it
+// and then run, whether it is released while they spin (caught by a retry),
+// after they spent the whole spin budget (taken by mu.Lock), or with
+// spinning off (GOMAXPROCS=1: straight to mu.Lock). Nothing runs while the
+// lock is held.
 func TestQueueLockSlow(t *testing.T) {
-	for _, spin := range []bool{true, false} {
-		for _, hold := range []time.Duration{20 * time.Microsecond, 5 * time.Millisecond} {
-			t.Run(fmt.Sprintf("spin=%v/hold=%v", spin, hold), func(t *testing.T) {
-				q := NewTyped[int]()
-				defer q.ShutDown()
-				q.spin = spin
-				step := func(f func()) {
-					q.mu.Lock()
-					done := make(chan struct{})
-					go func() { f(); close(done) }()
-					time.Sleep(hold)
-					select {
-					case <-done:
-						t.Fatal("ran while the lock was held")
-					default:
-					}
-					q.mu.Unlock()
-					<-done
+	tests := []struct {
+		name   string
+		rounds int
+		// release is when the test lets go of the lock.
+		release string // "spinning", "spent", "at once"
+	}{
+		{"released while spinning", 1 << 20, "spinning"},
+		{"released after the spin budget", 3, "spent"},
+		{"no spinning", 0, "at once"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q := NewTyped[int]()
+			defer q.ShutDown()
+			probe := newSpinProbe(q, tt.rounds)
+			step := func(f func()) {
+				t.Helper()
+				q.mu.Lock()
+				done := make(chan struct{})
+				go func() { f(); close(done) }()
+				switch tt.release {
+				case "spinning":
+					<-probe.started
+				case "spent":
+					eventually(t, "the spin budget spent", func() bool { return probe.steps.Load() >= spinBudget(tt.rounds) })
 				}
-				step(func() { q.Add(1) })
-				var got int
-				step(func() { got, _ = q.Get() })
-				if got != 1 {
-					t.Fatalf("Get = %d", got)
+				select {
+				case <-done:
+					t.Fatal("ran while the lock was held")
+				default:
 				}
-				step(func() { q.Done(1) })
-				if q.Len() != 0 {
-					t.Fatalf("Len = %d after Done", q.Len())
+				before := probe.steps.Load()
+				q.mu.Unlock()
+				waitChan(t, done)
+				if tt.release == "spent" && probe.steps.Load() != before {
+					t.Fatal("spun past its budget")
 				}
-			})
+				probe.once = sync.Once{}
+				probe.started = make(chan struct{})
+				probe.steps.Store(0)
+			}
+			step(func() { q.Add(1) })
+			var got int
+			step(func() { got, _ = q.Get() })
+			if got != 1 {
+				t.Fatalf("Get = %d", got)
+			}
+			step(func() { q.Done(1) })
+			if q.Len() != 0 {
+				t.Fatalf("Len = %d after Done", q.Len())
+			}
+			if tt.rounds == 0 && probe.steps.Load() != 0 {
+				t.Fatal("spun with spinning off")
+			}
+		})
+	}
+}
+
+// TestQueueLockSlowThenWait: a Get that came in through lockSlow and found
+// the queue empty waits on the condition variable and is woken by an Add;
+// a ShutDown while others spin on the lock ends them cleanly.
+func TestQueueLockSlowThenWait(t *testing.T) {
+	q := NewTyped[int]()
+	probe := newSpinProbe(q, 1<<20)
+	q.mu.Lock()
+	got := make(chan int, 1)
+	go func() {
+		v, _ := q.Get()
+		got <- v
+	}()
+	<-probe.started // Get spins on the held lock
+	q.mu.Unlock()
+	// Get takes the lock, finds nothing and waits (or, if this Add wins
+	// the lock first, finds 7 at once); either way Add must reach it.
+	q.Add(7)
+	select {
+	case v := <-got:
+		if v != 7 {
+			t.Fatalf("Get = %d, want 7", v)
 		}
+	case <-time.After(failAfter):
+		t.Fatal("Get was not woken by Add")
+	}
+	q.Done(7)
+
+	// ShutDown while an Add and a Get spin on the held lock.
+	probe = newSpinProbe(q, 1<<20)
+	q.mu.Lock()
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); q.Add(8) }()
+	go func() { defer wg.Done(); q.Get() }()
+	<-probe.started
+	q.mu.Unlock()
+	q.ShutDown()
+	waitGroup(t, &wg)
+	// Either the Add came before the ShutDown (and Get received 8) or it
+	// was dropped (and Get saw the shutdown); the queue is empty either way.
+	if q.Len() != 0 {
+		t.Fatalf("Len = %d after shutdown", q.Len())
+	}
+	if _, s := q.Get(); !s {
+		t.Fatal("Get after ShutDown did not report shutdown")
 	}
 }
