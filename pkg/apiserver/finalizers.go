@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -9,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/skiff-sh/skiff/pkg/registry"
@@ -58,7 +60,9 @@ func (s *Server) pokeFinalizers() {
 func (s *Server) finalizePass(ctx context.Context) bool {
 	all := map[*registry.Store][]runtime.Object{}
 	live := map[types.UID]bool{}
+	byKind := map[schema.GroupKind]*registry.Store{}
 	for _, st := range s.stores {
+		byKind[st.Kind] = st
 		objs, _, err := st.List(ctx, "", registry.ListOptions{ResourceVersion: "0"})
 		if err != nil {
 			return false
@@ -97,27 +101,83 @@ func (s *Server) finalizePass(ctx context.Context) bool {
 				}
 				continue
 			}
-			// Background garbage collection: every owner is gone.
+			// Background garbage collection: every owner is gone. The
+			// snapshot above is only a filter (the stores' caches lag
+			// independently, so a just-created owner may be missing from
+			// it): a candidate is deleted only once each owner has been
+			// confirmed absent by a fresh read, as upstream's collector
+			// does.
 			refs := m.GetOwnerReferences()
 			if len(refs) == 0 {
 				continue
 			}
-			orphaned := true
-			for _, ref := range refs {
-				if live[ref.UID] {
-					orphaned = false
-				}
+			if slices.ContainsFunc(refs, func(r metav1.OwnerReference) bool { return live[r.UID] }) {
+				continue
 			}
-			if orphaned {
-				bg := metav1.DeletePropagationBackground
-				uid := m.GetUID()
-				_, err := st.Delete(ctx, m.GetNamespace(), m.GetName(), &metav1.DeleteOptions{PropagationPolicy: &bg,
-					Preconditions: &metav1.Preconditions{UID: &uid}}, nil)
-				changed = changed || err == nil
-			}
+			changed = s.collectOrphan(ctx, st, m, byKind) || changed
 		}
 	}
 	return changed
+}
+
+// collectOrphan deletes dependent m of st if, read afresh, every one of its
+// owners is absent: not found, or found with another uid. An owner whose
+// kind skiff does not serve, or a namespaced owner of a cluster-scoped
+// dependent, cannot be resolved, which keeps the dependent (as upstream).
+// The delete is conditional on the uid and resourceVersion just read, so a
+// dependent changed in between is left for the next pass.
+func (s *Server) collectOrphan(ctx context.Context, st *registry.Store, m metav1.Object, byKind map[schema.GroupKind]*registry.Store) bool {
+	cur, err := st.Get(ctx, m.GetNamespace(), m.GetName(), metav1.GetOptions{})
+	if err != nil {
+		return false
+	}
+	dep, err := meta.Accessor(storage.Unwrap(cur))
+	if err != nil || dep.GetUID() != m.GetUID() || dep.GetDeletionTimestamp() != nil {
+		return false
+	}
+	refs := dep.GetOwnerReferences()
+	if len(refs) == 0 {
+		return false
+	}
+	for _, ref := range refs {
+		if !s.ownerAbsent(ctx, st.Namespaced, dep.GetNamespace(), ref, byKind) {
+			return false
+		}
+	}
+	bg := metav1.DeletePropagationBackground
+	uid, rv := dep.GetUID(), dep.GetResourceVersion()
+	_, err = st.Delete(ctx, dep.GetNamespace(), dep.GetName(), &metav1.DeleteOptions{PropagationPolicy: &bg,
+		Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}}, nil)
+	return err == nil
+}
+
+// ownerAbsent reports whether the owner ref names is confirmed gone by a
+// fresh read; false when it exists or cannot be resolved.
+func (s *Server) ownerAbsent(ctx context.Context, depNamespaced bool, depNamespace string, ref metav1.OwnerReference, byKind map[schema.GroupKind]*registry.Store) bool {
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	if err != nil {
+		return false
+	}
+	owner := byKind[schema.GroupKind{Group: gv.Group, Kind: ref.Kind}]
+	if owner == nil {
+		return false // a kind skiff does not serve: unresolvable
+	}
+	ns := ""
+	if owner.Namespaced {
+		if !depNamespaced {
+			return false // a cluster-scoped dependent cannot have a namespaced owner
+		}
+		ns = depNamespace // a namespaced owner lives in its dependent's namespace
+	}
+	obj, err := owner.Get(ctx, ns, ref.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return true
+	}
+	if err != nil {
+		return false
+	}
+	om, err := meta.Accessor(storage.Unwrap(obj))
+	return err == nil && om.GetUID() != ref.UID
 }
 
 type depRef struct {
@@ -195,8 +255,12 @@ func (s *Server) deleteDependents(ctx context.Context, deps []depRef, policy met
 		if d.m.GetDeletionTimestamp() != nil {
 			continue
 		}
+		// Conditional on the state seen: a dependent changed since (its
+		// ownerReference perhaps removed) is looked at again next pass.
 		p := policy
-		_, err := d.st.Delete(ctx, d.m.GetNamespace(), d.m.GetName(), &metav1.DeleteOptions{PropagationPolicy: &p}, nil)
+		uid, rv := d.m.GetUID(), d.m.GetResourceVersion()
+		_, err := d.st.Delete(ctx, d.m.GetNamespace(), d.m.GetName(), &metav1.DeleteOptions{PropagationPolicy: &p,
+			Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}}, nil)
 		if err != nil && !apierrors.IsNotFound(err) {
 			s.cfg.Logger.Debug("deleting dependent failed", "name", d.m.GetName(), "err", err)
 		}

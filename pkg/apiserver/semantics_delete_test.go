@@ -1,6 +1,7 @@
 package apiserver_test
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -291,4 +292,70 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// TestSemanticsGarbageCollectionConfirmsOwners: the stopgap collector
+// deletes a dependent only when every owner is confirmed absent (not found,
+// or found with another uid); an owner of a kind skiff does not serve, or a
+// namespaced owner of a cluster-scoped dependent, cannot be resolved and
+// keeps its dependent, as upstream's collector does.
+func TestSemanticsGarbageCollectionConfirmsOwners(t *testing.T) {
+	fake := clock.NewFake(time.Now())
+	c := start(t, testenv.Config{Clock: fake})
+	sweep := func() { fake.Step(5 * time.Second) }
+	ns := c.namespace("gc-owners")
+	base := "/api/v1/namespaces/" + ns + "/configmaps"
+
+	var alive corev1.ConfigMap
+	c.call(http.MethodPost, base, configMap("alive", nil, nil), http.StatusCreated, &alive)
+	missing := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": "never-was", "uid": "00000000-0000-0000-0000-000000000001"}
+	otherUID := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "name": "alive", "uid": "00000000-0000-0000-0000-000000000002"}
+	unserved := map[string]any{"apiVersion": "example.com/v1", "kind": "Widget", "name": "w", "uid": "00000000-0000-0000-0000-000000000003"}
+
+	tests := []struct {
+		name     string
+		owners   []any
+		wantLive bool
+	}{
+		{"owner exists", []any{ownerRef(alive)}, true},
+		{"one of two owners exists", []any{missing, ownerRef(alive)}, true},
+		{"owner of a kind not served", []any{unserved}, true},
+		{"owner not found", []any{missing}, false},
+		{"owner name taken by another uid", []any{otherUID}, false},
+	}
+	for _, tt := range tests {
+		dep := configMap("dep-"+strings.ReplaceAll(tt.name, " ", "-"), nil, nil)
+		dep["metadata"].(map[string]any)["ownerReferences"] = tt.owners
+		c.call(http.MethodPost, base, dep, http.StatusCreated, nil)
+	}
+	// A cluster-scoped dependent with a namespaced owner: unresolvable.
+	c.call(http.MethodPost, "/apis/rbac.authorization.k8s.io/v1/clusterroles", map[string]any{
+		"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+		"metadata": map[string]any{"name": "gc-dep", "ownerReferences": []any{missing}},
+	}, http.StatusCreated, nil)
+
+	// Two sentinels, each created once the one before is collected: when
+	// the second is gone, a whole pass has run over everything above.
+	for i := range 2 {
+		name := fmt.Sprintf("sentinel-%d", i)
+		s := configMap(name, nil, nil)
+		s["metadata"].(map[string]any)["ownerReferences"] = []any{missing}
+		c.call(http.MethodPost, base, s, http.StatusCreated, nil)
+		eventually(t, name+" to be collected", func() bool {
+			sweep()
+			code, _, _ := c.do(http.MethodGet, base+"/"+name, nil, "", "")
+			return code == http.StatusNotFound
+		})
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, data := c.on(t).do(http.MethodGet, base+"/dep-"+strings.ReplaceAll(tt.name, " ", "-"), nil, "", "")
+			if live := code == http.StatusOK; live != tt.wantLive {
+				t.Errorf("dependent live = %v (%d %s), want %v", live, code, data, tt.wantLive)
+			}
+		})
+	}
+	if code, _, data := c.do(http.MethodGet, "/apis/rbac.authorization.k8s.io/v1/clusterroles/gc-dep", nil, "", ""); code != http.StatusOK {
+		t.Errorf("cluster-scoped dependent of a namespaced owner was collected: %d %s", code, data)
+	}
 }
