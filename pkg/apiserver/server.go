@@ -435,8 +435,23 @@ func (s *Server) Run(ctx context.Context) error {
 	// rather than waiting for clients to hang up.
 	shutdownCtx, done := context.WithTimeout(context.Background(), 60*time.Second)
 	defer done()
-	go srv.Shutdown(shutdownCtx)
+	shutdownDone := make(chan struct{})
+	go func() {
+		srv.Shutdown(shutdownCtx)
+		close(shutdownDone)
+	}()
 	s.active.waitIdle(shutdownCtx)
+	// Every handler has returned. Shutdown's graceful close of HTTP/2
+	// connections (GOAWAY, then the streams the client had already sent are
+	// still answered) usually completes within a second; closing at once
+	// instead would break a request that reached a connection just as the
+	// shutdown began.
+	grace, graceDone := context.WithTimeout(shutdownCtx, shutdownGrace)
+	defer graceDone()
+	select {
+	case <-shutdownDone:
+	case <-grace.Done():
+	}
 	err := srv.Close()
 	cancel()
 	if errors.Is(err, http.ErrServerClosed) {
@@ -444,6 +459,10 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	return err
 }
+
+// shutdownGrace bounds how long Run waits, once no handler is running, for
+// connections to close gracefully before closing the rest.
+const shutdownGrace = 2 * time.Second
 
 // compactLoop compacts storage history older than CompactionInterval, as
 // upstream's API server does for etcd.
