@@ -107,6 +107,9 @@ func newAPIServer(logger func() *slog.Logger) *cobra.Command {
 	f.StringVar(&cfg.TLSKeyFile, "tls-private-key-file", "", "serving key (PEM)")
 	f.StringVar(&cfg.ClientCAFile, "client-ca-file", "", "CA that signs client certificates")
 	f.StringVar(&cfg.TokenAuthFile, "token-auth-file", "", "static bearer tokens, CSV: token,user,uid[,\"group1,group2\"]")
+	f.StringVar(&cfg.ServiceAccountSigningKeyFile, "service-account-signing-key-file", "", "ECDSA P-256 key (PEM) that signs service account tokens; enables TokenRequest and token authentication")
+	f.StringVar(&cfg.ServiceAccountIssuer, "service-account-issuer", "", "issuer and audience of service account tokens (default https://kubernetes.default.svc.cluster.local)")
+	f.StringVar(&cfg.RootCAFile, "root-ca-file", "", "CA certificate (PEM) published to every namespace as the kube-root-ca.crt ConfigMap")
 	return cmd
 }
 

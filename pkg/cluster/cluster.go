@@ -2,8 +2,10 @@ package cluster
 
 import (
 	"context"
+	"crypto"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -204,7 +206,18 @@ type APIServerConfig struct {
 	TLSKeyFile       string
 	ClientCAFile     string
 	TokenAuthFile    string
-	Logger           *slog.Logger
+	// ServiceAccountSigningKeyFile (ECDSA P-256, PEM) enables the
+	// TokenRequest API and service account token authentication; without it
+	// serviceaccounts/<name>/token is not served, as upstream.
+	ServiceAccountSigningKeyFile string
+	// ServiceAccountIssuer is the tokens' issuer and audience (default
+	// https://kubernetes.default.svc.cluster.local).
+	ServiceAccountIssuer string
+	// RootCAFile is the CA published to every namespace as the
+	// kube-root-ca.crt ConfigMap (upstream: the controller manager's
+	// --root-ca-file); without it nothing is published.
+	RootCAFile string
+	Logger     *slog.Logger
 }
 
 // RunAPIServer runs a standalone API server until ctx ends.
@@ -238,6 +251,21 @@ func RunAPIServer(ctx context.Context, cfg APIServerConfig) error {
 	if len(authn) == 0 {
 		return errors.New("configure at least one of --client-ca-file or --token-auth-file")
 	}
+	var saKey crypto.Signer
+	if cfg.ServiceAccountSigningKeyFile != "" {
+		if saKey, err = pki.LoadSigningKey(cfg.ServiceAccountSigningKeyFile); err != nil {
+			return fmt.Errorf("--service-account-signing-key-file: %w", err)
+		}
+	}
+	var rootCA []byte
+	if cfg.RootCAFile != "" {
+		if rootCA, err = os.ReadFile(cfg.RootCAFile); err != nil {
+			return fmt.Errorf("--root-ca-file: %w", err)
+		}
+		if b, _ := pem.Decode(rootCA); b == nil || b.Type != "CERTIFICATE" {
+			return fmt.Errorf("--root-ca-file %s: no PEM certificate", cfg.RootCAFile)
+		}
+	}
 	var kv storage.KV
 	switch cfg.Storage {
 	case "memory":
@@ -261,6 +289,7 @@ func RunAPIServer(ctx context.Context, cfg APIServerConfig) error {
 		TLS: &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}, ClientAuth: tls.RequestClientCert,
 			NextProtos: []string{"h2", "http/1.1"}},
 		Authenticator: authn, Logger: cfg.Logger,
+		ServiceAccountSigner: saKey, ServiceAccountIssuer: cfg.ServiceAccountIssuer, RootCAPEM: rootCA,
 	})
 	if err != nil {
 		return err

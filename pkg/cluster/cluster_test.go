@@ -171,6 +171,10 @@ func TestAPIServerOnExternalEtcdWithTokens(t *testing.T) {
 	tokens := filepath.Join(dir, "tokens.csv")
 	os.WriteFile(tokens, []byte("s3cret,alice,1001,\"system:masters,dev\"\n"), 0o600)
 	cert, key := pki.Files(dir, "apiserver")
+	if _, err := pki.EnsureSigningKey(dir, "sa"); err != nil {
+		t.Fatal(err)
+	}
+	caFile, _ := pki.Files(dir, "ca")
 	port := freePort(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
@@ -178,6 +182,7 @@ func TestAPIServerOnExternalEtcdWithTokens(t *testing.T) {
 		errc <- RunAPIServer(ctx, APIServerConfig{
 			EtcdServers: []string{clientURL}, BindAddress: "127.0.0.1", SecurePort: port,
 			TLSCertFile: cert, TLSKeyFile: key, TokenAuthFile: tokens,
+			ServiceAccountSigningKeyFile: filepath.Join(dir, "sa.key"), RootCAFile: caFile,
 		})
 	}()
 	defer func() {
@@ -211,6 +216,86 @@ func TestAPIServerOnExternalEtcdWithTokens(t *testing.T) {
 		}
 		if tc.code == 401 && !strings.Contains(string(b), `"reason":"Unauthorized"`) {
 			t.Errorf("token %q: 401 without Status body: %s", tc.token, b)
+		}
+	}
+
+	// --service-account-signing-key-file: TokenRequest issues a token that
+	// authenticates as the service account.
+	call := func(method, path, bearer string, body string) (int, []byte) {
+		t.Helper()
+		req, _ := http.NewRequest(method, url+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+bearer)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, b
+	}
+	code, b := call("POST", "/api/v1/namespaces/default/serviceaccounts/default/token", "s3cret",
+		`{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","spec":{}}`)
+	var tr struct {
+		Status struct{ Token string } `json:"status"`
+	}
+	if err := json.Unmarshal(b, &tr); code != http.StatusCreated || err != nil || tr.Status.Token == "" {
+		t.Fatalf("TokenRequest: %d %s", code, b)
+	}
+	code, b = call("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", tr.Status.Token,
+		`{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}`)
+	if code != http.StatusCreated || !strings.Contains(string(b), `"username":"system:serviceaccount:default:default"`) {
+		t.Errorf("whoami with the service account token: %d %s", code, b)
+	}
+	// --root-ca-file: published as kube-root-ca.crt.
+	var cm struct {
+		Data map[string]string `json:"data"`
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		code, b = call("GET", "/api/v1/namespaces/default/configmaps/kube-root-ca.crt", "s3cret", "")
+		if code == http.StatusOK || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	caPEM, _ := os.ReadFile(caFile)
+	if err := json.Unmarshal(b, &cm); code != http.StatusOK || err != nil || cm.Data["ca.crt"] != string(caPEM) {
+		t.Errorf("kube-root-ca.crt: %d %s", code, b)
+	}
+}
+
+// TestAPIServerBadServiceAccountKey: a --service-account-signing-key-file
+// skiff cannot use is a clear start-up error.
+func TestAPIServerBadServiceAccountKey(t *testing.T) {
+	dir := t.TempDir()
+	rsaKey := filepath.Join(dir, "rsa.key")
+	os.WriteFile(rsaKey, []byte("-----BEGIN RSA PRIVATE KEY-----\nAAAA\n-----END RSA PRIVATE KEY-----\n"), 0o600)
+	notPEM := filepath.Join(dir, "junk.key")
+	os.WriteFile(notPEM, []byte("junk"), 0o600)
+	now := time.Now()
+	ca, err := pki.EnsureCA(dir, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pki.EnsureServing(dir, "apiserver", ca, []string{"127.0.0.1"}, now); err != nil {
+		t.Fatal(err)
+	}
+	cert, key := pki.Files(dir, "apiserver")
+	caFile, _ := pki.Files(dir, "ca")
+	tests := []struct{ file, want string }{
+		{rsaKey, "ECDSA P-256"},
+		{notPEM, "not PEM"},
+		{filepath.Join(dir, "missing.key"), "no such file"},
+	}
+	for _, tt := range tests {
+		err := RunAPIServer(context.Background(), APIServerConfig{
+			Storage: "memory", BindAddress: "127.0.0.1", SecurePort: freePort(t),
+			TLSCertFile: cert, TLSKeyFile: key, ClientCAFile: caFile,
+			ServiceAccountSigningKeyFile: tt.file,
+		})
+		if err == nil || !strings.Contains(err.Error(), "--service-account-signing-key-file") || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: err = %v, want a --service-account-signing-key-file error mentioning %q", tt.file, err, tt.want)
 		}
 	}
 }

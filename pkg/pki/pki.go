@@ -205,20 +205,8 @@ func signedBy(cert *x509.Certificate, ca *KeyPair) bool {
 // the public "<name>.pub" in dir), used to sign service account tokens.
 func EnsureSigningKey(dir, name string) (crypto.Signer, error) {
 	kf := filepath.Join(dir, name+".key")
-	if data, err := os.ReadFile(kf); err == nil {
-		b, _ := pem.Decode(data)
-		if b == nil {
-			return nil, fmt.Errorf("%s: not PEM", kf)
-		}
-		key, err := x509.ParsePKCS8PrivateKey(b.Bytes)
-		if err != nil {
-			return nil, err
-		}
-		signer, ok := key.(crypto.Signer)
-		if !ok {
-			return nil, fmt.Errorf("%s: key cannot sign", kf)
-		}
-		return signer, nil
+	if _, err := os.Stat(kf); err == nil {
+		return LoadSigningKey(kf)
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
@@ -237,4 +225,35 @@ func EnsureSigningKey(dir, name string) (crypto.Signer, error) {
 		return nil, err
 	}
 	return key, os.WriteFile(filepath.Join(dir, name+".pub"), pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}), 0o644)
+}
+
+// LoadSigningKey reads a service account signing key: an ECDSA P-256
+// private key in PEM, PKCS#8 ("PRIVATE KEY") or SEC 1 ("EC PRIVATE KEY").
+// Tokens are ES256; other key types are refused with a clear error.
+func LoadSigningKey(path string) (crypto.Signer, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	b, _ := pem.Decode(data)
+	if b == nil {
+		return nil, fmt.Errorf("%s: not PEM", path)
+	}
+	var key any
+	switch b.Type {
+	case "EC PRIVATE KEY":
+		key, err = x509.ParseECPrivateKey(b.Bytes)
+	case "PRIVATE KEY":
+		key, err = x509.ParsePKCS8PrivateKey(b.Bytes)
+	default:
+		return nil, fmt.Errorf("%s: PEM block %q is not a private key skiff can use (want an ECDSA P-256 key: PRIVATE KEY or EC PRIVATE KEY)", path, b.Type)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	ec, ok := key.(*ecdsa.PrivateKey)
+	if !ok || ec.Curve != elliptic.P256() {
+		return nil, fmt.Errorf("%s: service account tokens are signed with ES256, which needs an ECDSA P-256 key (got %T)", path, key)
+	}
+	return ec, nil
 }
