@@ -3,8 +3,9 @@ package etcd3
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -19,8 +20,9 @@ import (
 type EmbeddedConfig struct {
 	// Dir holds etcd's data (member/snap, member/wal).
 	Dir string
-	// ClientURL and PeerURL are the loopback addresses etcd listens on; empty
-	// picks free loopback ports.
+	// ClientURL and PeerURL are the addresses etcd listens on; empty means
+	// unix sockets in Dir (client.sock, peer.sock), reachable only by the
+	// user running skiff.
 	ClientURL, PeerURL string
 	// UnsafeNoFsync trades durability for speed (tests only).
 	UnsafeNoFsync bool
@@ -73,16 +75,24 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 	// A single member elects itself: short ticks make that (and start-up) fast.
 	ec.TickMs = 10
 	ec.ElectionMs = 100
+	// By default the member listens on unix sockets in Dir (made 0700), not
+	// on TCP: skiff reaches it in-process, and a loopback port would let any
+	// local user read every object, Secrets included, past the API server's
+	// authentication.
 	clientURL, peerURL := cfg.ClientURL, cfg.PeerURL
-	if clientURL == "" {
-		if clientURL, err = freeLoopbackURL(); err != nil {
+	if clientURL == "" || peerURL == "" {
+		if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
+			return nil, err
+		}
+		if err := os.Chmod(cfg.Dir, 0o700); err != nil {
 			return nil, err
 		}
 	}
+	if clientURL == "" {
+		clientURL = "unix://" + filepath.Join(cfg.Dir, "client.sock")
+	}
 	if peerURL == "" {
-		if peerURL, err = freeLoopbackURL(); err != nil {
-			return nil, err
-		}
+		peerURL = "unix://" + filepath.Join(cfg.Dir, "peer.sock")
 	}
 	cu, err := url.Parse(clientURL)
 	if err != nil {
@@ -161,15 +171,6 @@ func isBenign(e zapcore.Entry, fs []zapcore.Field) bool {
 		}
 	}
 	return false
-}
-
-func freeLoopbackURL() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return "http://" + l.Addr().String(), nil
 }
 
 // NewClient connects to an external etcd cluster.
