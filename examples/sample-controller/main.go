@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -32,13 +34,26 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	if err := run(ctx, *kubeconfig, *workers, *metricsAddr, logger); err != nil {
+	// The metrics port is opened first, so that a busy port is an error at
+	// start rather than a silent lack of metrics.
+	var metricsLn net.Listener
+	if *metricsAddr != "" {
+		ln, err := net.Listen("tcp", *metricsAddr)
+		if err != nil {
+			logger.Error("metrics endpoint", "err", err)
+			os.Exit(1)
+		}
+		metricsLn = ln
+	}
+	if err := run(ctx, *kubeconfig, *workers, metricsLn, logger); err != nil {
 		logger.Error("sample-controller failed", "err", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, kubeconfig string, workers int, metricsAddr string, logger *slog.Logger) error {
+// run runs the controller until ctx ends; with metricsLn it serves the
+// Prometheus metrics on it (and closes it on return).
+func run(ctx context.Context, kubeconfig string, workers int, metricsLn net.Listener, logger *slog.Logger) error {
 	// 2. How to reach the API server.
 	cfg, err := client.LoadKubeconfig(kubeconfig, "")
 	if err != nil {
@@ -67,9 +82,15 @@ func run(ctx context.Context, kubeconfig string, workers int, metricsAddr string
 	if err != nil {
 		return err
 	}
-	if metricsAddr != "" {
-		srv := &http.Server{Addr: metricsAddr, Handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), ReadHeaderTimeout: 10 * time.Second}
-		go srv.ListenAndServe()
+	if metricsLn != nil {
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go func() {
+			if err := srv.Serve(metricsLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				logger.Error("metrics endpoint stopped", "err", err)
+			}
+		}()
 		defer srv.Close()
 	}
 
