@@ -1,11 +1,15 @@
 package client
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -193,13 +197,17 @@ func TestThrottleWaitsOnTheTokenBucket(t *testing.T) {
 	}))
 	defer srv.Close()
 	fc := clock.NewFake(time.Unix(1000, 0))
-	c, err := New(&Config{Host: srv.URL, QPS: 1, Burst: 1, Clock: fc})
+	var logs syncBuffer
+	c, err := New(&Config{Host: srv.URL, QPS: 1, Burst: 1, Clock: fc, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	nss := For[*corev1.Namespace, *corev1.NamespaceList](c)
 	if _, err := nss.Get(context.Background(), "x", metav1.GetOptions{}); err != nil {
 		t.Fatal(err)
+	}
+	if logs.String() != "" {
+		t.Errorf("an unthrottled request logged %q", logs.String())
 	}
 	done := make(chan error, 1)
 	go func() { _, err := nss.Get(context.Background(), "x", metav1.GetOptions{}); done <- err }()
@@ -221,6 +229,31 @@ func TestThrottleWaitsOnTheTokenBucket(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+	// A wait that long is worth client-go's log line.
+	got := logs.String()
+	for _, want := range []string{`msg="Waited for 1s due to client-side throttling, not priority and fairness"`, "verb=GET", "path=/api/v1/namespaces/x"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("log %q lacks %q", got, want)
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger and a test to share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 func TestProtobufContentType(t *testing.T) {
