@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -18,16 +19,31 @@ const (
 	gitVersion = "v1.37.2"
 )
 
-// VersionInfo is what /version reports.
+// VersionInfo is what /version reports. GitCommit, GitTreeState and
+// BuildDate are skiff's own, from the VCS stamp Go puts in the binary; a
+// build without one leaves them empty (BuildDate: upstream's unset 1970 date).
 func VersionInfo() version.Info {
-	return version.Info{
+	info := version.Info{
 		Major: kubeMajor, Minor: kubeMinor,
 		EmulationMajor: kubeMajor, EmulationMinor: kubeMinor,
 		MinCompatibilityMajor: kubeMajor, MinCompatibilityMinor: "36",
-		GitVersion: gitVersion, GitCommit: "skiff", GitTreeState: "clean",
+		GitVersion: gitVersion, GitCommit: "", GitTreeState: "",
 		BuildDate: "1970-01-01T00:00:00Z", GoVersion: runtime.Version(), Compiler: runtime.Compiler,
 		Platform: runtime.GOOS + "/" + runtime.GOARCH,
 	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				info.GitCommit = s.Value
+			case "vcs.time":
+				info.BuildDate = s.Value
+			case "vcs.modified":
+				info.GitTreeState = map[string]string{"true": "dirty", "false": "clean"}[s.Value]
+			}
+		}
+	}
+	return info
 }
 
 func (s *Server) serveVersion(w http.ResponseWriter, r *http.Request) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -342,8 +343,19 @@ func TestSemanticsHealthVersionAndAuthentication(t *testing.T) {
 			Major, Minor, GitVersion, Platform string
 		}
 		json.Unmarshal(data, &v)
-		if code != http.StatusOK || v.GitVersion != "v1.37.2" || v.Major != "1" || v.Minor != "37" || v.Platform == "" {
-			t.Errorf("%d %s", code, data)
+		// The Kubernetes release is the one of the k8s.io/api skiff is
+		// built on: v0.X.Y in go.mod is Kubernetes v1.X.Y.
+		mod, err := os.ReadFile("../../go.mod")
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := regexp.MustCompile(`(?m)^\s*k8s\.io/api v0\.(\d+)\.(\d+)\s*$`).FindStringSubmatch(string(mod))
+		if m == nil {
+			t.Fatal("no k8s.io/api requirement in go.mod")
+		}
+		want := "v1." + m[1] + "." + m[2]
+		if code != http.StatusOK || v.GitVersion != want || v.Major != "1" || v.Minor != m[1] || v.Platform == "" {
+			t.Errorf("%d %s, want gitVersion %s", code, data, want)
 		}
 	})
 	for _, path := range []string{"/api", "/apis", "/api/v1/namespaces", "/metrics", "/openapi/v2", "/nothing"} {
@@ -358,7 +370,15 @@ func TestSemanticsHealthVersionAndAuthentication(t *testing.T) {
 func TestSemanticsMetrics(t *testing.T) {
 	c := start(t)
 	c.call(http.MethodGet, "/api/v1/namespaces", nil, http.StatusOK, nil)
+	// An open watch shows in the watch gauges.
+	resp, err := c.hc.Get(c.env.URL + "/api/v1/namespaces/default/configmaps?watch=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
 	want := []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^apiserver_registered_watchers\{group="",kind="ConfigMap",version="v1"\} 1$`),
+		regexp.MustCompile(`(?m)^apiserver_longrunning_requests\{[^}]*resource="configmaps"[^}]*verb="WATCH"[^}]*\} 1$`),
 		regexp.MustCompile(`(?m)^apiserver_request_total\{[^}]*resource="namespaces"[^}]*verb="LIST"[^}]*\} [1-9]`),
 		regexp.MustCompile(`(?m)^apiserver_request_duration_seconds_bucket\{`),
 		// Refreshed periodically (as upstream, every minute), so only its
