@@ -13,7 +13,6 @@
 //   - compat_test.go: a smoke subset with the oldest kubectl.
 //
 // Run with `go test ./test/e2e` (about 25 s on 2 cores; -short skips it).
-// Known server bugs the suite currently catches are listed in FINDINGS.md.
 //
 // Environment:
 //   - SKIFF_E2E_KUBECTL_DIR: directory holding kubectl.1.NN binaries
@@ -577,7 +576,7 @@ func eventually(t testing.TB, timeout time.Duration, what string, cond func() (b
 }
 
 // age is the AGE column: kubectl's short human duration.
-const age = `[0-9]+[smhd]|[0-9]+m[0-9]+s|<unknown>`
+const age = `[0-9]+[smhd]|[0-9]+m[0-9]+s|[0-9]+h[0-9]+m|[0-9]+d[0-9]+h`
 
 // background runs a long kubectl command (watch, wait) and collects its
 // output.
