@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -231,10 +232,25 @@ func setPodCondition(st *corev1.PodStatus, c corev1.PodCondition, now interface{
 
 // --- eviction ----------------------------------------------------------------
 
+// maxDisruptedPods bounds a PodDisruptionBudget's status.disruptedPods: past
+// it, evictions wait for the disruption controller to catch up (upstream's
+// MaxDisruptedPodSize).
+const maxDisruptedPods = 2000
+
+// evictionConflictRetries bounds how often an eviction that ignores the
+// budget re-reads a pod that changed under it.
+const evictionConflictRetries = 5
+
 // serveEviction deletes a pod if its PodDisruptionBudget allows, as kubectl
-// drain does through the eviction API; otherwise 429.
+// drain does through the eviction API; otherwise 429. Pods that are not
+// running (pending, finished or already deleting) are deleted without
+// consulting a budget, as upstream.
 func (s *Server) serveEviction(w http.ResponseWriter, r *http.Request, info *RequestInfo, e *endpoint) error {
 	m, err := negotiate(r.Header.Get("Accept"), false)
+	if err != nil {
+		return err
+	}
+	o, err := parseWriteOptions(r.URL.Query(), "CreateOptions")
 	if err != nil {
 		return err
 	}
@@ -256,88 +272,251 @@ func (s *Server) serveEviction(w http.ResponseWriter, r *http.Request, info *Req
 		res = res2
 	}
 	ev := res.obj.(*policyv1.Eviction)
-	if ev.Name != "" && ev.Name != info.Name {
-		return apierrors.NewBadRequest(fmt.Sprintf("name in URL does not match name in Eviction object"))
+	if ev.Namespace != "" && ev.Namespace != info.Namespace {
+		return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
 	}
+	if ev.Name != info.Name {
+		return apierrors.NewBadRequest("name in URL does not match name in Eviction object")
+	}
+	// The request's dryRun applies unless the Eviction's DeleteOptions say.
+	opts := &metav1.DeleteOptions{}
+	if ev.DeleteOptions != nil {
+		opts = ev.DeleteOptions.DeepCopy()
+	}
+	if len(opts.DryRun) == 0 && o.DryRun {
+		opts.DryRun = []string{metav1.DryRunAll}
+	}
+	for _, d := range opts.DryRun {
+		if d != metav1.DryRunAll {
+			return apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "DeleteOptions"}, "",
+				field.ErrorList{field.NotSupported(field.NewPath("dryRun"), d, []string{metav1.DryRunAll})})
+		}
+	}
+	dryRun := len(opts.DryRun) > 0
 	ctx := r.Context()
-	obj, err := e.store.Get(ctx, info.Namespace, info.Name, metav1.GetOptions{})
-	if err != nil {
-		return err
+	success := func() error {
+		if !dryRun {
+			s.pokeFinalizers()
+		}
+		s.writeObject(w, r, http.StatusCreated, m, &metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusSuccess, Code: http.StatusCreated})
+		return nil
 	}
-	pod := obj.(*corev1.Pod)
-	opts := ev.DeleteOptions
-	if opts == nil {
-		opts = &metav1.DeleteOptions{}
-	}
-	terminal := pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed ||
-		pod.Status.Phase == corev1.PodPending || pod.DeletionTimestamp != nil
-	if !terminal {
-		if err := s.checkDisruptionBudget(ctx, pod, len(opts.DryRun) > 0); err != nil {
+
+	// A pod that is not running has disrupted nothing a budget guards: it
+	// goes at once (pinned to the version looked at, so that it does not
+	// start running in between).
+	var pod *corev1.Pod
+	for attempt := 1; ; attempt++ {
+		obj, err := e.store.Get(ctx, info.Namespace, info.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		pod = storage.Unwrap(obj).(*corev1.Pod)
+		if !evictionIgnoresBudget(pod) {
+			break
+		}
+		del := opts
+		if pod.DeletionTimestamp == nil && pod.Status.Phase == corev1.PodPending && rvUnset(opts) {
+			del = withResourceVersion(opts, pod.ResourceVersion)
+		}
+		err = s.evictPod(ctx, e, info, del)
+		if err == nil {
+			return success()
+		}
+		if !apierrors.IsConflict(err) || !rvUnset(opts) || attempt == evictionConflictRetries {
 			return err
 		}
 	}
-	if _, err := e.store.Delete(ctx, info.Namespace, info.Name, opts, nil); err != nil {
+
+	pdbs, err := s.podDisruptionBudgets(ctx, pod)
+	if err != nil {
 		return err
 	}
-	s.writeObject(w, r, http.StatusCreated, m, &metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusSuccess, Code: http.StatusCreated})
-	return nil
+	if len(pdbs) > 1 {
+		// Upstream returns this Status as the eviction's result: 201 with a
+		// Failure body.
+		s.writeObject(w, r, http.StatusCreated, m, &metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+			Status: metav1.StatusFailure, Code: http.StatusInternalServerError,
+			Message: "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."})
+		return nil
+	}
+	del := opts
+	pdbName := ""
+	if len(pdbs) == 1 {
+		pdb := pdbs[0]
+		pdbName = pdb.Name
+		// An unready pod counts for nothing in the budget: it may go without
+		// using up a disruption when the policy says so or the budget is
+		// met anyway, provided it does not become ready meanwhile.
+		unhealthyMayGo := !podReady(pod) &&
+			((pdb.Spec.UnhealthyPodEvictionPolicy != nil && *pdb.Spec.UnhealthyPodEvictionPolicy == policyv1.AlwaysAllow) ||
+				(pdb.Status.DesiredHealthy > 0 && pdb.Status.CurrentHealthy >= pdb.Status.DesiredHealthy))
+		if unhealthyMayGo {
+			del = withResourceVersion(opts, pod.ResourceVersion)
+		} else if err := s.consumeDisruption(ctx, pod, pdb, dryRun); err != nil {
+			return err
+		}
+	}
+	if err := s.evictPod(ctx, e, info, del); err != nil {
+		if apierrors.IsConflict(err) && del != opts && rvUnset(opts) {
+			return budgetProcessingError(pdbName)
+		}
+		return err
+	}
+	return success()
 }
 
-// checkDisruptionBudget consumes one allowed disruption of the pod's PDB.
-func (s *Server) checkDisruptionBudget(ctx context.Context, pod *corev1.Pod, dryRun bool) error {
+// evictionIgnoresBudget: pods that finished, never started or are already
+// being deleted are evicted without asking their budget.
+func evictionIgnoresBudget(pod *corev1.Pod) bool {
+	switch pod.Status.Phase {
+	case corev1.PodSucceeded, corev1.PodFailed, corev1.PodPending:
+		return true
+	}
+	return pod.DeletionTimestamp != nil
+}
+
+func podReady(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func rvUnset(opts *metav1.DeleteOptions) bool {
+	return opts.Preconditions == nil || opts.Preconditions.ResourceVersion == nil
+}
+
+func withResourceVersion(opts *metav1.DeleteOptions, rv string) *metav1.DeleteOptions {
+	out := opts.DeepCopy()
+	if out.Preconditions == nil {
+		out.Preconditions = &metav1.Preconditions{}
+	}
+	out.Preconditions.ResourceVersion = &rv
+	return out
+}
+
+// evictPod marks the pod DisruptionTarget (reason EvictionByEvictionAPI)
+// and deletes it with opts.
+func (s *Server) evictPod(ctx context.Context, e *endpoint, info *RequestInfo, opts *metav1.DeleteOptions) error {
+	if len(opts.DryRun) == 0 && e.status != nil {
+		grPod := schema.GroupResource{Resource: "Pod"}
+		out, _, err := e.status.Update(ctx, info.Namespace, info.Name, &objInfo{update: func(ctx context.Context, old runtime.Object) (runtime.Object, error) {
+			pod := storage.Unwrap(old).(*corev1.Pod).DeepCopy()
+			if p := opts.Preconditions; p != nil {
+				if p.UID != nil && *p.UID != "" && *p.UID != pod.UID {
+					return nil, apierrors.NewConflict(grPod, pod.Name, fmt.Errorf("the UID in the precondition (%s) does not match the UID in record (%s). The object might have been deleted and then recreated", *p.UID, pod.UID))
+				}
+				if p.ResourceVersion != nil && *p.ResourceVersion != "" && *p.ResourceVersion != pod.ResourceVersion {
+					return nil, apierrors.NewConflict(grPod, pod.Name, fmt.Errorf("the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%s). The object might have been modified", *p.ResourceVersion, pod.ResourceVersion))
+				}
+			}
+			setPodCondition(&pod.Status, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
+				Reason: "EvictionByEvictionAPI", Message: "Eviction API: evicting"}, s.cfg.Clock.Now())
+			return pod, nil
+		}}, nil, nil, registry.UpdateOptions{})
+		if err != nil {
+			return err
+		}
+		if !rvUnset(opts) {
+			// The condition is our own write: the precondition moves with it.
+			if a, err := apimeta.Accessor(storage.Unwrap(out)); err == nil {
+				opts = withResourceVersion(opts, a.GetResourceVersion())
+			}
+		}
+	}
+	_, err := e.store.Delete(ctx, info.Namespace, info.Name, opts, nil)
+	return err
+}
+
+// podDisruptionBudgets are the budgets in the pod's namespace whose
+// selector matches it (an empty policy/v1 selector matches every pod, a
+// missing one none).
+func (s *Server) podDisruptionBudgets(ctx context.Context, pod *corev1.Pod) ([]*policyv1.PodDisruptionBudget, error) {
 	st := s.stores[grPDBs]
 	if st == nil {
-		return nil
+		return nil, nil
 	}
 	objs, _, err := st.List(ctx, pod.Namespace, registry.ListOptions{})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var pdbs []*policyv1.PodDisruptionBudget
 	for _, o := range objs {
 		pdb := storage.Unwrap(o).(*policyv1.PodDisruptionBudget)
 		sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
-		if err != nil || sel.Empty() || !sel.Matches(labels.Set(pod.Labels)) {
+		if err != nil || !sel.Matches(labels.Set(pod.Labels)) {
 			continue
 		}
 		pdbs = append(pdbs, pdb)
 	}
+	return pdbs, nil
+}
+
+// budgetProcessingError is the 429 for a budget the disruption controller
+// has not caught up with.
+func budgetProcessingError(pdbName string) error {
+	err := apierrors.NewTooManyRequests("Cannot evict pod as it would violate the pod's disruption budget.", 10)
+	err.ErrStatus.Details.Causes = append(err.ErrStatus.Details.Causes, metav1.StatusCause{
+		Type:    policyv1.DisruptionBudgetCause,
+		Message: fmt.Sprintf("The disruption budget %s is still being processed by the server.", pdbName),
+	})
+	return err
+}
+
+// checkDisruption says whether the budget allows one more disruption now.
+func checkDisruption(pdb *policyv1.PodDisruptionBudget) error {
+	grPDB := schema.GroupResource{Group: "policy", Resource: "poddisruptionbudget"}
 	switch {
-	case len(pdbs) == 0:
-		return nil
-	case len(pdbs) > 1:
-		return apierrors.NewInternalError(fmt.Errorf("This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."))
-	}
-	pdb := pdbs[0]
-	tooMany := func(msg string) error {
-		err := apierrors.NewTooManyRequests(msg, 10)
+	case pdb.Status.ObservedGeneration < pdb.Generation:
+		return budgetProcessingError(pdb.Name)
+	case pdb.Status.DisruptionsAllowed < 0:
+		return apierrors.NewForbidden(grPDB, pdb.Name, fmt.Errorf("pdb disruptions allowed is negative"))
+	case len(pdb.Status.DisruptedPods) > maxDisruptedPods:
+		return apierrors.NewForbidden(grPDB, pdb.Name, fmt.Errorf("DisruptedPods map too big - too many evictions not confirmed by PDB controller"))
+	case pdb.Status.DisruptionsAllowed == 0:
+		err := apierrors.NewTooManyRequests("Cannot evict pod as it would violate the pod's disruption budget.", 0)
 		err.ErrStatus.Details.Causes = append(err.ErrStatus.Details.Causes, metav1.StatusCause{
 			Type:    policyv1.DisruptionBudgetCause,
 			Message: fmt.Sprintf("The disruption budget %s needs %d healthy pods and has %d currently", pdb.Name, pdb.Status.DesiredHealthy, pdb.Status.CurrentHealthy),
 		})
 		return err
 	}
-	if pdb.Status.ObservedGeneration < pdb.Generation {
-		return tooMany(fmt.Sprintf("Cannot evict pod as it would violate the pod's disruption budget. The disruption budget %s is still being processed by the server.", pdb.Name))
-	}
-	if pdb.Status.DisruptionsAllowed <= 0 {
-		return tooMany("Cannot evict pod as it would violate the pod's disruption budget.")
-	}
+	return nil
+}
+
+// consumeDisruption uses up one allowed disruption of the budget and
+// records the pod in status.disruptedPods, so that the disruption
+// controller does not count it as available meanwhile. A dry run only
+// checks.
+func (s *Server) consumeDisruption(ctx context.Context, pod *corev1.Pod, pdb *policyv1.PodDisruptionBudget, dryRun bool) error {
 	if dryRun {
-		return nil
+		return checkDisruption(pdb)
 	}
+	st := s.stores[grPDBs]
 	status := *st
 	status.Strategy = registry.StatusStrategy(st.Strategy, nil)
-	_, _, err = status.Update(ctx, pdb.Namespace, pdb.Name, &objInfo{update: func(ctx context.Context, old runtime.Object) (runtime.Object, error) {
-		cur := old.DeepCopyObject().(*policyv1.PodDisruptionBudget)
-		if cur.Status.DisruptionsAllowed <= 0 {
-			return nil, tooMany("Cannot evict pod as it would violate the pod's disruption budget.")
+	// The update works on the stored budget, re-read on every conflict.
+	_, _, err := status.Update(ctx, pdb.Namespace, pdb.Name, &objInfo{update: func(ctx context.Context, old runtime.Object) (runtime.Object, error) {
+		cur := storage.Unwrap(old).(*policyv1.PodDisruptionBudget).DeepCopy()
+		if err := checkDisruption(cur); err != nil {
+			return nil, err
 		}
+		now := metav1.NewTime(s.cfg.Clock.Now())
 		cur.Status.DisruptionsAllowed--
+		if cur.Status.DisruptionsAllowed == 0 {
+			apimeta.SetStatusCondition(&cur.Status.Conditions, metav1.Condition{
+				Type: policyv1.DisruptionAllowedCondition, Status: metav1.ConditionFalse,
+				Reason: policyv1.InsufficientPodsReason, ObservedGeneration: cur.Status.ObservedGeneration,
+				LastTransitionTime: now,
+			})
+		}
 		if cur.Status.DisruptedPods == nil {
 			cur.Status.DisruptedPods = map[string]metav1.Time{}
 		}
-		cur.Status.DisruptedPods[pod.Name] = metav1.NewTime(s.cfg.Clock.Now())
+		cur.Status.DisruptedPods[pod.Name] = now
 		return cur, nil
 	}}, nil, nil, registry.UpdateOptions{})
 	return err

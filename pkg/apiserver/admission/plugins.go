@@ -12,8 +12,11 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 )
 
 var (
@@ -114,125 +117,377 @@ func (p *namespaceLifecycle) Validate(ctx context.Context, a *Attributes) error 
 
 // --- LimitRanger -----------------------------------------------------------
 
-// limitRanger applies the namespace's LimitRange defaults to pod containers
-// and enforces its minimum and maximum.
+// limitRanger applies a namespace's LimitRanges as upstream does: it fills
+// in pod containers' default requests and limits, then checks the Container
+// and Pod minimums, maximums and limit/request ratios of pods and the
+// PersistentVolumeClaim minimums and maximums of claims. Every LimitRange is
+// checked on its own; the first one a request violates rejects it, listing
+// all of that range's violations (one alone, several as "[a, b]").
 type limitRanger struct{ d Deps }
 
-func (*limitRanger) Name() string              { return "LimitRanger" }
-func (*limitRanger) Handles(op Operation) bool { return op == Create }
+func (*limitRanger) Name() string { return "LimitRanger" }
 
-func (p *limitRanger) ranges(ctx context.Context, ns string) ([]*corev1.LimitRange, error) {
-	objs, err := p.d.Getter.List(ctx, grLimitRanges, ns)
+// Handles: claims are checked on update too; pods only on create, as
+// their containers cannot change afterwards.
+func (*limitRanger) Handles(op Operation) bool { return op == Create || op == Update }
+
+const limitRangerAnnotation = "kubernetes.io/limit-ranger"
+
+// applies reports whether the request is one LimitRanger looks at: a pod
+// create or a claim create or update, not a subresource, and not a write
+// to an object that is being deleted.
+func (*limitRanger) applies(a *Attributes) bool {
+	if a.Subresource != "" {
+		return false
+	}
+	switch a.Resource {
+	case grPods:
+		if a.Operation != Create {
+			return false
+		}
+	case grPVCs:
+	default:
+		return false
+	}
+	if a.OldObject != nil {
+		if old, err := meta.Accessor(a.OldObject); err == nil && old.GetDeletionTimestamp() != nil {
+			return false
+		}
+	}
+	return true
+}
+
+func (p *limitRanger) ranges(ctx context.Context, a *Attributes) ([]*corev1.LimitRange, error) {
+	objs, err := p.d.Getter.List(ctx, grLimitRanges, a.Namespace)
 	if err != nil {
-		return nil, err
+		gvr := schema.GroupVersionResource{Group: a.Resource.Group, Version: "v1", Resource: a.Resource.Resource}
+		return nil, forbidden(a, errorf("unable to %s %v at this time because there was an error enforcing limit ranges", a.Operation, gvr))
 	}
 	out := make([]*corev1.LimitRange, 0, len(objs))
 	for _, o := range objs {
-		out = append(out, o.(*corev1.LimitRange))
+		if lr, ok := o.(*corev1.LimitRange); ok {
+			out = append(out, lr)
+		}
 	}
 	return out, nil
 }
 
 func (p *limitRanger) Admit(ctx context.Context, a *Attributes) error {
-	pod, ok := isPodCreate(a)
+	if !p.applies(a) {
+		return nil
+	}
+	pod, ok := a.Object.(*corev1.Pod)
 	if !ok {
 		return nil
 	}
-	ranges, err := p.ranges(ctx, a.Namespace)
-	if err != nil || len(ranges) == 0 {
+	ranges, err := p.ranges(ctx, a)
+	if err != nil {
 		return err
 	}
-	var set []string
 	for _, lr := range ranges {
-		for _, item := range lr.Spec.Limits {
-			if item.Type != corev1.LimitTypeContainer {
-				continue
-			}
-			apply := func(c *corev1.Container) {
-				for res, q := range item.Default {
-					if _, ok := c.Resources.Limits[res]; !ok {
-						if c.Resources.Limits == nil {
-							c.Resources.Limits = corev1.ResourceList{}
-						}
-						c.Resources.Limits[res] = q.DeepCopy()
-						set = append(set, fmt.Sprintf("%s limit for container %s", res, c.Name))
-					}
-				}
-				for res, q := range item.DefaultRequest {
-					if _, ok := c.Resources.Requests[res]; !ok {
-						if c.Resources.Requests == nil {
-							c.Resources.Requests = corev1.ResourceList{}
-						}
-						c.Resources.Requests[res] = q.DeepCopy()
-						set = append(set, fmt.Sprintf("%s request for container %s", res, c.Name))
-					}
-				}
-			}
-			for i := range pod.Spec.InitContainers {
-				apply(&pod.Spec.InitContainers[i])
-			}
-			for i := range pod.Spec.Containers {
-				apply(&pod.Spec.Containers[i])
-			}
-		}
-	}
-	if len(set) > 0 {
-		if pod.Annotations == nil {
-			pod.Annotations = map[string]string{}
-		}
-		sort.Strings(set)
-		pod.Annotations["kubernetes.io/limit-ranger"] = "LimitRanger plugin set: " + strings.Join(set, ", ") + ""
+		defaultPodResources(pod, lr)
 	}
 	return nil
 }
 
-func (p *limitRanger) Validate(ctx context.Context, a *Attributes) error {
-	pod, ok := isPodCreate(a)
-	if !ok {
-		return nil
+// defaultPodResources gives every container the requests and limits the
+// range's Container items default and the pod does not set, and records
+// what it set in the kubernetes.io/limit-ranger annotation.
+func defaultPodResources(pod *corev1.Pod, lr *corev1.LimitRange) {
+	defLimits, defRequests := corev1.ResourceList{}, corev1.ResourceList{}
+	for _, item := range lr.Spec.Limits {
+		if item.Type != corev1.LimitTypeContainer {
+			continue
+		}
+		for res, q := range item.Default {
+			defLimits[res] = q.DeepCopy()
+		}
+		for res, q := range item.DefaultRequest {
+			defRequests[res] = q.DeepCopy()
+		}
 	}
-	ranges, err := p.ranges(ctx, a.Namespace)
-	if err != nil || len(ranges) == 0 {
-		return err
-	}
-	var problems []string
-	for _, lr := range ranges {
-		for _, item := range lr.Spec.Limits {
-			if item.Type != corev1.LimitTypeContainer {
+	fill := func(list *corev1.ResourceList, defaults corev1.ResourceList) []string {
+		var set []string
+		for res, q := range defaults {
+			if _, ok := (*list)[res]; ok {
 				continue
 			}
-			for _, c := range append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...) {
-				for res, min := range item.Min {
-					if q, ok := c.Resources.Requests[res]; !ok {
-						problems = append(problems, fmt.Sprintf("minimum %s usage per Container is %s.  No request is specified", res, min.String()))
-					} else if q.Cmp(min) < 0 {
-						problems = append(problems, fmt.Sprintf("minimum %s usage per Container is %s, but request is %s", res, min.String(), q.String()))
-					}
+			if *list == nil {
+				*list = corev1.ResourceList{}
+			}
+			(*list)[res] = q.DeepCopy()
+			set = append(set, string(res))
+		}
+		sort.Strings(set)
+		return set
+	}
+	var notes []string
+	apply := func(c *corev1.Container, kind string) {
+		if set := fill(&c.Resources.Requests, defRequests); len(set) > 0 {
+			notes = append(notes, fmt.Sprintf("%s request for %s %s", strings.Join(set, ", "), kind, c.Name))
+		}
+		if set := fill(&c.Resources.Limits, defLimits); len(set) > 0 {
+			notes = append(notes, fmt.Sprintf("%s limit for %s %s", strings.Join(set, ", "), kind, c.Name))
+		}
+	}
+	for i := range pod.Spec.Containers {
+		apply(&pod.Spec.Containers[i], "container")
+	}
+	for i := range pod.Spec.InitContainers {
+		apply(&pod.Spec.InitContainers[i], "init container")
+	}
+	if len(notes) > 0 {
+		if pod.Annotations == nil {
+			pod.Annotations = map[string]string{}
+		}
+		pod.Annotations[limitRangerAnnotation] = "LimitRanger plugin set: " + strings.Join(notes, "; ")
+	}
+}
+
+func (p *limitRanger) Validate(ctx context.Context, a *Attributes) error {
+	if !p.applies(a) {
+		return nil
+	}
+	var check func(*corev1.LimitRange) []error
+	switch obj := a.Object.(type) {
+	case *corev1.Pod:
+		check = func(lr *corev1.LimitRange) []error { return podLimitViolations(lr, obj) }
+	case *corev1.PersistentVolumeClaim:
+		check = func(lr *corev1.LimitRange) []error { return claimLimitViolations(lr, obj) }
+	default:
+		return nil
+	}
+	ranges, err := p.ranges(ctx, a)
+	if err != nil {
+		return err
+	}
+	for _, lr := range ranges {
+		// NewAggregate prints one violation as is and several as "[a, b]",
+		// dropping repeated messages.
+		if err := utilerrors.NewAggregate(check(lr)); err != nil {
+			return forbidden(a, err)
+		}
+	}
+	return nil
+}
+
+// podLimitViolations checks each container against the range's Container
+// items and the whole pod against its Pod items.
+func podLimitViolations(lr *corev1.LimitRange, pod *corev1.Pod) []error {
+	var errs []error
+	for _, item := range lr.Spec.Limits {
+		switch item.Type {
+		case corev1.LimitTypeContainer:
+			for _, cs := range [][]corev1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
+				for _, c := range cs {
+					errs = append(errs, boundViolations(item, c.Resources.Requests, c.Resources.Limits)...)
 				}
-				for res, max := range item.Max {
-					if q, ok := c.Resources.Limits[res]; !ok {
-						problems = append(problems, fmt.Sprintf("maximum %s usage per Container is %s.  No limit is specified", res, max.String()))
-					} else if q.Cmp(max) > 0 {
-						problems = append(problems, fmt.Sprintf("maximum %s usage per Container is %s, but limit is %s", res, max.String(), q.String()))
-					}
-				}
-				for res, ratio := range item.MaxLimitRequestRatio {
-					l, lok := c.Resources.Limits[res]
-					r, rok := c.Resources.Requests[res]
-					if lok && rok && r.Sign() > 0 {
-						got := float64(l.MilliValue()) / float64(r.MilliValue())
-						if got > float64(ratio.MilliValue())/1000 {
-							problems = append(problems, fmt.Sprintf("%s max limit to request ratio per Container is %s, but provided ratio is %f", res, ratio.String(), got))
-						}
-					}
-				}
+			}
+		case corev1.LimitTypePod:
+			errs = append(errs, boundViolations(item, podRequests(pod), podLimits(pod))...)
+		}
+	}
+	return errs
+}
+
+// claimLimitViolations checks a claim's requests against the range's
+// PersistentVolumeClaim items; a claim's limits are not looked at.
+func claimLimitViolations(lr *corev1.LimitRange, pvc *corev1.PersistentVolumeClaim) []error {
+	var errs []error
+	kind := string(corev1.LimitTypePersistentVolumeClaim)
+	for _, item := range lr.Spec.Limits {
+		if item.Type != corev1.LimitTypePersistentVolumeClaim {
+			continue
+		}
+		for _, res := range sortedNames(item.Min) {
+			if err := checkMin(kind, res, item.Min[res], pvc.Spec.Resources.Requests, nil); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		for _, res := range sortedNames(item.Max) {
+			if err := checkMaxRequest(kind, res, item.Max[res], pvc.Spec.Resources.Requests); err != nil {
+				errs = append(errs, err)
 			}
 		}
 	}
-	if len(problems) > 0 {
-		return forbidden(a, errorf("[%s]", strings.Join(problems, ", ")))
+	return errs
+}
+
+// boundViolations checks requests and limits against an item's min, max
+// and maxLimitRequestRatio, resource by resource in name order.
+func boundViolations(item corev1.LimitRangeItem, requests, limits corev1.ResourceList) []error {
+	var errs []error
+	kind := string(item.Type)
+	for _, res := range sortedNames(item.Min) {
+		if err := checkMin(kind, res, item.Min[res], requests, limits); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, res := range sortedNames(item.Max) {
+		if err := checkMax(kind, res, item.Max[res], requests, limits); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, res := range sortedNames(item.MaxLimitRequestRatio) {
+		if err := checkRatio(kind, res, item.MaxLimitRequestRatio[res], requests, limits); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
+func sortedNames(l corev1.ResourceList) []corev1.ResourceName {
+	names := make([]corev1.ResourceName, 0, len(l))
+	for n := range l {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool { return names[i] < names[j] })
+	return names
+}
+
+// atCommonScale returns the quantities as integers of one precision:
+// thousandths when none of them overflows at that scale, units otherwise.
+func atCommonScale(qs ...resource.Quantity) []int64 {
+	out := make([]int64, len(qs))
+	milli := true
+	for i, q := range qs {
+		out[i] = q.Value()
+		if out[i] > resource.MaxMilliValue {
+			milli = false
+		}
+	}
+	if milli {
+		for i, q := range qs {
+			out[i] = q.MilliValue()
+		}
+	}
+	return out
+}
+
+func checkMin(kind string, res corev1.ResourceName, min resource.Quantity, requests, limits corev1.ResourceList) error {
+	req, hasReq := requests[res]
+	lim, hasLim := limits[res]
+	v := atCommonScale(req, lim, min)
+	switch {
+	case !hasReq:
+		return fmt.Errorf("minimum %s usage per %s is %s.  No request is specified", res, kind, min.String())
+	case v[0] < v[2]:
+		return fmt.Errorf("minimum %s usage per %s is %s, but request is %s", res, kind, min.String(), req.String())
+	case hasLim && v[1] < v[2]:
+		return fmt.Errorf("minimum %s usage per %s is %s, but limit is %s", res, kind, min.String(), lim.String())
 	}
 	return nil
+}
+
+func checkMax(kind string, res corev1.ResourceName, max resource.Quantity, requests, limits corev1.ResourceList) error {
+	req, hasReq := requests[res]
+	lim, hasLim := limits[res]
+	v := atCommonScale(req, lim, max)
+	switch {
+	case !hasLim:
+		return fmt.Errorf("maximum %s usage per %s is %s.  No limit is specified", res, kind, max.String())
+	case v[1] > v[2]:
+		return fmt.Errorf("maximum %s usage per %s is %s, but limit is %s", res, kind, max.String(), lim.String())
+	case hasReq && v[0] > v[2]:
+		return fmt.Errorf("maximum %s usage per %s is %s, but request is %s", res, kind, max.String(), req.String())
+	}
+	return nil
+}
+
+// checkMaxRequest is the maximum for kinds that only have requests (claims).
+func checkMaxRequest(kind string, res corev1.ResourceName, max resource.Quantity, requests corev1.ResourceList) error {
+	req, hasReq := requests[res]
+	v := atCommonScale(req, resource.Quantity{}, max)
+	switch {
+	case !hasReq:
+		return fmt.Errorf("maximum %s usage per %s is %s.  No request is specified", res, kind, max.String())
+	case v[0] > v[2]:
+		return fmt.Errorf("maximum %s usage per %s is %s, but request is %s", res, kind, max.String(), req.String())
+	}
+	return nil
+}
+
+func checkRatio(kind string, res corev1.ResourceName, ratio resource.Quantity, requests, limits corev1.ResourceList) error {
+	req, hasReq := requests[res]
+	lim, hasLim := limits[res]
+	v := atCommonScale(req, lim, ratio)
+	if !hasReq || v[0] == 0 {
+		return fmt.Errorf("%s max limit to request ratio per %s is %s, but no request is specified or request is 0", res, kind, ratio.String())
+	}
+	if !hasLim || v[1] == 0 {
+		return fmt.Errorf("%s max limit to request ratio per %s is %s, but no limit is specified or limit is 0", res, kind, ratio.String())
+	}
+	observed := float64(v[1]) / float64(v[0])
+	compared, allowed := observed, float64(ratio.Value())
+	if ratio.Value() <= resource.MaxMilliValue {
+		compared, allowed = observed*1000, float64(ratio.MilliValue())
+	}
+	if compared > allowed {
+		return fmt.Errorf("%s max limit to request ratio per %s is %s, but provided ratio is %f", res, kind, ratio.String(), observed)
+	}
+	return nil
+}
+
+// podRequests and podLimits are what a pod as a whole asks for, from its
+// spec: the sum over the containers and the sidecars (restartable init
+// containers), or more if an init container needs more while it runs next
+// to the sidecars started before it. Pod-level cpu and memory override the
+// sum.
+func podRequests(pod *corev1.Pod) corev1.ResourceList {
+	return podTotal(pod, func(r *corev1.ResourceRequirements) corev1.ResourceList { return r.Requests })
+}
+
+func podLimits(pod *corev1.Pod) corev1.ResourceList {
+	return podTotal(pod, func(r *corev1.ResourceRequirements) corev1.ResourceList { return r.Limits })
+}
+
+func podTotal(pod *corev1.Pod, pick func(*corev1.ResourceRequirements) corev1.ResourceList) corev1.ResourceList {
+	total := corev1.ResourceList{}
+	for i := range pod.Spec.Containers {
+		addResources(total, pick(&pod.Spec.Containers[i].Resources))
+	}
+	sidecars, initPeak := corev1.ResourceList{}, corev1.ResourceList{}
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		running := corev1.ResourceList{}
+		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			addResources(total, pick(&c.Resources))
+			addResources(sidecars, pick(&c.Resources))
+			addResources(running, sidecars)
+		} else {
+			addResources(running, pick(&c.Resources))
+			addResources(running, sidecars)
+		}
+		maxResources(initPeak, running)
+	}
+	maxResources(total, initPeak)
+	if pod.Spec.Resources != nil {
+		for res, q := range pick(pod.Spec.Resources) {
+			if res == corev1.ResourceCPU || res == corev1.ResourceMemory {
+				total[res] = q.DeepCopy()
+			}
+		}
+	}
+	return total
+}
+
+func addResources(dst, src corev1.ResourceList) {
+	for res, q := range src {
+		if cur, ok := dst[res]; ok {
+			cur.Add(q)
+			dst[res] = cur
+		} else {
+			dst[res] = q.DeepCopy()
+		}
+	}
+}
+
+func maxResources(dst, src corev1.ResourceList) {
+	for res, q := range src {
+		if cur, ok := dst[res]; !ok || q.Cmp(cur) > 0 {
+			dst[res] = q.DeepCopy()
+		}
+	}
 }
 
 // --- ServiceAccount --------------------------------------------------------

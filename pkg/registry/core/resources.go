@@ -172,9 +172,10 @@ func podTemplates() *registry.Definition {
 	return def("podtemplates", "PodTemplate", true,
 		func() runtime.Object { return &corev1.PodTemplate{} }, func() runtime.Object { return &corev1.PodTemplateList{} },
 		&registry.Strategy{
-			Default:        registry.Default(DefaultPodTemplate),
-			Validate:       registry.Validate(ValidatePodTemplate),
-			ValidateUpdate: registry.ValidateUpdate(ValidatePodTemplateUpdate),
+			Default:             registry.Default(DefaultPodTemplate),
+			Validate:            registry.Validate(ValidatePodTemplate),
+			ValidateUpdate:      registry.ValidateUpdate(ValidatePodTemplateUpdate),
+			ReturnDeletedObject: true,
 		})
 }
 
@@ -370,10 +371,11 @@ func resourceQuotas() *registry.Definition {
 	d := def("resourcequotas", "ResourceQuota", true,
 		func() runtime.Object { return &corev1.ResourceQuota{} }, func() runtime.Object { return &corev1.ResourceQuotaList{} },
 		&registry.Strategy{
-			Default:        registry.Default(DefaultResourceQuota),
-			Validate:       registry.Validate(ValidateResourceQuota),
-			ValidateUpdate: registry.ValidateUpdate(ValidateResourceQuotaUpdate),
-			HasStatus:      true,
+			Default:             registry.Default(DefaultResourceQuota),
+			Validate:            registry.Validate(ValidateResourceQuota),
+			ValidateUpdate:      registry.ValidateUpdate(ValidateResourceQuotaUpdate),
+			HasStatus:           true,
+			ReturnDeletedObject: true,
 		})
 	d.ShortNames = []string{"quota"}
 	d.ValidateStatus = registry.ValidateUpdate(ValidateResourceQuotaStatusUpdate)

@@ -12,7 +12,7 @@ func Definitions() []*registry.Definition {
 	sc := registry.NewDefinition("storage.k8s.io", "v1", "storageclasses", "StorageClass", false,
 		func() runtime.Object { return &storagev1.StorageClass{} }, func() runtime.Object { return &storagev1.StorageClassList{} },
 		&registry.Strategy{Default: registry.Default(DefaultStorageClass), Validate: registry.Validate(ValidateStorageClass),
-			ValidateUpdate: registry.ValidateUpdate(ValidateStorageClassUpdate)})
+			ValidateUpdate: registry.ValidateUpdate(ValidateStorageClassUpdate), ReturnDeletedObject: true})
 	sc.ShortNames = []string{"sc"}
 	return []*registry.Definition{sc}
 }
