@@ -144,12 +144,22 @@ func LoadTokenFile(path string) (*TokenAuthenticator, error) {
 	return t, nil
 }
 
+// bearerToken is the token of an "Authorization: Bearer <token>" header,
+// read as upstream does: the scheme in any case, the token the next
+// space-separated word.
+func bearerToken(r *http.Request) (string, bool) {
+	parts := strings.SplitN(strings.TrimSpace(r.Header.Get("Authorization")), " ", 3)
+	if len(parts) < 2 || !strings.EqualFold(parts[0], "bearer") || parts[1] == "" {
+		return "", false
+	}
+	return parts[1], true
+}
+
 func (t *TokenAuthenticator) Authenticate(r *http.Request) (*User, bool, error) {
-	h := r.Header.Get("Authorization")
-	if !strings.HasPrefix(h, "Bearer ") {
+	tok, ok := bearerToken(r)
+	if !ok {
 		return nil, false, nil
 	}
-	tok := strings.TrimSpace(strings.TrimPrefix(h, "Bearer "))
 	for known, u := range t.tokens {
 		if subtle.ConstantTimeCompare([]byte(known), []byte(tok)) == 1 {
 			return u, true, nil

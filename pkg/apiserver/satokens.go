@@ -165,11 +165,10 @@ func (s *Server) boundObject(ctx context.Context, ns string, b *authenticationv1
 type saTokenAuthenticator struct{ s *Server }
 
 func (a saTokenAuthenticator) Authenticate(r *http.Request) (*User, bool, error) {
-	h := r.Header.Get("Authorization")
-	if !strings.HasPrefix(h, "Bearer ") {
+	raw, ok := bearerToken(r)
+	if !ok {
 		return nil, false, nil
 	}
-	raw := strings.TrimSpace(strings.TrimPrefix(h, "Bearer "))
 	if strings.Count(raw, ".") != 2 {
 		return nil, false, nil // not a JWT: another authenticator's
 	}

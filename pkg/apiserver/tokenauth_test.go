@@ -58,6 +58,11 @@ func TestTokenAuthFile(t *testing.T) {
 			name: "token without groups", header: "Bearer plain", wantCode: http.StatusCreated,
 			wantUser: authenticationv1.UserInfo{Username: "bob", UID: "1002", Groups: []string{"system:authenticated"}},
 		},
+		{
+			name: "scheme in another case", header: "bearer s3cret", wantCode: http.StatusCreated,
+			wantUser: authenticationv1.UserInfo{Username: "alice", UID: "1001", Groups: []string{"system:masters", "dev", "system:authenticated"}},
+		},
+		{name: "another scheme", header: "Basic s3cret", wantCode: http.StatusUnauthorized, wantStatus: "Unauthorized"},
 		{name: "unknown token", header: "Bearer wrong", wantCode: http.StatusUnauthorized, wantStatus: "Unauthorized"},
 		{name: "a token's prefix", header: "Bearer s3cre", wantCode: http.StatusUnauthorized, wantStatus: "Unauthorized"},
 		// skiff has no anonymous authentication (as --anonymous-auth=false).
