@@ -5,4 +5,8 @@
 // Invariants: every Environment is independent (its own storage, port and
 // certificates); Stop (or the test's cleanup) ends the server and waits
 // for it.
+//
+// Test hooks: Compact compacts the storage and makes the server's watch
+// caches start over at the current revision, so that from then on a watch
+// from any earlier resourceVersion gets a real 410 Gone from the server.
 package testenv

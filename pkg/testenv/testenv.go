@@ -47,6 +47,7 @@ type Environment struct {
 	KubeconfigPath string
 	Server         *apiserver.Server
 
+	kv      *restartableKV
 	cancel  context.CancelFunc
 	done    chan error
 	cleanup []func()
@@ -125,6 +126,8 @@ func Start(ctx context.Context, cfg Config) (*Environment, error) {
 	if cfg.Tweak != nil {
 		cfg.Tweak(&acfg)
 	}
+	env.kv = newRestartableKV(acfg.KV)
+	acfg.KV = env.kv
 	srv, err := apiserver.New(acfg)
 	if err != nil {
 		ln.Close()

@@ -165,6 +165,8 @@ type DeltaFIFO struct {
 	transformer           TransformFunc
 
 	closed bool
+	// waiting counts the Pops blocked for an item (tests observe it).
+	waiting int
 }
 
 var _ Queue = (*DeltaFIFO)(nil)
@@ -411,7 +413,9 @@ func (f *DeltaFIFO) Pop(process PopProcessFunc) (any, error) {
 		if f.closed {
 			return nil, ErrFIFOClosed
 		}
+		f.waiting++
 		f.cond.Wait()
+		f.waiting--
 	}
 	isInInitialList := !f.syncedLocked()
 	id := f.queue.pop()

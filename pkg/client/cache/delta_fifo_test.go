@@ -570,6 +570,44 @@ func TestDeltaFIFOAccessors(t *testing.T) {
 	checkFIFO(t, f)
 }
 
+// waitForBlockedPops waits until exactly n Pops of f are blocked waiting for
+// an item (so that what follows exercises the wake-up path).
+func waitForBlockedPops(t *testing.T, f *DeltaFIFO, n int) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("%d blocked Pops", n), func() bool {
+		f.lock.Lock()
+		defer f.lock.Unlock()
+		return f.waiting == n
+	})
+}
+
+// popAsync runs a Pop in the background; its result (the popped object
+// described, or the error) arrives on the returned channel.
+func popAsync(f *DeltaFIFO) <-chan string {
+	out := make(chan string, 1)
+	go func() {
+		obj, err := f.Pop(func(any, bool) error { return nil })
+		if err != nil {
+			out <- "error: " + err.Error()
+			return
+		}
+		out <- describe(obj.(Deltas).Newest().Object)
+	}()
+	return out
+}
+
+// receive returns the next value of ch, failing the test after waitTimeout.
+func receive(t *testing.T, what string, ch <-chan string) string {
+	t.Helper()
+	select {
+	case s := <-ch:
+		return s
+	case <-time.After(waitTimeout):
+		t.Fatalf("timed out waiting for %s", what)
+		return ""
+	}
+}
+
 func TestDeltaFIFOClose(t *testing.T) {
 	f := NewDeltaFIFOWithOptions(DeltaFIFOOptions{})
 	_ = f.Add(vpod("a", "x", "1"))
@@ -585,46 +623,51 @@ func TestDeltaFIFOClose(t *testing.T) {
 		t.Fatalf("Pop on closed empty queue: %v", err)
 	}
 
-	// Close wakes a blocked Pop.
+	// Close wakes every blocked Pop.
 	g := NewDeltaFIFOWithOptions(DeltaFIFOOptions{})
-	done := make(chan error)
-	go func() {
-		_, err := g.Pop(func(any, bool) error { return nil })
-		done <- err
-	}()
-	time.Sleep(10 * time.Millisecond)
+	first, second := popAsync(g), popAsync(g)
+	waitForBlockedPops(t, g, 2)
 	g.Close()
-	select {
-	case err := <-done:
-		if !errors.Is(err, ErrFIFOClosed) {
-			t.Fatalf("blocked Pop returned %v", err)
+	want := "error: " + ErrFIFOClosed.Error()
+	for _, ch := range []<-chan string{first, second} {
+		if got := receive(t, "a blocked Pop to return", ch); got != want {
+			t.Fatalf("blocked Pop returned %q, want %q", got, want)
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Close did not wake Pop")
 	}
+	waitForBlockedPops(t, g, 0)
 }
 
 func TestDeltaFIFOBlockingPop(t *testing.T) {
 	f := NewDeltaFIFOWithOptions(DeltaFIFOOptions{})
-	got := make(chan string)
-	go func() {
-		obj, err := f.Pop(func(any, bool) error { return nil })
-		if err != nil {
-			got <- err.Error()
-			return
-		}
-		got <- describe(obj.(Deltas).Newest().Object)
-	}()
-	time.Sleep(10 * time.Millisecond)
+	first, second := popAsync(f), popAsync(f)
+	waitForBlockedPops(t, f, 2)
+	// One item wakes both; one takes it and the other waits again.
 	_ = f.Add(vpod("a", "x", "1"))
+	var got string
+	var rest <-chan string
 	select {
-	case s := <-got:
-		if s != "a/x@1" {
-			t.Fatalf("popped %s", s)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Add did not wake Pop")
+	case got = <-first:
+		rest = second
+	case got = <-second:
+		rest = first
+	case <-time.After(waitTimeout):
+		t.Fatal("Add did not wake a Pop")
 	}
+	if got != "a/x@1" {
+		t.Fatalf("popped %s", got)
+	}
+	waitForBlockedPops(t, f, 1)
+	select {
+	case s := <-rest:
+		t.Fatalf("the other Pop returned %q from an empty queue", s)
+	default:
+	}
+	_ = f.Add(vpod("a", "y", "2"))
+	if got := receive(t, "the second Pop", rest); got != "a/y@2" {
+		t.Fatalf("popped %s", got)
+	}
+	waitForBlockedPops(t, f, 0)
+	checkFIFO(t, f)
 }
 
 // TestDeltaFIFORandomized drives a DeltaFIFO like a Reflector over a

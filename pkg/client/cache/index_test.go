@@ -503,6 +503,201 @@ func TestIndexerRandomized(t *testing.T) {
 	}
 }
 
+// splitLabelIndexFunc is multi-valued: the "."-separated values of label
+// (duplicates included, in order; no label: not indexed).
+func splitLabelIndexFunc(label string) IndexFunc {
+	return func(obj any) ([]string, error) {
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			return nil, err
+		}
+		v := m.GetLabels()[label]
+		if v == "" {
+			return nil, nil
+		}
+		return strings.Split(v, "."), nil
+	}
+}
+
+// checkIndexerAgainstModel recomputes every index of model by brute force
+// and compares ListIndexFuncValues, IndexKeys, ByIndex (keys and object
+// identity) and Index (for probe) with it.
+func checkIndexerAgainstModel(t *testing.T, ix Indexer, model map[string]*corev1.Pod, probe *corev1.Pod, extraValues []string) {
+	t.Helper()
+	for name, fn := range ix.GetIndexers() {
+		want := map[string][]string{} // value -> sorted keys
+		for _, k := range slices.Sorted(maps.Keys(model)) {
+			vals, err := fn(model[k])
+			if err != nil {
+				t.Fatal(err)
+			}
+			for x, v := range vals {
+				if !slices.Contains(vals[:x], v) {
+					want[v] = append(want[v], k)
+				}
+			}
+		}
+		if got, wantValues := slices.Sorted(slices.Values(ix.ListIndexFuncValues(name))), slices.Sorted(maps.Keys(want)); !slices.Equal(got, wantValues) {
+			t.Fatalf("ListIndexFuncValues(%q) = %v, want %v", name, got, wantValues)
+		}
+		for _, v := range append(slices.Sorted(maps.Keys(want)), extraValues...) {
+			keys, err := ix.IndexKeys(name, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(keys, want[v]) {
+				t.Fatalf("IndexKeys(%q, %q) = %#v, want %v", name, v, keys, want[v])
+			}
+			objs, err := ix.ByIndex(name, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := keysOf(t, objs); !slices.Equal(got, want[v]) {
+				t.Fatalf("ByIndex(%q, %q) has keys %v, want %v", name, v, got, want[v])
+			}
+			for _, o := range objs {
+				if p := o.(*corev1.Pod); model[p.Namespace+"/"+p.Name] != p {
+					t.Fatalf("ByIndex(%q, %q) returned a stale object for %s/%s", name, v, p.Namespace, p.Name)
+				}
+			}
+		}
+		// Index: the union over the probe's values, each object once.
+		probeVals, _ := fn(probe)
+		var wantUnion []string
+		for _, v := range probeVals {
+			for _, k := range want[v] {
+				if !slices.Contains(wantUnion, k) {
+					wantUnion = append(wantUnion, k)
+				}
+			}
+		}
+		slices.Sort(wantUnion)
+		objs, err := ix.Index(name, probe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := keysOf(t, objs); !slices.Equal(got, wantUnion) {
+			t.Fatalf("Index(%q, probe %v) has keys %v, want %v", name, probe.Labels, got, wantUnion)
+		}
+	}
+}
+
+// TestIndexerRandomizedManyRefs is TestIndexerRandomized with what that one
+// does not reach: items filed under many values (more than the 8 refs
+// upsert and Delete keep on the stack), multi-valued index functions that
+// return duplicates and reorder their values, more indices than
+// maxInlineIndices (computeValues' stack buffer), and indices added while
+// the store is in use. After every operation it checks the invariants
+// (checkIndexer) and compares every query with a brute-force recomputation
+// over a model of the content.
+func TestIndexerRandomizedManyRefs(t *testing.T) {
+	labels := []string{"l0", "l1", "l2", "l3", "l4", "l5"}
+	indexers := func(ls ...string) Indexers {
+		idx := Indexers{}
+		for _, l := range ls {
+			idx[l] = splitLabelIndexFunc(l)
+		}
+		return idx
+	}
+	tests := []struct {
+		name    string
+		initial Indexers
+		added   map[int]Indexers // step -> indexers added before it
+	}{
+		{"grow past the inline indices", indexers(labels[:3]...), map[int]Indexers{100: indexers("l3", "l4"), 200: indexers("l5")}},
+		{"many indices from the start", indexers(labels...), nil},
+		{"from no index", nil, map[int]Indexers{80: indexers(labels[:5]...), 160: {NamespaceIndex: MetaNamespaceIndexFunc}}},
+	}
+	const steps, names, values = 400, 15, 5
+	for _, tc := range tests {
+		for seed := uint64(1); seed <= 4; seed++ {
+			t.Run(fmt.Sprintf("%s/seed%d", tc.name, seed), func(t *testing.T) {
+				r := rand.New(rand.NewPCG(seed, 7))
+				ix := NewIndexer(MetaNamespaceKeyFunc, tc.initial)
+				s := ix.(*cache).storage.(*threadSafeMap)
+				model := map[string]*corev1.Pod{}
+				randPod := func() *corev1.Pod {
+					var kv []string
+					for _, l := range labels {
+						// Up to 7 values out of 5: duplicates are common.
+						n := r.IntN(8)
+						vs := make([]string, n)
+						for i := range vs {
+							vs[i] = fmt.Sprint("v", r.IntN(values))
+						}
+						if n > 0 {
+							kv = append(kv, l, strings.Join(vs, "."))
+						}
+					}
+					return newPod(fmt.Sprint("ns", r.IntN(2)), fmt.Sprint("p", r.IntN(names)), kv...)
+				}
+				extraValues := []string{"absent"}
+				maxRefs, maxIndicesUpserted := 0, 0
+				for step := 0; step < steps; step++ {
+					if add, ok := tc.added[step]; ok {
+						if err := ix.AddIndexers(add); err != nil {
+							t.Fatalf("step %d: %v", step, err)
+						}
+						checkIndexer(t, ix)
+						checkIndexerAgainstModel(t, ix, model, randPod(), extraValues)
+					}
+					// The operation computes every index's values.
+					maxIndicesUpserted = max(maxIndicesUpserted, len(ix.GetIndexers()))
+					var err error
+					switch n := r.IntN(20); {
+					case n < 6:
+						p := randPod()
+						model[p.Namespace+"/"+p.Name] = p
+						err = ix.Add(p)
+					case n < 12:
+						p := randPod()
+						model[p.Namespace+"/"+p.Name] = p
+						err = ix.Update(p)
+					case n < 18:
+						p := randPod()
+						delete(model, p.Namespace+"/"+p.Name)
+						err = ix.Delete(p)
+					default:
+						clear(model)
+						var list []any
+						for i := r.IntN(names); i > 0; i-- {
+							p := randPod()
+							model[p.Namespace+"/"+p.Name] = p
+							list = append(list, p)
+						}
+						err = ix.Replace(list, "1")
+					}
+					if err != nil {
+						t.Fatalf("step %d: %v", step, err)
+					}
+					checkIndexer(t, ix)
+					checkIndexerAgainstModel(t, ix, model, randPod(), extraValues)
+					s.lock.RLock()
+					for _, it := range s.items {
+						maxRefs = max(maxRefs, len(s.appendRefs(nil, it)))
+					}
+					s.lock.RUnlock()
+					for k, p := range model {
+						if got, ok, _ := ix.GetByKey(k); !ok || got != p {
+							t.Fatalf("step %d: GetByKey(%q) = %v, %v", step, k, got, ok)
+						}
+					}
+					if got, want := slices.Sorted(slices.Values(ix.ListKeys())), slices.Sorted(maps.Keys(model)); !slices.Equal(got, want) {
+						t.Fatalf("step %d: keys %v, want %v", step, got, want)
+					}
+				}
+				// The paths this test is for were reached.
+				if maxRefs <= 8 {
+					t.Errorf("no item had more than 8 refs (max %d)", maxRefs)
+				}
+				if maxIndicesUpserted <= maxInlineIndices {
+					t.Errorf("never more than %d indices (max %d)", maxInlineIndices, maxIndicesUpserted)
+				}
+			})
+		}
+	}
+}
+
 func TestKeySetShrinks(t *testing.T) {
 	ix := NewIndexer(MetaNamespaceKeyFunc, Indexers{NamespaceIndex: MetaNamespaceIndexFunc})
 	pods := make([]*corev1.Pod, 1000)

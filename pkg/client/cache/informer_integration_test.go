@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -26,12 +27,19 @@ const timeout = 30 * time.Second
 
 func newClient(t *testing.T) *client.Client {
 	t.Helper()
+	_, c := newEnvClient(t)
+	return c
+}
+
+// newEnvClient starts a test server and returns it with a client of it.
+func newEnvClient(t *testing.T) (*testenv.Environment, *client.Client) {
+	t.Helper()
 	env := testenv.StartT(t)
 	c, err := client.New(&client.Config{Host: env.URL, CAData: env.CAData, CertData: env.CertData, KeyData: env.KeyData, QPS: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c
+	return env, c
 }
 
 type podClient = client.Typed[*corev1.Pod, *corev1.PodList]
@@ -109,6 +117,12 @@ func (e *events) handler() cache.TypedResourceEventHandlerFuncs[*corev1.Pod] {
 	}
 }
 
+func (e *events) get() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.got)
+}
+
 func (e *events) wait(t *testing.T, n int) []string {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
@@ -159,20 +173,13 @@ func expect(t *testing.T, got []string, want ...string) {
 	}
 }
 
-// start runs inf until the end of the test and waits for its sync. At the
-// end, it first lets lw (if not nil) settle with a watch open, so that no
-// request of the informer is still on its way to the server when the test
-// server stops (the server's shutdown does not tolerate requests arriving
-// during it: see controlledLW.settle).
-func start(t *testing.T, inf cache.SharedInformer, lw *controlledLW) {
+// start runs inf until the end of the test and waits for its sync.
+func start(t *testing.T, inf cache.SharedInformer) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); inf.Run(ctx) }()
 	t.Cleanup(func() {
-		if lw != nil {
-			lw.settle(t)
-		}
 		cancel()
 		<-done
 	})
@@ -196,7 +203,7 @@ func TestPodInformerSeesCreatesUpdatesDeletes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	start(t, inf.Informer(), nil) // it ends with a watch open
+	start(t, inf.Informer())
 	if !reg.HasSynced() && !cache.WaitForCacheSync(context.Background(), reg.HasSynced) {
 		t.Fatal("handler not synced")
 	}
@@ -224,37 +231,37 @@ func TestPodInformerSeesCreatesUpdatesDeletes(t *testing.T) {
 // controlledLW wraps a ListerWatcher: it counts calls, can cut every watch
 // after a number of events (dropping the rest of that stream, as a broken
 // connection does), can cut the current watch on demand, and can make the
-// next Watch wait for a gate and then fail with 410 Expired.
+// next Watch wait at a gate and then either fail with a 410 Expired of its
+// own making (expireNextWatch) or go on to the server (holdNextWatch). It
+// also counts the watches the server answered with 410 Gone/Expired, as
+// the response or as an ERROR event.
 type controlledLW struct {
 	inner cache.ListerWatcher
 
-	mu         sync.Mutex
-	cutAfter   int
-	inflight   int
-	lists      int
-	watches    int
-	current    *cutWatch
-	expireGate chan struct{}
-	blocked    chan struct{} // closed when a Watch is waiting at the gate
+	mu        sync.Mutex
+	cutAfter  int
+	lists     int
+	watches   int
+	expired   int // 410s from the server
+	current   *cutWatch
+	gate      chan struct{} // if set, the next Watch waits for it
+	gateFails bool          // and then fails with 410 instead of watching
+	blocked   chan struct{} // closed when a Watch is waiting at the gate
 }
 
 func (l *controlledLW) List(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 	l.mu.Lock()
 	l.lists++
-	l.inflight++
 	l.mu.Unlock()
-	defer l.done()
 	return l.inner.List(ctx, o)
 }
 
 func (l *controlledLW) Watch(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 	l.mu.Lock()
 	l.watches++
-	l.inflight++
-	gate, blocked, cutAfter := l.expireGate, l.blocked, l.cutAfter
-	l.expireGate = nil
+	gate, fails, blocked, cutAfter := l.gate, l.gateFails, l.blocked, l.cutAfter
+	l.gate = nil
 	l.mu.Unlock()
-	defer l.done()
 	if gate != nil {
 		close(blocked)
 		select {
@@ -262,47 +269,28 @@ func (l *controlledLW) Watch(ctx context.Context, o metav1.ListOptions) (watch.I
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
-		return nil, apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %s", o.ResourceVersion))
+		if fails {
+			return nil, apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %s", o.ResourceVersion))
+		}
 	}
 	inner, err := l.inner.Watch(ctx, o)
 	if err != nil {
+		l.observe(err)
 		return nil, err
 	}
-	w := newCutWatch(inner, cutAfter)
+	w := newCutWatch(inner, cutAfter, l.observe)
 	l.mu.Lock()
 	l.current = w
 	l.mu.Unlock()
 	return w, nil
 }
 
-func (l *controlledLW) done() {
-	l.mu.Lock()
-	l.inflight--
-	l.mu.Unlock()
-}
-
-// settle stops cutting watches and waits until no call is in flight and a
-// watch is open. An open watch means the server has begun serving it, so
-// once the informer stops, no request of it can still reach the server.
-// (The test server's shutdown counts requests with a sync.WaitGroup whose
-// Add may then race with Wait.)
-func (l *controlledLW) settle(t *testing.T) {
-	l.mu.Lock()
-	l.cutAfter = 0
-	l.mu.Unlock()
-	deadline := time.Now().Add(timeout)
-	for {
+// observe counts err if it is a 410 Gone/Expired.
+func (l *controlledLW) observe(err error) {
+	if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
 		l.mu.Lock()
-		ok := l.inflight == 0 && l.current != nil && !l.current.ended()
+		l.expired++
 		l.mu.Unlock()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Log("informer did not settle with an open watch")
-			return
-		}
-		time.Sleep(time.Millisecond)
 	}
 }
 
@@ -312,14 +300,41 @@ func (l *controlledLW) counts() (lists, watches int) {
 	return l.lists, l.watches
 }
 
+// serverExpiries is the number of watches the server answered with 410.
+func (l *controlledLW) serverExpiries() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.expired
+}
+
 // expireNextWatch makes the next Watch block until the returned release
 // is called and then fail with 410; blocked is closed once it waits.
 func (l *controlledLW) expireNextWatch() (blocked <-chan struct{}, release func()) {
+	return l.gateNextWatch(true)
+}
+
+// holdNextWatch makes the next Watch block until the returned release is
+// called and then go on to the server; blocked is closed once it waits.
+func (l *controlledLW) holdNextWatch() (blocked <-chan struct{}, release func()) {
+	return l.gateNextWatch(false)
+}
+
+func (l *controlledLW) gateNextWatch(fail bool) (blocked <-chan struct{}, release func()) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	gate := make(chan struct{})
-	l.expireGate, l.blocked = gate, make(chan struct{})
+	l.gate, l.gateFails, l.blocked = gate, fail, make(chan struct{})
 	return l.blocked, func() { close(gate) }
+}
+
+// waitClosed waits until ch is closed.
+func waitClosed(t *testing.T, what string, ch <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(timeout):
+		t.Fatalf("timed out waiting for %s", what)
+	}
 }
 
 // waitOpen waits until a watch is open.
@@ -369,7 +384,10 @@ func (w *cutWatch) ended() bool {
 	}
 }
 
-func newCutWatch(inner watch.Interface, after int) *cutWatch {
+// newCutWatch relays inner's events until after of them (if > 0) went
+// through, or until cut or stopped; it reports the errors of ERROR events
+// to onError.
+func newCutWatch(inner watch.Interface, after int, onError func(error)) *cutWatch {
 	w := &cutWatch{inner: inner, out: make(chan watch.Event), stop: make(chan struct{}), cutCh: make(chan struct{}), finished: make(chan struct{})}
 	go func() {
 		defer close(w.finished)
@@ -381,6 +399,9 @@ func newCutWatch(inner watch.Interface, after int) *cutWatch {
 			case ev, ok := <-inner.ResultChan():
 				if !ok {
 					return
+				}
+				if ev.Type == watch.Error {
+					onError(apierrors.FromObject(ev.Object))
 				}
 				select {
 				case w.out <- ev:
@@ -416,7 +437,7 @@ func TestBrokenWatchesLoseNoEvent(t *testing.T) {
 	if _, err := inf.AddEventHandler(ev.handler()); err != nil {
 		t.Fatal(err)
 	}
-	start(t, inf.Informer(), lw)
+	start(t, inf.Informer())
 
 	// Every watch breaks after three events; the writes go on meanwhile.
 	const n = 25
@@ -460,7 +481,7 @@ func TestForcedExpiryRelistsAndTombstonesMissedDeletes(t *testing.T) {
 	if _, err := inf.AddEventHandler(ev.handler()); err != nil {
 		t.Fatal(err)
 	}
-	start(t, inf.Informer(), lw)
+	start(t, inf.Informer())
 	expect(t, withoutInitial(ev.wait(t, 3)), "add a", "add b", "add c")
 
 	// Break the watch; the re-watch waits while the world changes, then
@@ -468,7 +489,7 @@ func TestForcedExpiryRelistsAndTombstonesMissedDeletes(t *testing.T) {
 	lw.waitOpen(t)
 	blocked, release := lw.expireNextWatch()
 	lw.cutCurrent()
-	<-blocked
+	waitClosed(t, "the re-watch", blocked)
 	remove(t, pods, "b")
 	label(t, pods, "a", "2")
 	d := create(t, pods, "d")
@@ -510,7 +531,7 @@ func TestWatchListAgainstServer(t *testing.T) {
 	if _, err := inf.AddEventHandler(ev.handler()); err != nil {
 		t.Fatal(err)
 	}
-	start(t, inf.Informer(), lw)
+	start(t, inf.Informer())
 	got := ev.wait(t, 2)
 	slices.Sort(got)
 	expect(t, got, "add a initial", "add b initial")
@@ -527,14 +548,135 @@ func TestListWatchSelectors(t *testing.T) {
 	create(t, pods, "keep")
 	create(t, pods, "skip")
 	// A field selector through the filtered helper.
-	lw1 := &controlledLW{inner: cache.NewListWatchFromClient[*corev1.Pod, *corev1.PodList](c, "default", fields.OneTermEqualSelector("metadata.name", "keep"))}
+	lw1 := cache.NewListWatchFromClient[*corev1.Pod, *corev1.PodList](c, "default", fields.OneTermEqualSelector("metadata.name", "keep"))
 	inf := cache.NewSharedIndexInformer(lw1, &corev1.Pod{}, 0, cache.Indexers{})
-	start(t, inf, lw1)
+	start(t, inf)
 	waitKeys(t, inf.GetStore(), "default/keep")
 	// A label selector through tweak.
 	label(t, pods, "skip", "yes")
-	lw2 := &controlledLW{inner: cache.NewListWatchFromTyped(pods, func(o *metav1.ListOptions) { o.LabelSelector = "v=yes" })}
+	lw2 := cache.NewListWatchFromTyped(pods, func(o *metav1.ListOptions) { o.LabelSelector = "v=yes" })
 	inf2 := cache.NewSharedIndexInformer(lw2, &corev1.Pod{}, 0, cache.Indexers{})
-	start(t, inf2, lw2)
+	start(t, inf2)
 	waitKeys(t, inf2.GetStore(), "default/skip")
+}
+
+// TestServerExpiryRelistsAndTombstonesMissedDeletes is
+// TestForcedExpiryRelistsAndTombstonesMissedDeletes with a real 410 Gone
+// from the server: while the informer's re-watch is held back, objects
+// change and the server forgets that history (its storage is compacted and
+// its watch caches start over), so the re-watch from the informer's last
+// resourceVersion is refused and the informer relists.
+func TestServerExpiryRelistsAndTombstonesMissedDeletes(t *testing.T) {
+	env, c := newEnvClient(t)
+	pods := podsOf(c)
+	for _, name := range []string{"a", "b", "c"} {
+		create(t, pods, name)
+	}
+	lw := &controlledLW{inner: cache.NewListWatchFromTyped(pods, nil)}
+	inf := cache.WrapTypedInformer[*corev1.Pod](
+		cache.NewSharedIndexInformerWithOptions(lw, &corev1.Pod{}, cache.SharedIndexInformerOptions{
+			Reflector: cache.ReflectorOptions{Backoff: &fastBackoff},
+		}), corev1.Resource("pods"))
+	ev := &events{}
+	if _, err := inf.AddEventHandler(ev.handler()); err != nil {
+		t.Fatal(err)
+	}
+	start(t, inf.Informer())
+	expect(t, withoutInitial(ev.wait(t, 3)), "add a", "add b", "add c")
+
+	// Break the watch and hold the re-watch while the world changes and
+	// the server compacts; then let it reach the server.
+	lw.waitOpen(t)
+	blocked, release := lw.holdNextWatch()
+	lw.cutCurrent()
+	waitClosed(t, "the re-watch", blocked)
+	last, err := strconv.ParseInt(inf.Informer().LastSyncResourceVersion(), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	remove(t, pods, "b")
+	label(t, pods, "a", "2")
+	create(t, pods, "d")
+	compacted, err := env.Compact(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if compacted <= last {
+		t.Fatalf("compacted at %d, not past the informer's resourceVersion %d", compacted, last)
+	}
+	release()
+
+	got := ev.wait(t, 7)
+	expect(t, got[3:], "update a v=2", "resync c", "add d", "delete b tombstone")
+	if n := lw.serverExpiries(); n != 1 {
+		t.Fatalf("the server answered %d watches with 410, want 1", n)
+	}
+	if lists, _ := lw.counts(); lists != 2 {
+		t.Fatalf("%d lists, want a relist", lists)
+	}
+	if _, err := inf.Lister().Namespace("default").Get("b"); !apierrors.IsNotFound(err) {
+		t.Fatalf("b still cached: %v", err)
+	}
+	// The informer watches again.
+	label(t, pods, "d", "x")
+	got = ev.wait(t, 8)
+	expect(t, got[7:], "update d v=x")
+}
+
+// TestSlowHandlerDoesNotDelayFastOneAgainstServer: a handler stuck in its
+// first notification delays neither the informer nor the other handler,
+// which sees every object created meanwhile; once it goes on, it gets
+// every notification too, in order.
+func TestSlowHandlerDoesNotDelayFastOneAgainstServer(t *testing.T) {
+	c := newClient(t)
+	cms := client.For[*corev1.ConfigMap, *corev1.ConfigMapList](c).Namespace("default")
+	// Only this test's objects, not the namespace's kube-root-ca.crt.
+	const labelKey, labelValue = "test", "slow-handler"
+	inf := cache.NewTypedInformer(cms, func(o *metav1.ListOptions) { o.LabelSelector = labelKey + "=" + labelValue }, cache.SharedIndexInformerOptions{})
+	handler := func(e *events, first func()) cache.TypedResourceEventHandlerFuncs[*corev1.ConfigMap] {
+		return cache.TypedResourceEventHandlerFuncs[*corev1.ConfigMap]{
+			AddFunc: func(cm *corev1.ConfigMap, _ bool) {
+				e.add("add " + cm.Name)
+				if first != nil {
+					first()
+					first = nil // only this handler's goroutine calls it
+				}
+			},
+			UpdateFunc: func(_, cm *corev1.ConfigMap) { e.add("update " + cm.Name) },
+			DeleteFunc: func(d cache.DeletedObject[*corev1.ConfigMap]) { e.add("delete " + d.Obj.Name) },
+		}
+	}
+	entered, release := make(chan struct{}), make(chan struct{})
+	var releaseOnce sync.Once
+	slow, fast := &events{}, &events{}
+	for _, h := range []cache.TypedResourceEventHandlerFuncs[*corev1.ConfigMap]{
+		handler(slow, func() { close(entered); <-release }),
+		handler(fast, nil),
+	} {
+		if _, err := inf.AddEventHandler(h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start(t, inf.Informer())
+	t.Cleanup(func() { releaseOnce.Do(func() { close(release) }) }) // before the informer stops
+
+	const n = 200
+	want := make([]string, n)
+	for i := range want {
+		name := fmt.Sprintf("cm%03d", i)
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{labelKey: labelValue}}}
+		if _, err := cms.Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("create %s: %v", name, err)
+		}
+		want[i] = "add " + name
+	}
+	expect(t, fast.wait(t, n), want...)
+	waitClosed(t, "the slow handler's first call", entered)
+	// Still stuck in its first call.
+	expect(t, slow.get(), want[:1]...)
+
+	releaseOnce.Do(func() { close(release) })
+	expect(t, slow.wait(t, n), want...)
+	// Nothing more arrived for the fast one meanwhile.
+	expect(t, fast.get(), want...)
 }
