@@ -441,17 +441,20 @@ func (s *Server) Run(ctx context.Context) error {
 		close(shutdownDone)
 	}()
 	s.active.waitIdle(shutdownCtx)
-	// Every handler has returned. Shutdown's graceful close of HTTP/2
-	// connections (GOAWAY, then the streams the client had already sent are
-	// still answered) usually completes within a second; closing at once
-	// instead would break a request that reached a connection just as the
-	// shutdown began.
+	// Every handler has returned. A request that reached a connection just
+	// as the shutdown began may not have reached its handler yet: give the
+	// connections a moment (Shutdown has sent HTTP/2 clients a GOAWAY, so
+	// nothing new arrives on them), then wait for any such request too.
+	// Waiting for Shutdown itself would cost a second per HTTP/2 client:
+	// after its GOAWAY the server keeps an idle connection open that long
+	// for the client to close it.
 	grace, graceDone := context.WithTimeout(shutdownCtx, shutdownGrace)
 	defer graceDone()
 	select {
 	case <-shutdownDone:
 	case <-grace.Done():
 	}
+	s.active.waitIdle(shutdownCtx)
 	err := srv.Close()
 	cancel()
 	if errors.Is(err, http.ErrServerClosed) {
@@ -460,9 +463,9 @@ func (s *Server) Run(ctx context.Context) error {
 	return err
 }
 
-// shutdownGrace bounds how long Run waits, once no handler is running, for
-// connections to close gracefully before closing the rest.
-const shutdownGrace = 2 * time.Second
+// shutdownGrace is how long Run waits, once no handler is running, for
+// requests already on their way to reach a handler.
+const shutdownGrace = 100 * time.Millisecond
 
 // compactLoop compacts storage history older than CompactionInterval, as
 // upstream's API server does for etcd.
