@@ -100,6 +100,19 @@ func (f *Fake) Waiters() int {
 	return n
 }
 
+// HasOneShotDue reports whether a pending timer (not a ticker) falls due at
+// t: a test's way to wait until a goroutine has armed a particular timer.
+func (f *Fake) HasOneShotDue(t time.Time) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, w := range f.waiters {
+		if w.active && w.period == 0 && w.due.Equal(t) {
+			return true
+		}
+	}
+	return false
+}
+
 // Step advances the clock by d, firing what falls due.
 func (f *Fake) Step(d time.Duration) { f.SetTime(f.Now().Add(d)) }
 

@@ -125,21 +125,28 @@ var _ storage.Interface = (*Cacher)(nil)
 
 // Run keeps the cache in sync with storage until ctx ends: list, then watch
 // from the list's revision; on any watch failure, list again.
+//
+// Failures to list back off exponentially (100 ms doubling up to 6.4 s); a
+// list that succeeds resets the delay, so a watch that ends after working
+// for a while is followed by a relist 100 ms later.
 func (c *Cacher) Run(ctx context.Context) error {
-	backoff := 100 * time.Millisecond
+	backoff := minRelistDelay
 	for ctx.Err() == nil {
-		err := c.listAndWatch(ctx)
+		listed, err := c.listAndWatch(ctx)
 		if ctx.Err() != nil {
 			break
 		}
+		if listed {
+			backoff = minRelistDelay
+		}
 		c.cfg.Logger.Warn("watch cache relisting", "resource", c.cfg.Prefix, "err", err)
+		t := c.cfg.Clock.NewTimer(backoff)
 		select {
 		case <-ctx.Done():
-		case <-time.After(backoff):
+		case <-t.C():
 		}
-		if backoff < 5*time.Second {
-			backoff *= 2
-		}
+		t.Stop()
+		backoff = min(2*backoff, maxRelistDelay)
 	}
 	c.mu.Lock()
 	c.ready = false
@@ -152,6 +159,12 @@ func (c *Cacher) Run(ctx context.Context) error {
 	return nil
 }
 
+// The delays between a watch cache's attempts to list.
+const (
+	minRelistDelay = 100 * time.Millisecond
+	maxRelistDelay = 6400 * time.Millisecond
+)
+
 func (c *Cacher) newEntry(key string, obj runtime.Object) (*entry, error) {
 	l, f, err := c.cfg.GetAttrs(obj)
 	if err != nil {
@@ -160,24 +173,26 @@ func (c *Cacher) newEntry(key string, obj runtime.Object) (*entry, error) {
 	return &entry{key: key, obj: storage.NewCachedObject(obj), labels: l, fields: storage.NewFieldList(f)}, nil
 }
 
-func (c *Cacher) listAndWatch(ctx context.Context) error {
+// listAndWatch lists into the cache, then follows storage's watch from the
+// list's revision; listed is whether the list succeeded.
+func (c *Cacher) listAndWatch(ctx context.Context) (listed bool, err error) {
 	objs, lm, err := c.cfg.Storage.ListObjects(ctx, c.cfg.Prefix, storage.ListOptions{Recursive: true})
 	if err != nil {
-		return err
+		return false, err
 	}
 	rv, err := storage.ParseResourceVersion(lm.ResourceVersion)
 	if err != nil {
-		return err
+		return false, err
 	}
 	items := btree.NewG(32, lessEntry)
 	for _, obj := range objs {
 		key, err := c.cfg.KeyFunc(obj)
 		if err != nil {
-			return err
+			return false, err
 		}
 		e, err := c.newEntry(key, obj)
 		if err != nil {
-			return err
+			return false, err
 		}
 		items.ReplaceOrInsert(e)
 	}
@@ -193,6 +208,12 @@ func (c *Cacher) listAndWatch(ctx context.Context) error {
 		w.terminate()
 	}
 
+	return true, c.watch(ctx, rv)
+}
+
+// watch applies storage's events from rv on to the cache until the watch
+// fails or ctx ends.
+func (c *Cacher) watch(ctx context.Context, rv int64) error {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	w, err := c.cfg.Storage.Watch(wctx, c.cfg.Prefix, storage.ListOptions{
