@@ -133,7 +133,7 @@ func (u *Up) Run(ctx context.Context) error {
 			return err
 		}
 		defer e.Close()
-		kv = etcd3.New(e.Client(), false)
+		kv = etcd3.NewEmbedded(e)
 	}
 	defer kv.Close()
 

@@ -98,7 +98,7 @@ func Start(ctx context.Context, cfg Config) (*Environment, error) {
 			return nil, err
 		}
 		env.cleanup = append(env.cleanup, e.Close)
-		kv = etcd3.New(e.Client(), false)
+		kv = etcd3.NewEmbedded(e)
 	default:
 		return nil, fmt.Errorf("testenv: unknown storage %q", cfg.Storage)
 	}

@@ -15,6 +15,8 @@ import (
 // KV is a storage.KV over an etcd v3 client.
 type KV struct {
 	client *clientv3.Client
+	// watcher serves Watch and RequestProgress (client unless set apart).
+	watcher *clientv3.Client
 	// owned is closed with the KV.
 	owned bool
 }
@@ -23,7 +25,14 @@ var _ storage.KV = (*KV)(nil)
 
 // New wraps client. If own is true, Close closes the client.
 func New(client *clientv3.Client, own bool) *KV {
-	return &KV{client: client, owned: own}
+	return &KV{client: client, watcher: client, owned: own}
+}
+
+// NewEmbedded wraps an embedded member's clients: requests go through the
+// in-process client, watches through the gRPC one (see Embedded). Close
+// leaves both to the member.
+func NewEmbedded(e *Embedded) *KV {
+	return &KV{client: e.Client(), watcher: e.watchClient}
 }
 
 func mapErr(err error) error {
@@ -161,7 +170,7 @@ func (kv *KV) Compact(ctx context.Context, rev int64) error {
 func (kv *KV) RequestProgress(ctx context.Context) error {
 	// Watches run under WithRequireLeader; the progress request must name
 	// the same stream.
-	return mapErr(kv.client.RequestProgress(clientv3.WithRequireLeader(ctx)))
+	return mapErr(kv.watcher.RequestProgress(clientv3.WithRequireLeader(ctx)))
 }
 
 // Close implements storage.KV.
@@ -194,7 +203,7 @@ func (kv *KV) Watch(ctx context.Context, prefix string, rev int64, progressNotif
 				return false
 			}
 		}
-		for wr := range kv.client.Watch(ctx, prefix, opts...) {
+		for wr := range kv.watcher.Watch(ctx, prefix, opts...) {
 			if err := wr.Err(); err != nil {
 				if errors.Is(err, rpctypes.ErrCompacted) {
 					send(storage.WatchResponse{Err: storage.ErrCompacted, Revision: wr.CompactRevision})

@@ -24,7 +24,7 @@ func TestConformance(t *testing.T) {
 		if _, err := c.Delete(context.Background(), "/registry/", withPrefix()); err != nil {
 			t.Fatal(err)
 		}
-		return New(c, false)
+		return NewEmbedded(e)
 	})
 }
 
