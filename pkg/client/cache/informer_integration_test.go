@@ -466,12 +466,10 @@ func TestBrokenWatchesLoseNoEvent(t *testing.T) {
 	expect(t, got[len(want):], "add last")
 }
 
-func TestForcedExpiryRelistsAndTombstonesMissedDeletes(t *testing.T) {
-	c := newClient(t)
-	pods := podsOf(c)
-	for _, name := range []string{"a", "b", "c"} {
-		create(t, pods, name)
-	}
+// startControlledPodInformer runs a pod informer whose watches the test
+// controls, recording its events.
+func startControlledPodInformer(t *testing.T, pods *podClient) (*controlledLW, *cache.TypedInformer[*corev1.Pod], *events) {
+	t.Helper()
 	lw := &controlledLW{inner: cache.NewListWatchFromTyped(pods, nil)}
 	inf := cache.WrapTypedInformer[*corev1.Pod](
 		cache.NewSharedIndexInformerWithOptions(lw, &corev1.Pod{}, cache.SharedIndexInformerOptions{
@@ -482,6 +480,16 @@ func TestForcedExpiryRelistsAndTombstonesMissedDeletes(t *testing.T) {
 		t.Fatal(err)
 	}
 	start(t, inf.Informer())
+	return lw, inf, ev
+}
+
+func TestForcedExpiryRelistsAndTombstonesMissedDeletes(t *testing.T) {
+	c := newClient(t)
+	pods := podsOf(c)
+	for _, name := range []string{"a", "b", "c"} {
+		create(t, pods, name)
+	}
+	lw, inf, ev := startControlledPodInformer(t, pods)
 	expect(t, withoutInitial(ev.wait(t, 3)), "add a", "add b", "add c")
 
 	// Break the watch; the re-watch waits while the world changes, then
@@ -572,16 +580,7 @@ func TestServerExpiryRelistsAndTombstonesMissedDeletes(t *testing.T) {
 	for _, name := range []string{"a", "b", "c"} {
 		create(t, pods, name)
 	}
-	lw := &controlledLW{inner: cache.NewListWatchFromTyped(pods, nil)}
-	inf := cache.WrapTypedInformer[*corev1.Pod](
-		cache.NewSharedIndexInformerWithOptions(lw, &corev1.Pod{}, cache.SharedIndexInformerOptions{
-			Reflector: cache.ReflectorOptions{Backoff: &fastBackoff},
-		}), corev1.Resource("pods"))
-	ev := &events{}
-	if _, err := inf.AddEventHandler(ev.handler()); err != nil {
-		t.Fatal(err)
-	}
-	start(t, inf.Informer())
+	lw, inf, ev := startControlledPodInformer(t, pods)
 	expect(t, withoutInitial(ev.wait(t, 3)), "add a", "add b", "add c")
 
 	// Break the watch and hold the re-watch while the world changes and
