@@ -24,4 +24,6 @@
 //     finish before closing.
 //   - The finalizer loop (finalizers.go) is a temporary stand-in for the
 //     namespace controller and garbage collector; it goes when they land.
+//     It deletes a dependent only after fresh reads confirm every owner
+//     absent; its cache snapshot only selects candidates.
 package apiserver

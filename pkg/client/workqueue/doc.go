@@ -29,6 +29,10 @@
 //     shutdown=true at once (blocked Gets are woken). ShutDownWithDrain also
 //     blocks until no item is processing (items still queued are not waited
 //     for); a ShutDown during it releases it.
+//   - Add, Get and Done, finding the lock held, spin for a bounded time
+//     (tens of microseconds, pauses doubling) before blocking; with
+//     GOMAXPROCS=1 they block at once. A Get on an empty queue sleeps on a
+//     condition variable: an idle queue uses no CPU.
 //
 // # Delaying queue
 //
