@@ -95,26 +95,38 @@ func keyRV(obj any) (key, rv string) {
 	return key, m.GetResourceVersion()
 }
 
+// added, updated and deleted record one notification; deleted takes the
+// tombstone's key and last state when the object is one.
+func (l *eventLog) added(obj any, initial bool) {
+	k, rv := keyRV(obj)
+	l.add(handlerEvent{Kind: "add", Key: k, RV: rv, Initial: initial})
+}
+
+func (l *eventLog) updated(o, n any) {
+	k, rv := keyRV(n)
+	_, orv := keyRV(o)
+	l.add(handlerEvent{Kind: "update", Key: k, OldRV: orv, RV: rv})
+}
+
+func (l *eventLog) deleted(obj any, tombstoneKey string, tombstone bool) {
+	k, rv := keyRV(obj)
+	if tombstone {
+		k = tombstoneKey
+	}
+	l.add(handlerEvent{Kind: "delete", Key: k, RV: rv, Tombstone: tombstone})
+}
+
 // clientGoHandler records client-go notifications into l.
 func clientGoHandler(l *eventLog) cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerDetailedFuncs{
-		AddFunc: func(obj any, initial bool) {
-			k, rv := keyRV(obj)
-			l.add(handlerEvent{Kind: "add", Key: k, RV: rv, Initial: initial})
-		},
-		UpdateFunc: func(o, n any) {
-			k, rv := keyRV(n)
-			_, orv := keyRV(o)
-			l.add(handlerEvent{Kind: "update", Key: k, OldRV: orv, RV: rv})
-		},
+		AddFunc:    l.added,
+		UpdateFunc: l.updated,
 		DeleteFunc: func(obj any) {
 			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				_, rv := keyRV(t.Obj)
-				l.add(handlerEvent{Kind: "delete", Key: t.Key, RV: rv, Tombstone: true})
+				l.deleted(t.Obj, t.Key, true)
 				return
 			}
-			k, rv := keyRV(obj)
-			l.add(handlerEvent{Kind: "delete", Key: k, RV: rv})
+			l.deleted(obj, "", false)
 		},
 	}
 }
@@ -122,23 +134,14 @@ func clientGoHandler(l *eventLog) cache.ResourceEventHandler {
 // skiffHandler records skiff notifications into l.
 func skiffHandler(l *eventLog) skiffcache.ResourceEventHandler {
 	return skiffcache.ResourceEventHandlerDetailedFuncs{
-		AddFunc: func(obj any, initial bool) {
-			k, rv := keyRV(obj)
-			l.add(handlerEvent{Kind: "add", Key: k, RV: rv, Initial: initial})
-		},
-		UpdateFunc: func(o, n any) {
-			k, rv := keyRV(n)
-			_, orv := keyRV(o)
-			l.add(handlerEvent{Kind: "update", Key: k, OldRV: orv, RV: rv})
-		},
+		AddFunc:    l.added,
+		UpdateFunc: l.updated,
 		DeleteFunc: func(obj any) {
 			if t, ok := obj.(skiffcache.DeletedFinalStateUnknown); ok {
-				_, rv := keyRV(t.Obj)
-				l.add(handlerEvent{Kind: "delete", Key: t.Key, RV: rv, Tombstone: true})
+				l.deleted(t.Obj, t.Key, true)
 				return
 			}
-			k, rv := keyRV(obj)
-			l.add(handlerEvent{Kind: "delete", Key: k, RV: rv})
+			l.deleted(obj, "", false)
 		},
 	}
 }

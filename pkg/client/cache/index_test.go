@@ -55,7 +55,7 @@ func testIndexers() Indexers {
 // that no empty value sets exist.
 func checkIndexer(t *testing.T, ix Indexer) {
 	t.Helper()
-	s := ix.(*cache).storage.(*threadSafeMap)
+	s := ix.(*cache).storage
 	s.lock.RLock()
 	defer s.lock.RUnlock()
 
@@ -452,54 +452,69 @@ func TestIndexerRandomized(t *testing.T) {
 				return newPod(fmt.Sprint("ns", r.IntN(4)), fmt.Sprint("p", r.IntN(12)), kv...)
 			}
 			for step := 0; step < 400; step++ {
-				var err error
 				if step == 200 {
 					if err := ix.AddIndexers(Indexers{"app": labelIndexFunc("app"), "users": usersIndexFunc}); err != nil {
 						t.Fatal(err)
 					}
 					checkIndexer(t, ix)
 				}
-				switch n := r.IntN(19); {
-				case n < 8:
-					p := randPod()
-					model[p.Namespace+"/"+p.Name] = p
-					err = ix.Add(p)
-				case n < 13:
-					p := randPod()
-					model[p.Namespace+"/"+p.Name] = p
-					err = ix.Update(p)
-				case n < 18:
-					p := randPod()
-					delete(model, p.Namespace+"/"+p.Name)
-					err = ix.Delete(p)
-				case n < 19:
-					clear(model)
-					var list []any
-					for i := r.IntN(10); i > 0; i-- {
-						p := randPod()
-						model[p.Namespace+"/"+p.Name] = p
-						list = append(list, p)
-					}
-					// Later duplicates win, as in the model.
-					err = ix.Replace(list, "1")
-				}
-				if err != nil {
+				if err := randomIndexerOp(r, ix, model, randPod, opMix{add: 8, update: 5, del: 5, replace: 1, replaceMax: 10}); err != nil {
 					t.Fatalf("step %d: %v", step, err)
 				}
 				checkIndexer(t, ix)
-				if got, want := slices.Sorted(slices.Values(ix.ListKeys())), slices.Sorted(maps.Keys(model)); !slices.Equal(got, want) {
-					t.Fatalf("step %d: keys %v, want %v", step, got, want)
-				}
-				for k, p := range model {
-					if got, ok, _ := ix.GetByKey(k); !ok || got != p {
-						t.Fatalf("step %d: GetByKey(%q) = %v, %v", step, k, got, ok)
-					}
-				}
+				checkKeysAgainstModel(t, step, ix, model)
 			}
 			if len(ix.GetIndexers()) != 3 {
 				t.Fatalf("AddIndexers never ran")
 			}
 		})
+	}
+}
+
+// opMix weighs the operations randomIndexerOp picks from; replaceMax bounds
+// (exclusively) the size of a Replace's list.
+type opMix struct{ add, update, del, replace, replaceMax int }
+
+// randomIndexerOp applies one random Add, Update, Delete or Replace of
+// pods from randPod to ix, and the same change to model.
+func randomIndexerOp(r *rand.Rand, ix Indexer, model map[string]*corev1.Pod, randPod func() *corev1.Pod, mix opMix) error {
+	switch n := r.IntN(mix.add + mix.update + mix.del + mix.replace); {
+	case n < mix.add:
+		p := randPod()
+		model[p.Namespace+"/"+p.Name] = p
+		return ix.Add(p)
+	case n < mix.add+mix.update:
+		p := randPod()
+		model[p.Namespace+"/"+p.Name] = p
+		return ix.Update(p)
+	case n < mix.add+mix.update+mix.del:
+		p := randPod()
+		delete(model, p.Namespace+"/"+p.Name)
+		return ix.Delete(p)
+	default:
+		clear(model)
+		var list []any
+		for i := r.IntN(mix.replaceMax); i > 0; i-- {
+			p := randPod()
+			model[p.Namespace+"/"+p.Name] = p
+			list = append(list, p)
+		}
+		// Later duplicates win, as in the model.
+		return ix.Replace(list, "1")
+	}
+}
+
+// checkKeysAgainstModel: ix holds exactly model's keys, each with model's
+// object.
+func checkKeysAgainstModel(t *testing.T, step int, ix Indexer, model map[string]*corev1.Pod) {
+	t.Helper()
+	if got, want := slices.Sorted(slices.Values(ix.ListKeys())), slices.Sorted(maps.Keys(model)); !slices.Equal(got, want) {
+		t.Fatalf("step %d: keys %v, want %v", step, got, want)
+	}
+	for k, p := range model {
+		if got, ok, _ := ix.GetByKey(k); !ok || got != p {
+			t.Fatalf("step %d: GetByKey(%q) = %v, %v", step, k, got, ok)
+		}
 	}
 }
 
@@ -614,7 +629,7 @@ func TestIndexerRandomizedManyRefs(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/seed%d", tc.name, seed), func(t *testing.T) {
 				r := rand.New(rand.NewPCG(seed, 7))
 				ix := NewIndexer(MetaNamespaceKeyFunc, tc.initial)
-				s := ix.(*cache).storage.(*threadSafeMap)
+				s := ix.(*cache).storage
 				model := map[string]*corev1.Pod{}
 				randPod := func() *corev1.Pod {
 					var kv []string
@@ -643,31 +658,7 @@ func TestIndexerRandomizedManyRefs(t *testing.T) {
 					}
 					// The operation computes every index's values.
 					maxIndicesUpserted = max(maxIndicesUpserted, len(ix.GetIndexers()))
-					var err error
-					switch n := r.IntN(20); {
-					case n < 6:
-						p := randPod()
-						model[p.Namespace+"/"+p.Name] = p
-						err = ix.Add(p)
-					case n < 12:
-						p := randPod()
-						model[p.Namespace+"/"+p.Name] = p
-						err = ix.Update(p)
-					case n < 18:
-						p := randPod()
-						delete(model, p.Namespace+"/"+p.Name)
-						err = ix.Delete(p)
-					default:
-						clear(model)
-						var list []any
-						for i := r.IntN(names); i > 0; i-- {
-							p := randPod()
-							model[p.Namespace+"/"+p.Name] = p
-							list = append(list, p)
-						}
-						err = ix.Replace(list, "1")
-					}
-					if err != nil {
+					if err := randomIndexerOp(r, ix, model, randPod, opMix{add: 6, update: 6, del: 6, replace: 2, replaceMax: names}); err != nil {
 						t.Fatalf("step %d: %v", step, err)
 					}
 					checkIndexer(t, ix)
@@ -677,14 +668,7 @@ func TestIndexerRandomizedManyRefs(t *testing.T) {
 						maxRefs = max(maxRefs, len(s.appendRefs(nil, it)))
 					}
 					s.lock.RUnlock()
-					for k, p := range model {
-						if got, ok, _ := ix.GetByKey(k); !ok || got != p {
-							t.Fatalf("step %d: GetByKey(%q) = %v, %v", step, k, got, ok)
-						}
-					}
-					if got, want := slices.Sorted(slices.Values(ix.ListKeys())), slices.Sorted(maps.Keys(model)); !slices.Equal(got, want) {
-						t.Fatalf("step %d: keys %v, want %v", step, got, want)
-					}
+					checkKeysAgainstModel(t, step, ix, model)
 				}
 				// The paths this test is for were reached.
 				if maxRefs <= 8 {
@@ -713,7 +697,7 @@ func TestKeySetShrinks(t *testing.T) {
 		}
 	}
 	checkIndexer(t, ix)
-	set := ix.(*cache).storage.(*threadSafeMap).maps[0]["v"]
+	set := ix.(*cache).storage.maps[0]["v"]
 	if set.Len() != 5 || cap(set.items) > 64 {
 		t.Fatalf("len %d cap %d", set.Len(), cap(set.items))
 	}
@@ -727,7 +711,7 @@ func TestKeySetShrinks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, ok := ix.(*cache).storage.(*threadSafeMap).maps[0]["v"]; ok {
+	if _, ok := ix.(*cache).storage.maps[0]["v"]; ok {
 		t.Fatal("empty set kept")
 	}
 }

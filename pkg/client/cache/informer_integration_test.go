@@ -483,6 +483,21 @@ func startControlledPodInformer(t *testing.T, pods *podClient) (*controlledLW, *
 	return lw, inf, ev
 }
 
+// expectRelisted: after the expiry tests' script, the informer listed a
+// second time, no longer caches the deleted b, and watches again.
+func expectRelisted(t *testing.T, pods *podClient, lw *controlledLW, inf *cache.TypedInformer[*corev1.Pod], ev *events) {
+	t.Helper()
+	if lists, _ := lw.counts(); lists != 2 {
+		t.Fatalf("%d lists, want a relist", lists)
+	}
+	if _, err := inf.Lister().Namespace("default").Get("b"); !apierrors.IsNotFound(err) {
+		t.Fatalf("b still cached: %v", err)
+	}
+	label(t, pods, "d", "x")
+	got := ev.wait(t, 8)
+	expect(t, got[7:], "update d v=x")
+}
+
 func TestForcedExpiryRelistsAndTombstonesMissedDeletes(t *testing.T) {
 	c := newClient(t)
 	pods := podsOf(c)
@@ -513,16 +528,7 @@ func TestForcedExpiryRelistsAndTombstonesMissedDeletes(t *testing.T) {
 
 	got := ev.wait(t, 7)
 	expect(t, got[3:], "update a v=2", "resync c", "add d", "delete b tombstone")
-	if lists, _ := lw.counts(); lists != 2 {
-		t.Fatalf("%d lists, want a relist", lists)
-	}
-	if _, err := inf.Lister().Namespace("default").Get("b"); !apierrors.IsNotFound(err) {
-		t.Fatalf("b still cached: %v", err)
-	}
-	// The informer watches again.
-	label(t, pods, "d", "x")
-	got = ev.wait(t, 8)
-	expect(t, got[7:], "update d v=x")
+	expectRelisted(t, pods, lw, inf, ev)
 }
 
 func TestWatchListAgainstServer(t *testing.T) {
@@ -610,16 +616,7 @@ func TestServerExpiryRelistsAndTombstonesMissedDeletes(t *testing.T) {
 	if n := lw.serverExpiries(); n != 1 {
 		t.Fatalf("the server answered %d watches with 410, want 1", n)
 	}
-	if lists, _ := lw.counts(); lists != 2 {
-		t.Fatalf("%d lists, want a relist", lists)
-	}
-	if _, err := inf.Lister().Namespace("default").Get("b"); !apierrors.IsNotFound(err) {
-		t.Fatalf("b still cached: %v", err)
-	}
-	// The informer watches again.
-	label(t, pods, "d", "x")
-	got = ev.wait(t, 8)
-	expect(t, got[7:], "update d v=x")
+	expectRelisted(t, pods, lw, inf, ev)
 }
 
 // TestSlowHandlerDoesNotDelayFastOneAgainstServer: a handler stuck in its

@@ -30,7 +30,7 @@ type Store interface {
 // cache implements Store and Indexer on top of a ThreadSafeStore, computing
 // keys with keyFunc.
 type cache struct {
-	storage ThreadSafeStore
+	storage *threadSafeMap
 	keyFunc KeyFunc
 }
 
@@ -41,13 +41,13 @@ var (
 
 // NewStore returns a Store keyed by keyFunc, without indices.
 func NewStore(keyFunc KeyFunc) Store {
-	return &cache{storage: NewThreadSafeStore(Indexers{}, nil), keyFunc: keyFunc}
+	return &cache{storage: newThreadSafeMap(Indexers{}, nil), keyFunc: keyFunc}
 }
 
 // NewIndexer returns an Indexer keyed by keyFunc and maintaining indexers.
 // It panics if an IndexFunc is nil.
 func NewIndexer(keyFunc KeyFunc, indexers Indexers) Indexer {
-	return &cache{storage: NewThreadSafeStore(indexers, nil), keyFunc: keyFunc}
+	return &cache{storage: newThreadSafeMap(indexers, nil), keyFunc: keyFunc}
 }
 
 func (c *cache) key(obj any) (string, error) {
@@ -82,11 +82,7 @@ func (c *cache) upsert(obj any) (old any, existed bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
-	if ts, ok := c.storage.(*threadSafeMap); ok {
-		return ts.upsert(key, obj)
-	}
-	old, existed = c.storage.Get(key)
-	return old, existed, c.storage.Update(key, obj)
+	return c.storage.upsert(key, obj)
 }
 
 func (c *cache) Delete(obj any) error {

@@ -88,6 +88,10 @@ var _ ThreadSafeStore = (*threadSafeMap)(nil)
 // compatibility, becomes the store's own index storage: any content is
 // discarded, and the caller must not touch it afterwards. It may be nil.
 func NewThreadSafeStore(indexers Indexers, indices Indices) ThreadSafeStore {
+	return newThreadSafeMap(indexers, indices)
+}
+
+func newThreadSafeMap(indexers Indexers, indices Indices) *threadSafeMap {
 	if indices == nil {
 		indices = Indices{}
 	}
