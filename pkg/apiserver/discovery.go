@@ -71,6 +71,9 @@ func subresources(e *endpoint) []subresourceInfo {
 	if e.status != nil {
 		out = append(out, subresourceInfo{"status", e.gvk, []string{"get", "patch", "update"}})
 	}
+	for _, sub := range e.def.Subresources {
+		out = append(out, subresourceInfo{sub.Name, e.gvk, []string{"get", "patch", "update"}})
+	}
 	if e.def.Scale != nil {
 		out = append(out, subresourceInfo{"scale", schema.GroupVersionKind{Group: "autoscaling", Version: "v1", Kind: "Scale"}, []string{"get", "patch", "update"}})
 	}

@@ -55,12 +55,6 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info *Req
 	switch info.Subresource {
 	case "":
 		err = s.serveMain(w, r, info, e)
-	case "status":
-		if e.status == nil {
-			err = pageNotFound()
-			break
-		}
-		err = s.serveStatus(w, r, info, e)
 	case "scale":
 		if e.def.Scale == nil {
 			err = pageNotFound()
@@ -92,7 +86,12 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info *Req
 		}
 		err = s.serveFinalize(w, r, info, e)
 	default:
-		err = pageNotFound()
+		st := e.subs[info.Subresource]
+		if st == nil {
+			err = pageNotFound()
+			break
+		}
+		err = s.serveUpdateSubresource(w, r, info, e, st)
 	}
 	if err != nil {
 		s.writeError(w, r, timeoutError(err))
@@ -138,16 +137,18 @@ func (s *Server) serveMain(w http.ResponseWriter, r *http.Request, info *Request
 	return methodNotSupported(e.qualified, verb)
 }
 
-func (s *Server) serveStatus(w http.ResponseWriter, r *http.Request, info *RequestInfo, e *endpoint) error {
+// serveUpdateSubresource serves status and the other subresources that
+// read the whole object and update a part of it.
+func (s *Server) serveUpdateSubresource(w http.ResponseWriter, r *http.Request, info *RequestInfo, e *endpoint, st *registry.Store) error {
 	switch info.Verb {
 	case "get":
-		return s.get(w, r, info, e, e.status)
+		return s.get(w, r, info, e, st)
 	case "update":
-		return s.update(w, r, info, e, e.status)
+		return s.update(w, r, info, e, st)
 	case "patch":
-		return s.patch(w, r, info, e, e.status)
+		return s.patch(w, r, info, e, st)
 	}
-	return methodNotSupported(schema.GroupResource{Group: e.qualified.Group, Resource: e.qualified.Resource + "/status"}, info.Verb)
+	return methodNotSupported(schema.GroupResource{Group: e.qualified.Group, Resource: e.qualified.Resource + "/" + info.Subresource}, info.Verb)
 }
 
 // --- get -------------------------------------------------------------------

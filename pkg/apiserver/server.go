@@ -149,6 +149,8 @@ type endpoint struct {
 	listGVK   schema.GroupVersionKind
 	store     *registry.Store // in the storage version
 	status    *registry.Store // nil without a status subresource
+	// subs are the update subresources by name (status among them).
+	subs map[string]*registry.Store
 	version   *registry.VersionDef
 	newObj    func() runtime.Object
 	newList   func() runtime.Object
@@ -297,6 +299,15 @@ func (s *Server) install(def *registry.Definition) error {
 		st.Strategy = registry.StatusStrategy(def.Strategy, def.ValidateStatus)
 		status = &st
 	}
+	subs := map[string]*registry.Store{}
+	if status != nil {
+		subs["status"] = status
+	}
+	for _, sub := range def.Subresources {
+		st := *rs
+		st.Strategy = registry.SubresourceStrategy(def.Strategy, sub)
+		subs[sub.Name] = &st
+	}
 	verbs := map[string]bool{}
 	vs := def.Verbs
 	if vs == nil {
@@ -318,6 +329,7 @@ func (s *Server) install(def *registry.Definition) error {
 			listGVK:   schema.GroupVersionKind{Group: group, Version: version, Kind: def.ListKind},
 			store:     rs,
 			status:    status,
+			subs:      subs,
 			version:   vd,
 			newObj:    newObj,
 			newList:   newList,

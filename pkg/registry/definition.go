@@ -31,6 +31,9 @@ type Definition struct {
 	ValidateStatus func(obj, old runtime.Object) field.ErrorList
 	// Scale gives the resource a scale subresource.
 	Scale *ScaleFuncs
+	// Subresources are further subresources that read the whole object
+	// and update one part of it (a CertificateSigningRequest's approval).
+	Subresources []UpdateSubresource
 	// Verbs the resource supports; nil means all.
 	Verbs []string
 	// Extra lists more served versions of the same stored objects.
@@ -52,6 +55,17 @@ type VersionDef struct {
 	FromStorage func(runtime.Object) (runtime.Object, error)
 	// Default applies this version's defaulting before conversion.
 	Default func(runtime.Object)
+}
+
+// UpdateSubresource is a subresource served with get, update and patch on
+// the whole object, of which an update changes only one part.
+type UpdateSubresource struct {
+	Name string
+	// Keep copies from old into obj everything the subresource may not
+	// change.
+	Keep func(obj, old runtime.Object)
+	// ValidateUpdate checks the result.
+	ValidateUpdate func(obj, old runtime.Object) field.ErrorList
 }
 
 // ScaleFuncs read and write the replica count behind a scale subresource.

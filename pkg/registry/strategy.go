@@ -145,6 +145,14 @@ func StatusStrategy(main *Strategy, validateStatus func(obj, old runtime.Object)
 	return &s
 }
 
+// SubresourceStrategy derives the strategy of an update subresource from
+// the main resource's: only what sub.Keep leaves alone changes.
+func SubresourceStrategy(main *Strategy, sub UpdateSubresource) *Strategy {
+	s := StatusStrategy(main, sub.ValidateUpdate)
+	s.PrepareForUpdate = sub.Keep
+	return s
+}
+
 // objectMeta is a convenience accessor for typed objects.
 func objectMeta(obj runtime.Object) metav1.Object {
 	if m, ok := obj.(metav1.Object); ok {
