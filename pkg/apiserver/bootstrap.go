@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -15,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/skiff-sh/skiff/pkg/registry"
+	"github.com/skiff-sh/skiff/pkg/registry/core"
+	"github.com/skiff-sh/skiff/pkg/registry/networking"
 	"github.com/skiff-sh/skiff/pkg/registry/scheduling"
 )
 
@@ -36,7 +40,7 @@ func (s *Server) bootstrap(ctx context.Context) error {
 			return fmt.Errorf("initial list of %s: %w", st.Resource, err)
 		}
 	}
-	if err := s.syncServices(ctx); err != nil {
+	if err := s.repairHooks(ctx); err != nil {
 		return err
 	}
 	for _, name := range SystemNamespaces {
@@ -50,6 +54,9 @@ func (s *Server) bootstrap(ctx context.Context) error {
 				return err
 			}
 		}
+	}
+	if err := s.ensureDefaultServiceCIDR(ctx); err != nil {
+		return err
 	}
 	if s.stores[grServices] != nil {
 		if err := s.ensureKubernetesService(ctx); err != nil {
@@ -83,17 +90,11 @@ func (s *Server) ensure(ctx context.Context, gr schema.GroupResource, obj runtim
 	if d := e.def.Strategy.Default; d != nil {
 		d(obj)
 	}
-	release, err := s.beforeCreate(ctx, e, obj, false)
-	if err != nil {
-		return err
-	}
 	out, err := st.Create(ctx, ns, obj, nil, false)
 	if apierrors.IsAlreadyExists(err) {
-		release()
 		return nil
 	}
 	if err != nil {
-		release()
 		return fmt.Errorf("creating %s %s/%s: %w", gr, ns, name, err)
 	}
 	s.afterCreate(ctx, e, out)
@@ -125,13 +126,54 @@ func (s *Server) afterCreate(ctx context.Context, e *endpoint, obj runtime.Objec
 	}
 }
 
+// ensureDefaultServiceCIDR creates the "kubernetes" ServiceCIDR from
+// --service-cluster-ip-range and marks it Ready, as upstream's default
+// ServiceCIDR controller does.
+func (s *Server) ensureDefaultServiceCIDR(ctx context.Context) error {
+	gr := schema.GroupResource{Group: "networking.k8s.io", Resource: "servicecidrs"}
+	if s.stores[gr] == nil {
+		return nil
+	}
+	cidr := &networkingv1.ServiceCIDR{
+		ObjectMeta: metav1.ObjectMeta{Name: networking.DefaultServiceCIDRName},
+		Spec:       networkingv1.ServiceCIDRSpec{CIDRs: []string{s.cfg.ServiceClusterIPRange}},
+	}
+	if err := s.ensure(ctx, gr, cidr); err != nil {
+		return err
+	}
+	var status *registry.Store
+	for _, e := range s.endpoints {
+		if e.qualified == gr && e.version == nil {
+			status = e.status
+		}
+	}
+	_, _, err := status.Update(ctx, "", cidr.Name, &objInfo{update: func(_ context.Context, old runtime.Object) (runtime.Object, error) {
+		sc := old.(*networkingv1.ServiceCIDR).DeepCopy()
+		for _, c := range sc.Status.Conditions {
+			if c.Type == networkingv1.ServiceCIDRConditionReady && c.Status != metav1.ConditionUnknown {
+				return sc, nil
+			}
+		}
+		sc.Status.Conditions = append(sc.Status.Conditions, metav1.Condition{
+			Type: networkingv1.ServiceCIDRConditionReady, Status: metav1.ConditionTrue,
+			Message: "Kubernetes default Service CIDR is ready", LastTransitionTime: metav1.NewTime(s.cfg.Clock.Now().Truncate(time.Second)),
+		})
+		return sc, nil
+	}}, nil, nil, registry.UpdateOptions{NoCreate: true})
+	return err
+}
+
 // ensureKubernetesService publishes the API server as default/kubernetes.
 func (s *Server) ensureKubernetesService(ctx context.Context) error {
+	firstIP, err := core.FirstServiceIP(s.cfg.ServiceClusterIPRange)
+	if err != nil {
+		return err
+	}
 	svc := &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "kubernetes",
 			Labels: map[string]string{"component": "apiserver", "provider": "kubernetes"}},
 		Spec: corev1.ServiceSpec{
-			ClusterIP: s.services.FirstIP(),
+			ClusterIP: firstIP,
 			Ports: []corev1.ServicePort{{Name: "https", Protocol: corev1.ProtocolTCP, Port: 443,
 				TargetPort: intstr.FromInt32(int32(s.cfg.SecurePort))}},
 			SessionAffinity: corev1.ServiceAffinityNone,

@@ -63,7 +63,11 @@ func newCodecs(scheme *runtime.Scheme) *codecs {
 
 // negotiate picks the response format from the Accept header. allowAs lists
 // the transformations the endpoint supports.
-func negotiate(accept string, allowAs bool) (mediaType, error) {
+//
+// ok, if given, says which of the acceptable types the endpoint can
+// serve: the client's list is walked until one passes (a metadata-only
+// watch asks for protobuf PartialObjectMetadata first, then JSON).
+func negotiate(accept string, allowAs bool, ok ...func(mediaType) bool) (mediaType, error) {
 	if strings.TrimSpace(accept) == "" {
 		return mediaType{Type: mediaJSON}, nil
 	}
@@ -97,6 +101,9 @@ func negotiate(accept string, allowAs bool) (mediaType, error) {
 			default:
 				continue
 			}
+		}
+		if len(ok) > 0 && !ok[0](m) {
+			continue
 		}
 		return m, nil
 	}

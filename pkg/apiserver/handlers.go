@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -154,7 +153,7 @@ func (s *Server) serveUpdateSubresource(w http.ResponseWriter, r *http.Request, 
 // --- get -------------------------------------------------------------------
 
 func (s *Server) get(w http.ResponseWriter, r *http.Request, info *RequestInfo, e *endpoint, st *registry.Store) error {
-	m, err := negotiate(r.Header.Get("Accept"), true)
+	m, err := negotiate(r.Header.Get("Accept"), true, func(m mediaType) bool { return m.As != "PartialObjectMetadataList" })
 	if err != nil {
 		return err
 	}
@@ -293,7 +292,7 @@ func supportedFields(e *endpoint) map[string]bool {
 }
 
 func (s *Server) list(w http.ResponseWriter, r *http.Request, info *RequestInfo, e *endpoint) error {
-	m, err := negotiate(r.Header.Get("Accept"), true)
+	m, err := negotiate(r.Header.Get("Accept"), true, func(m mediaType) bool { return m.As != "PartialObjectMetadata" })
 	if err != nil {
 		return err
 	}
@@ -523,17 +522,12 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, info *RequestInf
 	if err := s.admission.Admit(ctx, attrs); err != nil {
 		return err
 	}
-	release, err := s.beforeCreate(ctx, e, obj, o.DryRun)
-	if err != nil {
-		return err
-	}
 	out, err := e.store.Create(ctx, info.Namespace, obj, func(ctx context.Context, obj runtime.Object) error {
 		attrs.Object = obj
 		_, attrs.Name = objectName(obj)
 		return s.admission.Validate(ctx, attrs)
 	}, o.DryRun)
 	if err != nil {
-		release()
 		return err
 	}
 	if !o.DryRun {
@@ -591,11 +585,6 @@ func (s *Server) runUpdate(w http.ResponseWriter, r *http.Request, info *Request
 		op := admission.Update
 		if om, _ := meta.Accessor(old); om == nil || om.GetResourceVersion() == "" {
 			op, old = admission.Create, nil
-		}
-		if op == admission.Update && e.qualified == grServices && st == e.store && !o.DryRun {
-			if err := s.services.update(obj.(*corev1.Service), old.(*corev1.Service)); err != nil {
-				return nil, err
-			}
 		}
 		if err := s.admission.Admit(ctx, s.attributes(op, info, e, obj, old, o.DryRun)); err != nil {
 			return nil, err
@@ -698,9 +687,6 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, info *RequestInf
 	})
 	if err != nil {
 		return err
-	}
-	if res.Deleted && len(opts.DryRun) == 0 {
-		s.afterDelete(ctx, e, res.Object)
 	}
 	s.pokeFinalizers()
 	return s.writeDeleteResult(w, r, m, e, res, opts)

@@ -197,7 +197,6 @@ type Server struct {
 	openapi   *openapi.Handler
 	metrics   *metrics
 	handler   http.Handler
-	services  *serviceAllocator
 	discovery *discoveryDocs
 
 	finalizerPoke    chan struct{}
@@ -239,6 +238,9 @@ func New(cfg Config) (*Server, error) {
 			return nil, err
 		}
 	}
+	if err := s.installHooks(); err != nil {
+		return nil, err
+	}
 	for _, rv := range reviews() {
 		rv := rv
 		s.endpoints[rv.gvr] = &endpoint{
@@ -249,9 +251,6 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	var err error
-	if s.services, err = newServiceAllocator(cfg.ServiceClusterIPRange, cfg.ServiceNodePortRange, cfg.Rand); err != nil {
-		return nil, err
-	}
 	s.admission = admission.NewDefaultChain(admission.Deps{Getter: s, Clock: cfg.Clock, Rand: cfg.Rand})
 	if s.openapi, err = openapi.New(openapi.Info{Title: "Kubernetes", Version: gitVersion}, s.openAPIResources()); err != nil {
 		return nil, fmt.Errorf("building OpenAPI: %w", err)
@@ -350,6 +349,70 @@ func (s *Server) install(def *registry.Definition) error {
 	return nil
 }
 
+// installHooks gives every resource whose Definition has hooks its Hooks,
+// once every store exists (a Service's hooks use the IPAddress store). The
+// main store runs them all; subresource stores only the delete hook (a
+// status update never allocates, and must not release).
+func (s *Server) installHooks() error {
+	env := &registry.HookEnv{
+		Store: func(gr schema.GroupResource) *registry.Store { return s.stores[gr] },
+		RawStorage: func(prefix string, newFunc func() runtime.Object) storage.Interface {
+			return storage.NewStore(storage.StoreConfig{KV: s.cfg.KV, Codec: storage.JSONCodec{Typer: s.scheme}, NewFunc: newFunc, Prefix: prefix})
+		},
+		Clock: s.cfg.Clock, Rand: s.cfg.Rand,
+		ServiceClusterIPRange: s.cfg.ServiceClusterIPRange, ServiceNodePortRange: s.cfg.ServiceNodePortRange,
+	}
+	for _, def := range s.cfg.Definitions {
+		if def.NewHooks == nil {
+			continue
+		}
+		h, err := def.NewHooks(env)
+		if err != nil {
+			return fmt.Errorf("%s: %w", def.Resource, err)
+		}
+		gr := schema.GroupResource{Group: def.Group, Resource: def.Resource}
+		s.stores[gr].Hooks = h
+		for _, e := range s.endpoints {
+			if e.qualified != gr {
+				continue
+			}
+			for _, st := range e.subs {
+				st.Hooks = &registry.Hooks{AfterDelete: h.AfterDelete}
+			}
+		}
+	}
+	return nil
+}
+
+// repairHooks runs every store's Repair hook.
+func (s *Server) repairHooks(ctx context.Context) error {
+	for gr, st := range s.stores {
+		if st.Hooks == nil || st.Hooks.Repair == nil {
+			continue
+		}
+		if err := st.Hooks.Repair(ctx); err != nil {
+			return fmt.Errorf("repairing %s: %w", gr, err)
+		}
+	}
+	return nil
+}
+
+// repairLoop runs the Repair hooks every registry.RepairInterval.
+func (s *Server) repairLoop(ctx context.Context) {
+	t := s.cfg.Clock.NewTicker(registry.RepairInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+		}
+		if err := s.repairHooks(ctx); err != nil && ctx.Err() == nil {
+			s.cfg.Logger.Warn("repair failed", "err", err)
+		}
+	}
+}
+
 // Store returns the registry store of a resource (for admission and
 // bootstrapping inside the server).
 func (s *Server) Store(gr schema.GroupResource) *registry.Store { return s.stores[gr] }
@@ -399,6 +462,7 @@ func (s *Server) Start(ctx context.Context) error {
 		return err
 	}
 	go s.compactLoop(ctx)
+	go s.repairLoop(ctx)
 	go s.runFinalizers(ctx, s.finalizerPoke)
 	go s.metrics.observeStorage(ctx, s)
 	s.readyOnce.Do(func() { close(s.ready) })

@@ -49,17 +49,17 @@ func (c *chunkWriter) Flush() error {
 // {"type":"ADDED","object":{...}}; a Table watch sends one-row Tables
 // (column definitions only in the first).
 func (s *Server) watch(w http.ResponseWriter, r *http.Request, info *RequestInfo, e *endpoint) error {
-	m, err := negotiate(r.Header.Get("Accept"), true)
+	m, err := negotiate(r.Header.Get("Accept"), true, func(m mediaType) bool {
+		switch {
+		case m.Type == mediaYAML:
+			return false
+		case m.Type == mediaProtobuf && m.As != "":
+			return false
+		}
+		return m.As == "" || m.As == "Table" || m.As == "PartialObjectMetadata"
+	})
 	if err != nil {
 		return err
-	}
-	switch {
-	case m.Type == mediaYAML:
-		return notAcceptable()
-	case m.Type == mediaProtobuf && m.As != "":
-		return notAcceptable()
-	case m.As != "" && m.As != "Table" && m.As != "PartialObjectMetadata":
-		return notAcceptable()
 	}
 	q := r.URL.Query()
 	o, err := s.parseListOptions(q, e)

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
@@ -66,6 +67,8 @@ func init() {
 		{&schedulingv1.PriorityClass{}, "scheduling.k8s.io", "priorityclasses", false},
 		{&storagev1.StorageClass{}, "storage.k8s.io", "storageclasses", false},
 		{&apiextensionsv1.CustomResourceDefinition{}, "apiextensions.k8s.io", "customresourcedefinitions", false},
+		{&networkingv1.IPAddress{}, "networking.k8s.io", "ipaddresses", false},
+		{&networkingv1.ServiceCIDR{}, "networking.k8s.io", "servicecidrs", false},
 	} {
 		version := "v1"
 		if r.group == "autoscaling" {

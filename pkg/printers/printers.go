@@ -136,6 +136,8 @@ func buildRegistry() map[schema.GroupResource]Handler {
 	add("networking.k8s.io", "ingresses", ingressHandler())
 	add("networking.k8s.io", "ingressclasses", ingressClassHandler())
 	add("networking.k8s.io", "networkpolicies", networkPolicyHandler())
+	add("networking.k8s.io", "ipaddresses", ipAddressHandler())
+	add("networking.k8s.io", "servicecidrs", serviceCIDRHandler())
 	add("node.k8s.io", "runtimeclasses", runtimeClassHandler())
 	add("admissionregistration.k8s.io", "mutatingwebhookconfigurations", mutatingWebhookHandler())
 	add("admissionregistration.k8s.io", "validatingwebhookconfigurations", validatingWebhookHandler())

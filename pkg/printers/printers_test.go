@@ -140,6 +140,8 @@ func TestColumns(t *testing.T) {
 		{gr("networking.k8s.io", "ingresses"), "Name Class Hosts Address Ports Age"},
 		{gr("networking.k8s.io", "ingressclasses"), "Name Controller Parameters Age"},
 		{gr("networking.k8s.io", "networkpolicies"), "Name Pod-Selector Age"},
+		{gr("networking.k8s.io", "ipaddresses"), "Name ParentRef"},
+		{gr("networking.k8s.io", "servicecidrs"), "Name CIDRs Age"},
 		{gr("node.k8s.io", "runtimeclasses"), "Name Handler Age"},
 		{gr("admissionregistration.k8s.io", "mutatingwebhookconfigurations"), "Name Webhooks Age"},
 		{gr("admissionregistration.k8s.io", "validatingwebhookconfigurations"), "Name Webhooks Age"},
@@ -1003,6 +1005,15 @@ func TestClusterCells(t *testing.T) {
 	check("ingressclass", gr("networking.k8s.io", "ingressclasses"), &networkingv1.IngressClass{ObjectMeta: om("nginx", time.Hour),
 		Spec: networkingv1.IngressClassSpec{Controller: "k8s.io/ingress-nginx", Parameters: &networkingv1.IngressClassParametersReference{APIGroup: ptr("k8s.example.com"), Kind: "IngressParameters", Name: "p"}}},
 		[]interface{}{"nginx", "k8s.io/ingress-nginx", "IngressParameters.k8s.example.com/p", "60m"})
+	check("ipaddress", gr("networking.k8s.io", "ipaddresses"), &networkingv1.IPAddress{ObjectMeta: om("10.96.0.1", time.Hour),
+		Spec: networkingv1.IPAddressSpec{ParentRef: &networkingv1.ParentReference{Resource: "services", Namespace: "default", Name: "kubernetes"}}},
+		[]interface{}{"10.96.0.1", "services/default/kubernetes"})
+	check("ipaddress with group", gr("networking.k8s.io", "ipaddresses"), &networkingv1.IPAddress{ObjectMeta: om("10.0.0.2", time.Hour),
+		Spec: networkingv1.IPAddressSpec{ParentRef: &networkingv1.ParentReference{Group: "gateway.networking.k8s.io", Resource: "Gateways", Name: "gw"}}},
+		[]interface{}{"10.0.0.2", "gateways.gateway.networking.k8s.io/gw"})
+	check("servicecidr", gr("networking.k8s.io", "servicecidrs"), &networkingv1.ServiceCIDR{ObjectMeta: om("kubernetes", time.Hour),
+		Spec: networkingv1.ServiceCIDRSpec{CIDRs: []string{"10.96.0.0/12", "fd00::/108"}}},
+		[]interface{}{"kubernetes", "10.96.0.0/12,fd00::/108", "60m"})
 	check("networkpolicy", gr("networking.k8s.io", "networkpolicies"), &networkingv1.NetworkPolicy{ObjectMeta: om("deny", time.Hour)},
 		[]interface{}{"deny", "<none>", "60m"})
 	check("runtimeclass", gr("node.k8s.io", "runtimeclasses"), &nodev1.RuntimeClass{ObjectMeta: om("gvisor", time.Hour), Handler: "runsc"},
@@ -1174,6 +1185,8 @@ func TestCellTypes(t *testing.T) {
 		gr("networking.k8s.io", "ingresses"):                                  &networkingv1.Ingress{ObjectMeta: om("p", time.Minute)},
 		gr("networking.k8s.io", "ingressclasses"):                             &networkingv1.IngressClass{ObjectMeta: om("p", time.Minute)},
 		gr("networking.k8s.io", "networkpolicies"):                            &networkingv1.NetworkPolicy{ObjectMeta: om("p", time.Minute)},
+		gr("networking.k8s.io", "ipaddresses"):                                &networkingv1.IPAddress{ObjectMeta: om("p", time.Minute)},
+		gr("networking.k8s.io", "servicecidrs"):                               &networkingv1.ServiceCIDR{ObjectMeta: om("p", time.Minute)},
 		gr("node.k8s.io", "runtimeclasses"):                                   &nodev1.RuntimeClass{ObjectMeta: om("p", time.Minute)},
 		gr("admissionregistration.k8s.io", "mutatingwebhookconfigurations"):   &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: om("p", time.Minute)},
 		gr("admissionregistration.k8s.io", "validatingwebhookconfigurations"): &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: om("p", time.Minute)},

@@ -38,6 +38,9 @@ type Definition struct {
 	Verbs []string
 	// Extra lists more served versions of the same stored objects.
 	Extra []VersionDef
+	// NewHooks, if set, builds the resource's side effects outside its own
+	// objects (see Hooks) once every store exists.
+	NewHooks func(env *HookEnv) (*Hooks, error)
 	// Warning is sent (as an HTTP Warning header) with every request to the
 	// Definition's own version: upstream's deprecation notice.
 	Warning string

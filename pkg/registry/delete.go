@@ -191,6 +191,7 @@ func (s *Store) Delete(ctx context.Context, ns, name string, opts *metav1.Delete
 		}
 		return DeleteResult{}, s.interpret(err, name)
 	}
+	s.afterDelete(ctx, out)
 	return DeleteResult{Object: out, Deleted: true}, nil
 }
 

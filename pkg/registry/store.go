@@ -62,6 +62,8 @@ type Store struct {
 	NewList    func() runtime.Object
 	Strategy   *Strategy
 	Env        *Env
+	// Hooks are the resource's side effects outside its object (nil: none).
+	Hooks *Hooks
 }
 
 // Key is the storage key of ns/name.
@@ -242,9 +244,10 @@ func (s *Store) checkNamespace(m metav1.Object, ns string) error {
 	return nil
 }
 
-// prepareCreate runs the create lifecycle on obj: system fields, strategy,
-// validation. It is also the create-on-update path.
-func (s *Store) prepareCreate(ctx context.Context, ns string, obj runtime.Object) (metav1.Object, error) {
+// prepareCreate runs the create lifecycle on obj: system fields, the
+// BeforeCreate hook (whose undo goes to undo), strategy, validation. It is
+// also the create-on-update path.
+func (s *Store) prepareCreate(ctx context.Context, ns string, obj runtime.Object, dryRun bool, undo *undoList) (metav1.Object, error) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
@@ -261,6 +264,11 @@ func (s *Store) prepareCreate(ctx context.Context, ns string, obj runtime.Object
 	m.SetUID(s.newUID())
 	if m.GetName() == "" && m.GetGenerateName() != "" {
 		m.SetName(s.generateName(m.GetGenerateName()))
+	}
+	if m.GetName() != "" {
+		if err := s.beforeCreate(ctx, obj, dryRun, undo); err != nil {
+			return nil, err
+		}
 	}
 	if s.Strategy.HasStatus && !s.Strategy.KeepStatusOnCreate {
 		ResetStatus(obj)
@@ -290,8 +298,14 @@ func (s *Store) prepareCreate(ctx context.Context, ns string, obj runtime.Object
 }
 
 // Create stores a new object. admit is validating admission (may be nil).
-func (s *Store) Create(ctx context.Context, ns string, obj runtime.Object, admit ValidateFunc, dryRun bool) (runtime.Object, error) {
-	m, err := s.prepareCreate(ctx, ns, obj)
+func (s *Store) Create(ctx context.Context, ns string, obj runtime.Object, admit ValidateFunc, dryRun bool) (_ runtime.Object, err error) {
+	var undo undoList
+	defer func() {
+		if err != nil || dryRun {
+			undo.run()
+		}
+	}()
+	m, err := s.prepareCreate(ctx, ns, obj, dryRun, &undo)
 	if err != nil {
 		return nil, err
 	}
@@ -349,8 +363,14 @@ func (s *Store) Update(ctx context.Context, ns, name string, info UpdatedObjectI
 	var (
 		creating bool
 		toDelete runtime.Object
+		// lastOld is the stored object the stored update was made from.
+		lastOld runtime.Object
+		undo    undoList
 	)
 	tryUpdate := func(existing runtime.Object, res storage.ResponseMeta) (runtime.Object, error) {
+		// A retried attempt starts afresh: undo the previous one's hooks.
+		undo.run()
+		lastOld = existing
 		creating = res.ResourceVersion == 0
 		if creating && !allowCreate {
 			return nil, apierrors.NewNotFound(s.Resource, name)
@@ -367,7 +387,7 @@ func (s *Store) Update(ctx context.Context, ns, name string, info UpdatedObjectI
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), name))
 		}
 		if creating {
-			if _, err := s.prepareCreate(ctx, ns, obj); err != nil {
+			if _, err := s.prepareCreate(ctx, ns, obj, opts.DryRun, &undo); err != nil {
 				return nil, err
 			}
 			if admitCreate != nil {
@@ -388,6 +408,9 @@ func (s *Store) Update(ctx context.Context, ns, name string, info UpdatedObjectI
 			return nil, s.invalid(name, field.ErrorList{field.Invalid(field.NewPath("metadata", "resourceVersion"), int64(0), "must be specified for an update")})
 		case uint64(newRV) != res.ResourceVersion:
 			return nil, apierrors.NewConflict(s.Resource, name, errors.New(OptimisticLockErrorMsg))
+		}
+		if err := s.beforeUpdate(ctx, obj, existing, opts.DryRun, &undo); err != nil {
+			return nil, err
 		}
 		if err := s.prepareUpdate(ns, obj, existing); err != nil {
 			return nil, err
@@ -417,6 +440,7 @@ func (s *Store) Update(ctx context.Context, ns, name string, info UpdatedObjectI
 			}
 		}
 		obj, err := tryUpdate(existing, storage.ResponseMeta{ResourceVersion: uint64(rev)})
+		undo.run()
 		if err == errDeleteDuringUpdate {
 			return toDelete, false, nil
 		}
@@ -428,6 +452,7 @@ func (s *Store) Update(ctx context.Context, ns, name string, info UpdatedObjectI
 	out := s.NewFunc()
 	err := s.Storage.GuaranteedUpdate(ctx, key, out, allowCreate, pre, tryUpdate, nil)
 	if err == errDeleteDuringUpdate {
+		undo.run()
 		// As upstream, the client gets the object it sent (finalizers
 		// gone), and the object is deleted.
 		if _, _, err := s.deleteNow(ctx, name, key, toDelete, pre); err != nil {
@@ -436,7 +461,11 @@ func (s *Store) Update(ctx context.Context, ns, name string, info UpdatedObjectI
 		return toDelete, false, nil
 	}
 	if err != nil {
+		undo.run()
 		return nil, false, s.interpret(err, name)
+	}
+	if !creating {
+		s.afterUpdate(ctx, out, lastOld)
 	}
 	return out, creating, nil
 }
@@ -510,10 +539,11 @@ func (s *Store) deleteNow(ctx context.Context, name, key string, last runtime.Ob
 	out := s.NewFunc()
 	if err := s.Storage.Delete(ctx, key, out, pre, nil, last); err != nil {
 		if storage.IsNotFound(err) {
-			// Someone else finished it.
+			// Someone else finished it (and ran the hooks).
 			return last, true, nil
 		}
 		return nil, false, s.interpret(err, name)
 	}
+	s.afterDelete(ctx, out)
 	return out, true, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/skiff-sh/skiff/pkg/registry/coordination"
 	"github.com/skiff-sh/skiff/pkg/registry/core"
 	"github.com/skiff-sh/skiff/pkg/registry/discovery"
+	"github.com/skiff-sh/skiff/pkg/registry/networking"
 	"github.com/skiff-sh/skiff/pkg/registry/policy"
 	"github.com/skiff-sh/skiff/pkg/registry/rbac"
 	"github.com/skiff-sh/skiff/pkg/registry/scheduling"
@@ -22,6 +23,7 @@ func Definitions() []*registry.Definition {
 		core.Definitions(), apps.Definitions(), batch.Definitions(), autoscaling.Definitions(),
 		coordination.Definitions(), discovery.Definitions(), policy.Definitions(), rbac.Definitions(),
 		scheduling.Definitions(), storageapi.Definitions(), apiextensions.Definitions(),
+		networking.AllocationDefinitions(),
 	} {
 		out = append(out, group...)
 	}

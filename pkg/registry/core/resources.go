@@ -195,6 +195,7 @@ func services() *registry.Definition {
 	d.ShortNames = []string{"svc"}
 	d.Categories = []string{"all"}
 	d.ValidateStatus = registry.ValidateUpdate(ValidateServiceStatusUpdate)
+	d.NewHooks = ServiceHooks
 	return d
 }
 
