@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -81,6 +82,7 @@ func newUp(logger func() *slog.Logger) *cobra.Command {
 	f.IntVar(&cfg.SecurePort, "secure-port", 6443, "port the API server serves HTTPS on")
 	f.StringVar(&cfg.AdvertiseAddress, "advertise-address", "", "address clients reach the API server at (default: the bind address)")
 	f.StringVar(&cfg.TokenAuthFile, "token-auth-file", "", "static bearer tokens, CSV: token,user,uid[,\"group1,group2\"]")
+	f.StringSliceVar(&cfg.Disable, "disable", nil, "components to leave out, comma separated ("+strings.Join(cluster.Components, ", ")+"), e.g. to run upstream's in their place")
 	return cmd
 }
 

@@ -106,7 +106,7 @@ func (s *Server) ensure(ctx context.Context, gr schema.GroupResource, obj runtim
 // kube-root-ca.crt ConfigMap here, until the controller manager's service
 // account and root CA publisher controllers take this over.
 func (s *Server) afterCreate(ctx context.Context, e *endpoint, obj runtime.Object) {
-	if e.qualified == grNamespaces {
+	if e.qualified == grNamespaces && !s.cfg.NoControllers {
 		_, name := objectName(obj)
 		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: name, Name: "default"}}
 		if err := s.ensure(ctx, schema.GroupResource{Resource: "serviceaccounts"}, sa); err != nil {

@@ -81,7 +81,11 @@ func subresources(e *endpoint) []subresourceInfo {
 	case grPods:
 		out = append(out,
 			subresourceInfo{"binding", schema.GroupVersionKind{Version: "v1", Kind: "Binding"}, []string{"create"}},
-			subresourceInfo{"eviction", schema.GroupVersionKind{Group: "policy", Version: "v1", Kind: "Eviction"}, []string{"create"}})
+			subresourceInfo{"eviction", schema.GroupVersionKind{Group: "policy", Version: "v1", Kind: "Eviction"}, []string{"create"}},
+			subresourceInfo{"log", e.gvk, []string{"get"}},
+			subresourceInfo{"exec", schema.GroupVersionKind{Version: "v1", Kind: "PodExecOptions"}, []string{"create", "get"}},
+			subresourceInfo{"attach", schema.GroupVersionKind{Version: "v1", Kind: "PodAttachOptions"}, []string{"create", "get"}},
+			subresourceInfo{"portforward", schema.GroupVersionKind{Version: "v1", Kind: "PodPortForwardOptions"}, []string{"create", "get"}})
 	case grNamespaces:
 		out = append(out, subresourceInfo{"finalize", e.gvk, []string{"update"}})
 	case grServiceAccounts:

@@ -72,6 +72,12 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info *Req
 			break
 		}
 		err = s.serveEviction(w, r, info, e)
+	case "log", "exec", "attach", "portforward":
+		if e.qualified != grPods || e.version != nil {
+			err = pageNotFound()
+			break
+		}
+		err = s.servePodStream(w, r, info, e)
 	case "token":
 		if e.qualified != grServiceAccounts || info.Verb != "create" || e.version != nil {
 			err = pageNotFound()

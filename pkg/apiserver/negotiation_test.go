@@ -1,9 +1,13 @@
 package apiserver_test
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // A metadata-only watch (client-go's metadata informer, used by upstream's
@@ -42,5 +46,65 @@ func TestWatchNegotiatesThroughAcceptList(t *testing.T) {
 		"application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json")
 	if code != http.StatusOK {
 		t.Fatalf("metadata list: %d %s", code, body)
+	}
+}
+
+// A continue token whose revision was compacted away answers 410 with a
+// token that continues the list from the same key at the latest revision
+// (upstream's inconsistent continuation): every remaining object comes
+// once, those changed meanwhile in their new state.
+func TestInconsistentContinueAfterCompaction(t *testing.T) {
+	c := start(t)
+	ns := c.namespace("paging")
+	const total = 40
+	for i := 0; i < total; i++ {
+		c.call(http.MethodPost, "/api/v1/namespaces/"+ns+"/configmaps", configMap(fmt.Sprintf("cm-%02d", i), nil, nil), http.StatusCreated, nil)
+	}
+	type list struct {
+		Metadata metav1.ListMeta `json:"metadata"`
+		Items    []struct {
+			Metadata metav1.ObjectMeta `json:"metadata"`
+		} `json:"items"`
+	}
+	base := "/api/v1/namespaces/" + ns + "/configmaps?limit=10"
+	var first list
+	c.call(http.MethodGet, base, nil, http.StatusOK, &first)
+	if len(first.Items) != 10 || first.Metadata.Continue == "" {
+		t.Fatalf("first page: %d items, continue %q", len(first.Items), first.Metadata.Continue)
+	}
+	// Change something after the first page, then compact the history.
+	c.call(http.MethodPost, "/api/v1/namespaces/"+ns+"/configmaps", configMap("cm-99", nil, nil), http.StatusCreated, nil)
+	if _, err := c.env.Compact(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	code, _, body := c.do(http.MethodGet, base+"&continue="+first.Metadata.Continue, nil, "", "")
+	st := expectStatus(t, code, body, http.StatusGone, metav1.StatusReasonExpired, "")
+	if st.ListMeta.Continue == "" {
+		t.Fatalf("410 without an inconsistent continue token: %s", body)
+	}
+	seen := map[string]int{}
+	for _, it := range first.Items {
+		seen[it.Metadata.Name]++
+	}
+	token := st.ListMeta.Continue
+	for pages := 0; token != ""; pages++ {
+		if pages > 10 {
+			t.Fatal("paging does not end")
+		}
+		var page list
+		c.call(http.MethodGet, base+"&continue="+token, nil, http.StatusOK, &page)
+		for _, it := range page.Items {
+			seen[it.Metadata.Name]++
+		}
+		token = page.Metadata.Continue
+	}
+	want := total + 1 + 1 // + cm-99 + kube-root-ca.crt
+	if len(seen) != want {
+		t.Errorf("%d distinct objects, want %d", len(seen), want)
+	}
+	for name, n := range seen {
+		if n != 1 {
+			t.Errorf("%s listed %d times", name, n)
+		}
 	}
 }

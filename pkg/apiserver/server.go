@@ -79,6 +79,13 @@ type Config struct {
 	// kube-root-ca.crt ConfigMap (pods use it to trust the API server).
 	RootCAPEM []byte
 
+	// NoControllers turns off the controllers the API server runs until
+	// skiff has a controller manager (namespace deletion, garbage
+	// collection, default service accounts, kube-root-ca.crt): with
+	// another controller manager attached (upstream's), they would do its
+	// work twice.
+	NoControllers bool
+
 	// CompactionInterval is how often old revisions are compacted (5 min).
 	CompactionInterval time.Duration
 
@@ -463,7 +470,9 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	go s.compactLoop(ctx)
 	go s.repairLoop(ctx)
-	go s.runFinalizers(ctx, s.finalizerPoke)
+	if !s.cfg.NoControllers {
+		go s.runFinalizers(ctx, s.finalizerPoke)
+	}
 	go s.metrics.observeStorage(ctx, s)
 	s.readyOnce.Do(func() { close(s.ready) })
 	return nil

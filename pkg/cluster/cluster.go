@@ -13,7 +13,9 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/skiff-sh/skiff/pkg/apiserver"
@@ -34,15 +36,25 @@ type UpConfig struct {
 	SecurePort       int
 	AdvertiseAddress string
 	TokenAuthFile    string
+	// Disable leaves components out (see Components), so that upstream's
+	// can run against skiff's API server in their place.
+	Disable []string
 	// Out receives the one-line "ready" message.
 	Out    io.Writer
 	Logger *slog.Logger
 	Clock  clock.Clock
 }
 
+// Components are the parts of a cluster `skiff up` runs besides the API
+// server, by the names --disable takes. Those skiff does not have yet
+// (scheduler, kubelet, proxy, dns) are accepted so that scripts written
+// for them keep working; disabling them changes nothing today.
+var Components = []string{"controller-manager", "scheduler", "kubelet", "proxy", "dns"}
+
 // Up is a running all-in-one cluster.
 type Up struct {
-	cfg UpConfig
+	cfg      UpConfig
+	disabled map[string]bool
 }
 
 // NewUp validates cfg.
@@ -78,7 +90,18 @@ func NewUp(cfg UpConfig) (*Up, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real{}
 	}
-	return &Up{cfg: cfg}, nil
+	disabled := map[string]bool{}
+	for _, d := range cfg.Disable {
+		d = strings.TrimSpace(d)
+		if d == "" {
+			continue
+		}
+		if !slices.Contains(Components, d) {
+			return nil, fmt.Errorf("--disable: unknown component %q (known: %s)", d, strings.Join(Components, ", "))
+		}
+		disabled[d] = true
+	}
+	return &Up{cfg: cfg, disabled: disabled}, nil
 }
 
 // KubeconfigPath is where Up writes the admin kubeconfig.
@@ -95,6 +118,11 @@ func (u *Up) Run(ctx context.Context) error {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return err
 	}
+	lock, err := lockDataDir(cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	defer lock.release()
 	now := cfg.Clock.Now()
 	pkiDir := filepath.Join(cfg.DataDir, "pki")
 	ca, err := pki.EnsureCA(pkiDir, now)
@@ -153,8 +181,8 @@ func (u *Up) Run(ctx context.Context) error {
 		KV: kv, Definitions: builtin.Definitions(), Listener: ln,
 		SecurePort: cfg.SecurePort, BindAddress: cfg.BindAddress, AdvertiseAddress: cfg.AdvertiseAddress,
 		EndpointAddress: endpointIP, TLS: ServingTLS(serving, nil), Authenticator: authn, RootCAPEM: ca.CertPEM,
-		ServiceAccountSigner: saKey,
-		Clock:                cfg.Clock, Logger: cfg.Logger,
+		ServiceAccountSigner: saKey, NoControllers: u.disabled["controller-manager"],
+		Clock: cfg.Clock, Logger: cfg.Logger,
 	})
 	if err != nil {
 		ln.Close()
@@ -168,12 +196,34 @@ func (u *Up) Run(ctx context.Context) error {
 	go func() {
 		select {
 		case <-srv.Ready():
-			fmt.Fprintf(cfg.Out, "skiff is up at %s (storage: %s). Kubeconfig: %s\nNext: export KUBECONFIG=%s && kubectl get namespaces\n",
-				server, cfg.Storage, kcPath, kcPath)
+			fmt.Fprintf(cfg.Out, "skiff is up at %s (storage: %s). Kubeconfig: %s\n", server, cfg.Storage, kcPath)
+			if off := u.disabledList(); off != "" {
+				fmt.Fprintf(cfg.Out, "Disabled: %s (run your own against this API server)\n", off)
+			}
+			fmt.Fprintf(cfg.Out, "Next: export KUBECONFIG=%s && kubectl get namespaces\n", kcPath)
 		case <-ctx.Done():
 		}
 	}()
-	return srv.Run(ctx)
+	err = srv.Run(ctx)
+	if err == nil && ctx.Err() != nil {
+		if cfg.Storage == "memory" {
+			fmt.Fprintf(cfg.Out, "skiff stopped; nothing was kept (--storage=memory).\n")
+		} else {
+			fmt.Fprintf(cfg.Out, "skiff stopped; the cluster's data is kept in %s (run skiff up again to resume, or remove the directory to start afresh).\n", cfg.DataDir)
+		}
+	}
+	return err
+}
+
+// disabledList names the disabled components, in Components order.
+func (u *Up) disabledList() string {
+	var out []string
+	for _, c := range Components {
+		if u.disabled[c] {
+			out = append(out, c)
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 func pool(certs ...*x509.Certificate) *x509.CertPool {

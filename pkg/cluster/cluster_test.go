@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -303,4 +304,76 @@ func TestAPIServerBadServiceAccountKey(t *testing.T) {
 func itoa(n int) string {
 	b, _ := json.Marshal(n)
 	return string(b)
+}
+
+// A second cluster on a data dir that a running one holds fails at once,
+// naming the holder (it used to block forever on etcd's database lock).
+func TestUpDataDirInUse(t *testing.T) {
+	dir := t.TempDir()
+	_, _, stop := startUp(t, dir, "etcd", freePort(t))
+	defer stop()
+	up, err := NewUp(UpConfig{DataDir: dir, Storage: "etcd", SecurePort: freePort(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err = up.Run(ctx)
+	want := "data dir " + dir + " is in use by skiff (pid " + strconv.Itoa(os.Getpid()) + ")"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("second up: %v, want an error containing %q", err, want)
+	}
+}
+
+func TestUpDisable(t *testing.T) {
+	if _, err := NewUp(UpConfig{DataDir: t.TempDir(), Disable: []string{"scheduler", "nonsense"}}); err == nil ||
+		!strings.Contains(err.Error(), `unknown component "nonsense"`) {
+		t.Fatalf("unknown component: %v", err)
+	}
+	// Without skiff's controllers, the API server alone creates no
+	// per-namespace objects (upstream's API server alone has none).
+	dir := t.TempDir()
+	var out bytes.Buffer
+	up, err := NewUp(UpConfig{DataDir: dir, Storage: "memory", SecurePort: freePort(t), Out: &out,
+		Disable: []string{"controller-manager", "scheduler"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- up.Run(ctx) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Stat(KubeconfigPath(dir)); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no kubeconfig")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	c, url := adminClient(t, KubeconfigPath(dir))
+	waitReady(t, c, url, errc)
+	resp, err := c.Post(url+"/api/v1/namespaces", "application/json", strings.NewReader(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"bare"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	resp, err = c.Get(url + "/api/v1/namespaces/bare/serviceaccounts/default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("default service account with the controller manager disabled: %d, want 404", resp.StatusCode)
+	}
+	cancel()
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Disabled: controller-manager, scheduler", "skiff stopped; nothing was kept (--storage=memory)."} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output %q lacks %q", out.String(), want)
+		}
+	}
 }

@@ -52,7 +52,9 @@ func DecodeContinue(token, prefix string) (string, int64, error) {
 	if c.APIVersion != "meta.k8s.io/v1" {
 		return "", 0, fmt.Errorf("%w: server does not recognize this encoded version %q", errInvalidContinue, c.APIVersion)
 	}
-	if c.ResourceVersion == 0 {
+	// -1 is the inconsistent continuation a 410 hands out: "from this key
+	// at the latest revision".
+	if c.ResourceVersion == 0 || c.ResourceVersion < -1 {
 		return "", 0, fmt.Errorf("%w: incorrect encoded start resourceVersion (version meta.k8s.io/v1)", errInvalidContinue)
 	}
 	if c.StartKey == "" {

@@ -356,6 +356,11 @@ func (s *Store) list(ctx context.Context, key string, opts ListOptions, newItem 
 			return lm, apierrors.NewBadRequest("specifying resource version is not allowed when using continue")
 		}
 		start, readRev = from, crev
+		if crev < 0 {
+			// An inconsistent continuation (the token a 410 carries):
+			// the rest of the list at the current revision.
+			readRev = 0
+		}
 	case opts.ResourceVersionMatch == string(metav1.ResourceVersionMatchExact):
 		readRev = rv
 	}
@@ -377,7 +382,13 @@ func (s *Store) list(ctx context.Context, key string, opts ListOptions, newItem 
 		if err != nil {
 			if errors.Is(err, ErrCompacted) {
 				if opts.Predicate.Continue != "" {
-					return lm, apierrors.NewResourceExpired("The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.")
+					// As upstream, the error carries a token that continues
+					// from the same key at the latest revision (rv -1).
+					expired := apierrors.NewResourceExpired("The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.")
+					if token, err := EncodeContinue(start, key, -1); err == nil {
+						expired.ErrStatus.ListMeta.Continue = token
+					}
+					return lm, expired
 				}
 				return lm, apierrors.NewResourceExpired(fmt.Sprintf("too old resource version: %d", readRev))
 			}

@@ -1,0 +1,60 @@
+package apiserver_test
+
+import (
+	"net/http"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// kubectl logs/exec/attach/port-forward get upstream's answers up to the
+// kubelet: never a bare 404 that reads as "no such pod".
+func TestPodStreamSubresources(t *testing.T) {
+	c := start(t)
+	ns := c.namespace("streams")
+	base := "/api/v1/namespaces/" + ns + "/pods/"
+	c.call(http.MethodPost, "/api/v1/namespaces/"+ns+"/pods", pod("p1", "nginx"), http.StatusCreated, nil)
+	two := pod("p2", "nginx")
+	spec := two["spec"].(map[string]any)
+	spec["containers"] = append(spec["containers"].([]any), map[string]any{"name": "side", "image": "busybox"})
+	spec["nodeName"] = "node-1"
+	c.call(http.MethodPost, "/api/v1/namespaces/"+ns+"/pods", two, http.StatusCreated, nil)
+	c.call(http.MethodPost, "/api/v1/nodes", map[string]any{"apiVersion": "v1", "kind": "Node", "metadata": map[string]any{"name": "node-1"},
+		"status": map[string]any{"addresses": []any{map[string]any{"type": "InternalIP", "address": "10.0.0.7"}}}}, http.StatusCreated, nil)
+
+	tests := []struct {
+		name, method, path string
+		code               int
+		reason             metav1.StatusReason
+		msg                string
+	}{
+		{"exec without a node", http.MethodPost, "p1/exec?command=ls", 400, metav1.StatusReasonBadRequest, "pod p1 does not have a host assigned"},
+		{"attach without a node", http.MethodPost, "p1/attach", 400, metav1.StatusReasonBadRequest, "pod p1 does not have a host assigned"},
+		{"portforward without a node", http.MethodPost, "p1/portforward", 400, metav1.StatusReasonBadRequest, "pod p1 does not have a host assigned"},
+		{"wrong container", http.MethodGet, "p1/log?container=nope", 400, metav1.StatusReasonBadRequest, "container nope is not valid for pod p1"},
+		{"container must be chosen", http.MethodGet, "p2/log", 400, metav1.StatusReasonBadRequest, "a container name must be specified for pod p2, choose one of: [" + c.containerName(ns, "p2") + " side]"},
+		{"missing pod", http.MethodGet, "nope/log", 404, metav1.StatusReasonNotFound, `pods "nope" not found`},
+		{"on a node without a kubelet", http.MethodPost, "p2/exec?container=side&command=ls", 500, metav1.StatusReasonInternalError, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, body := c.on(t).do(tt.method, base+tt.path, nil, "", "")
+			expectStatus(t, code, body, tt.code, tt.reason, tt.msg)
+		})
+	}
+	// An unscheduled pod's log is empty, as upstream answers it.
+	code, _, body := c.do(http.MethodGet, base+"p1/log", nil, "", "")
+	if code != http.StatusOK || len(body) != 0 {
+		t.Errorf("log of an unscheduled pod: %d %q", code, body)
+	}
+}
+
+func (c *client) containerName(ns, name string) string {
+	var p struct {
+		Spec struct {
+			Containers []struct{ Name string } `json:"containers"`
+		} `json:"spec"`
+	}
+	c.call(http.MethodGet, "/api/v1/namespaces/"+ns+"/pods/"+name, nil, http.StatusOK, &p)
+	return p.Spec.Containers[0].Name
+}
