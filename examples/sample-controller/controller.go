@@ -215,7 +215,11 @@ func (c *Controller) syncHandler(ctx context.Context, key string) error {
 		return errors.New(msg)
 	}
 	if d.Spec.Replicas == nil || *d.Spec.Replicas != want {
-		c.logger.Info("scaling deployment", "foo", key, "from", d.Spec.Replicas, "to", want)
+		from := "unset"
+		if d.Spec.Replicas != nil {
+			from = strconv.Itoa(int(*d.Spec.Replicas))
+		}
+		c.logger.Info("scaling deployment", "foo", key, "from", from, "to", want)
 		patch := fmt.Sprintf(`{"spec":{"replicas":%d}}`, want)
 		if d, err = c.deployments.Namespace(ns).Patch(ctx, d.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 			return err

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
-	"os"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +22,24 @@ import (
 )
 
 // eventually polls cond until it holds or the deadline passes.
+// lockedBuffer collects log output written from several goroutines.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
 func eventually(t *testing.T, what string, cond func() (bool, string)) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
@@ -42,7 +62,8 @@ func TestSampleControllerAgainstAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	logs := &lockedBuffer{}
+	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	kube := informers.NewSharedInformerFactory(c, 0)
 	foos := informers.NewSharedInformerFactory(c, 0, informers.WithTweakListOptions(FooSelector))
 	b := record.NewBroadcaster(record.WithLogger(logger))
@@ -100,6 +121,10 @@ func TestSampleControllerAgainstAPIServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "deployment scaled to 3", wantReplicas(3))
+	// The log says how many replicas, not where they live in memory.
+	if out := logs.String(); !strings.Contains(out, "from=1 to=3") || strings.Contains(out, "0x") {
+		t.Errorf("scaling log line lacks the replica counts:\n%s", out)
+	}
 
 	// Changing the Deployment behind the controller's back is undone.
 	if _, err := deps.Patch(ctx, "example-foo", types.MergePatchType, []byte(`{"spec":{"replicas":7}}`), metav1.PatchOptions{}); err != nil {

@@ -55,6 +55,9 @@ func (s *Server) bootstrap(ctx context.Context) error {
 			}
 		}
 	}
+	if err := s.ensureSystemConfigMaps(ctx); err != nil {
+		return err
+	}
 	if err := s.ensureDefaultServiceCIDR(ctx); err != nil {
 		return err
 	}

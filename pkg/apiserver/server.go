@@ -75,6 +75,10 @@ type Config struct {
 	// ServiceAccountIssuer is the tokens' issuer and API audience.
 	ServiceAccountIssuer string
 
+	// ClientCAPEM is the CA client certificates are checked against,
+	// published as kube-system/extension-apiserver-authentication.
+	ClientCAPEM []byte
+
 	// RootCAPEM is the cluster CA published to every namespace as the
 	// kube-root-ca.crt ConfigMap (pods use it to trust the API server).
 	RootCAPEM []byte
@@ -150,14 +154,14 @@ func (c *Config) complete() error {
 
 // endpoint is one served group/version/resource.
 type endpoint struct {
-	def       *registry.Definition
-	gvr       schema.GroupVersionResource
-	gvk       schema.GroupVersionKind
-	listGVK   schema.GroupVersionKind
-	store     *registry.Store // in the storage version
-	status    *registry.Store // nil without a status subresource
+	def     *registry.Definition
+	gvr     schema.GroupVersionResource
+	gvk     schema.GroupVersionKind
+	listGVK schema.GroupVersionKind
+	store   *registry.Store // in the storage version
+	status  *registry.Store // nil without a status subresource
 	// subs are the update subresources by name (status among them).
-	subs map[string]*registry.Store
+	subs      map[string]*registry.Store
 	version   *registry.VersionDef
 	newObj    func() runtime.Object
 	newList   func() runtime.Object
@@ -470,6 +474,7 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	go s.compactLoop(ctx)
 	go s.repairLoop(ctx)
+	go s.identityLoop(ctx, s.identityHolder())
 	if !s.cfg.NoControllers {
 		go s.runFinalizers(ctx, s.finalizerPoke)
 	}

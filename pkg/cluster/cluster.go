@@ -181,7 +181,7 @@ func (u *Up) Run(ctx context.Context) error {
 		KV: kv, Definitions: builtin.Definitions(), Listener: ln,
 		SecurePort: cfg.SecurePort, BindAddress: cfg.BindAddress, AdvertiseAddress: cfg.AdvertiseAddress,
 		EndpointAddress: endpointIP, TLS: ServingTLS(serving, nil), Authenticator: authn, RootCAPEM: ca.CertPEM,
-		ServiceAccountSigner: saKey, NoControllers: u.disabled["controller-manager"],
+		ServiceAccountSigner: saKey, NoControllers: u.disabled["controller-manager"], ClientCAPEM: ca.CertPEM,
 		Clock: cfg.Clock, Logger: cfg.Logger,
 	})
 	if err != nil {
@@ -280,8 +280,10 @@ func RunAPIServer(ctx context.Context, cfg APIServerConfig) error {
 		return err
 	}
 	var authn apiserver.UnionAuthenticator
+	var clientCA []byte
 	if cfg.ClientCAFile != "" {
 		data, err := os.ReadFile(cfg.ClientCAFile)
+		clientCA = data
 		if err != nil {
 			return err
 		}
@@ -340,6 +342,7 @@ func RunAPIServer(ctx context.Context, cfg APIServerConfig) error {
 			NextProtos: []string{"h2", "http/1.1"}},
 		Authenticator: authn, Logger: cfg.Logger,
 		ServiceAccountSigner: saKey, ServiceAccountIssuer: cfg.ServiceAccountIssuer, RootCAPEM: rootCA,
+		ClientCAPEM: clientCA,
 	})
 	if err != nil {
 		return err

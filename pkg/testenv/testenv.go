@@ -121,6 +121,7 @@ func Start(ctx context.Context, cfg Config) (*Environment, error) {
 		Clock:                cfg.Clock,
 		Logger:               cfg.Logger,
 		RootCAPEM:            ca.CertPEM,
+		ClientCAPEM:          ca.CertPEM,
 		ServiceAccountSigner: saKey,
 	}
 	if cfg.Tweak != nil {
