@@ -43,6 +43,12 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info *Req
 		}
 		return
 	}
+	if e.computed {
+		if err := s.serveComponentStatuses(w, r, info, e); err != nil {
+			s.writeError(w, r, err)
+		}
+		return
+	}
 	if info.Namespace != "" && !e.def.Namespaced && info.Resource != "namespaces" {
 		s.writeError(w, r, pageNotFound())
 		return

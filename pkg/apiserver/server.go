@@ -75,6 +75,10 @@ type Config struct {
 	// ServiceAccountIssuer is the tokens' issuer and API audience.
 	ServiceAccountIssuer string
 
+	// ComponentHealthz overrides the health endpoints componentstatuses
+	// probes (name → URL; default: the scheduler's and controller manager's secure ports on this host).
+	ComponentHealthz map[string]string
+
 	// ClientCAPEM is the CA client certificates are checked against,
 	// published as kube-system/extension-apiserver-authentication.
 	ClientCAPEM []byte
@@ -169,6 +173,9 @@ type endpoint struct {
 	qualified schema.GroupResource
 	// review is set for answered-not-stored resources (access reviews).
 	review *review
+	// computed marks a read-only resource computed on each request
+	// (componentstatuses).
+	computed bool
 	// fieldLabels are the field selector keys the resource supports.
 	fieldLabels map[string]bool
 }
@@ -252,6 +259,7 @@ func New(cfg Config) (*Server, error) {
 	if err := s.installHooks(); err != nil {
 		return nil, err
 	}
+	s.installComponentStatuses()
 	for _, rv := range reviews() {
 		rv := rv
 		s.endpoints[rv.gvr] = &endpoint{

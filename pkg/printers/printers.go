@@ -106,6 +106,7 @@ func buildRegistry() map[schema.GroupResource]Handler {
 	add("", "configmaps", configMapHandler())
 	add("", "resourcequotas", resourceQuotaHandler())
 	add("", "limitranges", defaultHandler)
+	add("", "componentstatuses", componentStatusHandler())
 
 	// apps/v1
 	add("apps", "deployments", deploymentHandler())

@@ -141,6 +141,7 @@ func TestColumns(t *testing.T) {
 		{gr("networking.k8s.io", "ingressclasses"), "Name Controller Parameters Age"},
 		{gr("networking.k8s.io", "networkpolicies"), "Name Pod-Selector Age"},
 		{gr("networking.k8s.io", "ipaddresses"), "Name ParentRef"},
+		{gr("", "componentstatuses"), "Name Status Message Error"},
 		{gr("networking.k8s.io", "servicecidrs"), "Name CIDRs Age"},
 		{gr("node.k8s.io", "runtimeclasses"), "Name Handler Age"},
 		{gr("admissionregistration.k8s.io", "mutatingwebhookconfigurations"), "Name Webhooks Age"},
@@ -1005,6 +1006,12 @@ func TestClusterCells(t *testing.T) {
 	check("ingressclass", gr("networking.k8s.io", "ingressclasses"), &networkingv1.IngressClass{ObjectMeta: om("nginx", time.Hour),
 		Spec: networkingv1.IngressClassSpec{Controller: "k8s.io/ingress-nginx", Parameters: &networkingv1.IngressClassParametersReference{APIGroup: ptr("k8s.example.com"), Kind: "IngressParameters", Name: "p"}}},
 		[]interface{}{"nginx", "k8s.io/ingress-nginx", "IngressParameters.k8s.example.com/p", "60m"})
+	check("componentstatus healthy", gr("", "componentstatuses"), &corev1.ComponentStatus{ObjectMeta: om("etcd-0", time.Hour),
+		Conditions: []corev1.ComponentCondition{{Type: corev1.ComponentHealthy, Status: corev1.ConditionTrue, Message: "ok"}}},
+		[]interface{}{"etcd-0", "Healthy", "ok", ""})
+	check("componentstatus unhealthy", gr("", "componentstatuses"), &corev1.ComponentStatus{ObjectMeta: om("scheduler", time.Hour),
+		Conditions: []corev1.ComponentCondition{{Type: corev1.ComponentHealthy, Status: corev1.ConditionFalse, Error: "refused"}}},
+		[]interface{}{"scheduler", "Unhealthy", "", "refused"})
 	check("ipaddress", gr("networking.k8s.io", "ipaddresses"), &networkingv1.IPAddress{ObjectMeta: om("10.96.0.1", time.Hour),
 		Spec: networkingv1.IPAddressSpec{ParentRef: &networkingv1.ParentReference{Resource: "services", Namespace: "default", Name: "kubernetes"}}},
 		[]interface{}{"10.96.0.1", "services/default/kubernetes"})
@@ -1187,6 +1194,7 @@ func TestCellTypes(t *testing.T) {
 		gr("networking.k8s.io", "networkpolicies"):                            &networkingv1.NetworkPolicy{ObjectMeta: om("p", time.Minute)},
 		gr("networking.k8s.io", "ipaddresses"):                                &networkingv1.IPAddress{ObjectMeta: om("p", time.Minute)},
 		gr("networking.k8s.io", "servicecidrs"):                               &networkingv1.ServiceCIDR{ObjectMeta: om("p", time.Minute)},
+		gr("", "componentstatuses"):                                           &corev1.ComponentStatus{ObjectMeta: om("p", time.Minute)},
 		gr("node.k8s.io", "runtimeclasses"):                                   &nodev1.RuntimeClass{ObjectMeta: om("p", time.Minute)},
 		gr("admissionregistration.k8s.io", "mutatingwebhookconfigurations"):   &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: om("p", time.Minute)},
 		gr("admissionregistration.k8s.io", "validatingwebhookconfigurations"): &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: om("p", time.Minute)},
