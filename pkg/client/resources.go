@@ -78,6 +78,16 @@ func init() {
 	}
 }
 
+// BuiltinResources lists every built-in resource For knows, with an empty
+// object of its type, in no particular order.
+func BuiltinResources() map[Resource]Object {
+	out := make(map[Resource]Object, len(builtin))
+	for t, r := range builtin {
+		out[r] = reflect.New(t.Elem()).Interface().(Object)
+	}
+	return out
+}
+
 // ResourceFor returns the resource of a built-in object type.
 func ResourceFor(obj Object) (Resource, error) {
 	r, ok := builtin[reflect.TypeOf(obj)]
