@@ -127,6 +127,9 @@ func TestKubectl(t *testing.T) {
 		{"finalizers", kubectlFinalizers},
 		{"cascade", kubectlCascade},
 		{"auth", kubectlAuth},
+		{"services", kubectlServices},
+		{"pod-streams", kubectlPodStreams},
+		{"api-resources", kubectlAPIResources},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -1,0 +1,107 @@
+package e2e
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Services: deleting a namespace releases its Services' cluster IPs and
+// node ports, so the same Service can be created again at once; the
+// allocations are IPAddress objects kubectl can show.
+func kubectlServices(t *testing.T, c *cluster, k kc) {
+	const ns, again = "e2e-svc", "e2e-svc-again"
+	svc := func(ns string) string {
+		return `apiVersion: v1
+kind: Service
+metadata: {name: fixed, namespace: ` + ns + `}
+spec:
+  type: NodePort
+  clusterIP: 10.96.123.45
+  selector: {app: fixed}
+  ports: [{port: 80, nodePort: 31234}]
+`
+	}
+	createNS(t, c, ns)
+	wantLines(t, k.withStdin(svc(ns)).ok(t, "apply", "-f", "-"), "service/fixed created")
+	out := k.ok(t, "get", "ipaddress", "10.96.123.45")
+	wantTable(t, out, []string{"NAME", "PARENTREF"}, []string{"10.96.123.45", "services/" + ns + "/fixed"})
+	wantContains(t, k.ok(t, "get", "servicecidr", "kubernetes"), "10.96.0.0/12")
+	// A second Service cannot take the address.
+	createNS(t, c, again)
+	errOut := k.withStdin(svc(again)).fails(t, "apply", "-f", "-")
+	wantContains(t, errOut, "provided IP is already allocated")
+	wantLines(t, k.ok(t, "delete", "namespace", ns, "--timeout=60s"), `namespace "`+ns+`" deleted`)
+	eventually(t, 30*time.Second, "the namespace to go", func() (bool, string) {
+		_, errOut, err := k.run(t, "get", "namespace", ns)
+		return err != nil && strings.Contains(errOut, "NotFound"), errOut
+	})
+	// Re-created at once with the same address and node port.
+	wantLines(t, k.withStdin(svc(again)).ok(t, "apply", "-f", "-"), "service/fixed created")
+	wantContains(t, k.ok(t, "-n", again, "get", "service", "fixed", "-o", "wide"), "10.96.123.45", "80:31234/TCP")
+}
+
+// Logs, exec and port-forward on a pod no node runs answer as upstream
+// does, not with a 404 that reads as "no such pod".
+func kubectlPodStreams(t *testing.T, c *cluster, k kc) {
+	const ns = "e2e-streams"
+	createNS(t, c, ns)
+	pod := `apiVersion: v1
+kind: Pod
+metadata: {name: p1, namespace: ` + ns + `}
+spec:
+  containers: [{name: app, image: nginx}]
+`
+	wantLines(t, k.withStdin(pod).ok(t, "apply", "-f", "-"), "pod/p1 created")
+	wantEqual(t, "logs of an unscheduled pod", k.ok(t, "-n", ns, "logs", "p1"), "")
+	wantContains(t, k.fails(t, "-n", ns, "logs", "p1", "-c", "nope"), "container nope is not valid for pod p1")
+	wantContains(t, k.fails(t, "-n", ns, "exec", "p1", "--", "ls"), "pod p1 does not have a host assigned")
+	wantContains(t, k.fails(t, "-n", ns, "logs", "nope"), `pods "nope" not found`)
+}
+
+// `kubectl api-resources` lists every resource served, with the names,
+// short names and kinds upstream uses.
+func kubectlAPIResources(t *testing.T, c *cluster, k kc) {
+	out := k.ok(t, "api-resources", "--no-headers", "-o", "name")
+	have := map[string]bool{}
+	for _, l := range lines(out) {
+		have[strings.TrimSpace(l)] = true
+	}
+	for _, want := range []string{
+		"componentstatuses", "ipaddresses.networking.k8s.io", "servicecidrs.networking.k8s.io",
+		"controllerrevisions.apps", "selfsubjectreviews.authentication.k8s.io",
+		"localsubjectaccessreviews.authorization.k8s.io", "selfsubjectrulesreviews.authorization.k8s.io",
+	} {
+		if !have[want] {
+			t.Errorf("api-resources lacks %s:\n%s", want, out)
+		}
+	}
+	wantContains(t, k.ok(t, "get", "componentstatuses"), "etcd-0", "Healthy")
+}
+
+// A second `skiff up` on a data dir a running one holds fails at once and
+// says who holds it; Ctrl-C says the data is kept.
+func TestSkiffUpDataDirInUse(t *testing.T) {
+	t.Parallel()
+	c := ownCluster(t, "etcd")
+	cmd := exec.Command(skiffBin, "up", "--data-dir", c.dataDir, "--secure-port", "0")
+	done := make(chan struct{})
+	var out []byte
+	var err error
+	go func() { out, err = cmd.CombinedOutput(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("a second skiff up on a held data dir did not fail within 20s")
+	}
+	if err == nil {
+		t.Fatalf("second skiff up succeeded:\n%s", out)
+	}
+	wantContains(t, string(out), "data dir "+c.dataDir+" is in use by skiff (pid ")
+	if err := c.stop(); err != nil {
+		t.Fatal(err)
+	}
+	wantContains(t, c.logs(), "skiff stopped; the cluster's data is kept in "+c.dataDir)
+}
