@@ -77,19 +77,14 @@ func subresources(e *endpoint) []subresourceInfo {
 	if e.def.Scale != nil {
 		out = append(out, subresourceInfo{"scale", schema.GroupVersionKind{Group: "autoscaling", Version: "v1", Kind: "Scale"}, []string{"get", "patch", "update"}})
 	}
-	switch e.qualified {
-	case grPods:
-		out = append(out,
-			subresourceInfo{"binding", schema.GroupVersionKind{Version: "v1", Kind: "Binding"}, []string{"create"}},
-			subresourceInfo{"eviction", schema.GroupVersionKind{Group: "policy", Version: "v1", Kind: "Eviction"}, []string{"create"}},
-			subresourceInfo{"log", e.gvk, []string{"get"}},
-			subresourceInfo{"exec", schema.GroupVersionKind{Version: "v1", Kind: "PodExecOptions"}, []string{"create", "get"}},
-			subresourceInfo{"attach", schema.GroupVersionKind{Version: "v1", Kind: "PodAttachOptions"}, []string{"create", "get"}},
-			subresourceInfo{"portforward", schema.GroupVersionKind{Version: "v1", Kind: "PodPortForwardOptions"}, []string{"create", "get"}})
-	case grNamespaces:
-		out = append(out, subresourceInfo{"finalize", e.gvk, []string{"update"}})
-	case grServiceAccounts:
-		out = append(out, subresourceInfo{"token", schema.GroupVersionKind{Group: "authentication.k8s.io", Version: "v1", Kind: "TokenRequest"}, []string{"create"}})
+	if e.version == nil {
+		for _, a := range e.def.Actions {
+			kind := a.Kind
+			if kind.Kind == "" {
+				kind = e.gvk
+			}
+			out = append(out, subresourceInfo{a.Name, kind, a.Verbs})
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
 	return out

@@ -66,37 +66,11 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info *Req
 			break
 		}
 		err = s.serveScale(w, r, info, e)
-	case "binding":
-		if e.qualified != grPods || info.Verb != "create" {
-			err = pageNotFound()
-			break
-		}
-		err = s.serveBinding(w, r, info, e)
-	case "eviction":
-		if e.qualified != grPods || info.Verb != "create" {
-			err = pageNotFound()
-			break
-		}
-		err = s.serveEviction(w, r, info, e)
-	case "log", "exec", "attach", "portforward":
-		if e.qualified != grPods || e.version != nil {
-			err = pageNotFound()
-			break
-		}
-		err = s.servePodStream(w, r, info, e)
-	case "token":
-		if e.qualified != grServiceAccounts || info.Verb != "create" || e.version != nil {
-			err = pageNotFound()
-			break
-		}
-		err = s.serveTokenRequest(w, r, info, e)
-	case "finalize":
-		if e.qualified != grNamespaces || info.Verb != "update" {
-			err = pageNotFound()
-			break
-		}
-		err = s.serveFinalize(w, r, info, e)
 	default:
+		if a := e.actions[info.Subresource]; a != nil {
+			err = a(w, r, info, e)
+			break
+		}
 		st := e.subs[info.Subresource]
 		if st == nil {
 			err = pageNotFound()

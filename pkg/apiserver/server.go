@@ -165,7 +165,9 @@ type endpoint struct {
 	store   *registry.Store // in the storage version
 	status  *registry.Store // nil without a status subresource
 	// subs are the update subresources by name (status among them).
-	subs      map[string]*registry.Store
+	subs map[string]*registry.Store
+	// actions are the action subresources by name (pods/binding, ...).
+	actions   map[string]actionFunc
 	version   *registry.VersionDef
 	newObj    func() runtime.Object
 	newList   func() runtime.Object
@@ -260,6 +262,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.installComponentStatuses()
+	if err := s.installActions(); err != nil {
+		return nil, err
+	}
 	for _, rv := range reviews() {
 		rv := rv
 		s.endpoints[rv.gvr] = &endpoint{

@@ -5,6 +5,7 @@ import (
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -34,6 +35,12 @@ type Definition struct {
 	// Subresources are further subresources that read the whole object
 	// and update one part of it (a CertificateSigningRequest's approval).
 	Subresources []UpdateSubresource
+	// Actions are subresources whose behaviour is the API server's own
+	// (pods/binding, pods/eviction, pods/log, serviceaccounts/token,
+	// namespaces/finalize): the Definition declares them, discovery and
+	// OpenAPI list them, and the API server refuses to start with one it
+	// has no handler for.
+	Actions []Action
 	// Verbs the resource supports; nil means all.
 	Verbs []string
 	// Extra lists more served versions of the same stored objects.
@@ -69,6 +76,16 @@ type UpdateSubresource struct {
 	Keep func(obj, old runtime.Object)
 	// ValidateUpdate checks the result.
 	ValidateUpdate func(obj, old runtime.Object) field.ErrorList
+}
+
+// Action is a subresource served by a handler of the API server's.
+type Action struct {
+	Name string
+	// Kind is the kind discovery shows for it (Binding, Eviction, ...);
+	// empty means the resource's own.
+	Kind schema.GroupVersionKind
+	// Verbs are the verbs it answers.
+	Verbs []string
 }
 
 // ScaleFuncs read and write the replica count behind a scale subresource.

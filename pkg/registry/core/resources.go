@@ -60,6 +60,7 @@ func namespaces() *registry.Definition {
 			}),
 		})
 	d.ShortNames = []string{"ns"}
+	d.Actions = []registry.Action{{Name: "finalize", Verbs: []string{"update"}}}
 	d.ValidateStatus = registry.ValidateUpdate(ValidateNamespaceStatusUpdate)
 	return d
 }
@@ -112,6 +113,16 @@ func pods() *registry.Definition {
 			}),
 		})
 	d.ShortNames = []string{"po"}
+	// Binding and eviction act on the pod; log, exec, attach and
+	// port-forward stream from the node's kubelet.
+	d.Actions = []registry.Action{
+		{Name: "binding", Kind: schema.GroupVersionKind{Version: "v1", Kind: "Binding"}, Verbs: []string{"create"}},
+		{Name: "eviction", Kind: schema.GroupVersionKind{Group: "policy", Version: "v1", Kind: "Eviction"}, Verbs: []string{"create"}},
+		{Name: "log", Verbs: []string{"get"}},
+		{Name: "exec", Kind: schema.GroupVersionKind{Version: "v1", Kind: "PodExecOptions"}, Verbs: []string{"create", "get"}},
+		{Name: "attach", Kind: schema.GroupVersionKind{Version: "v1", Kind: "PodAttachOptions"}, Verbs: []string{"create", "get"}},
+		{Name: "portforward", Kind: schema.GroupVersionKind{Version: "v1", Kind: "PodPortForwardOptions"}, Verbs: []string{"create", "get"}},
+	}
 	d.Categories = []string{"all"}
 	d.ValidateStatus = registry.ValidateUpdate(ValidatePodStatusUpdate)
 	return d
@@ -270,6 +281,7 @@ func serviceAccounts() *registry.Definition {
 			ValidateUpdate: registry.ValidateUpdate(ValidateServiceAccountUpdate),
 		})
 	d.ShortNames = []string{"sa"}
+	d.Actions = []registry.Action{{Name: "token", Kind: schema.GroupVersionKind{Group: "authentication.k8s.io", Version: "v1", Kind: "TokenRequest"}, Verbs: []string{"create"}}}
 	return d
 }
 
