@@ -1,3 +1,5 @@
+//go:build upstream
+
 package compat
 
 // Upstream's own components against skiff's API server: kube-scheduler and
