@@ -1,8 +1,10 @@
 package apiserver_test
 
 import (
+	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -11,6 +13,7 @@ import (
 	"github.com/skiff-sh/skiff/pkg/registry"
 	"github.com/skiff-sh/skiff/pkg/registry/builtin"
 	"github.com/skiff-sh/skiff/pkg/storage/memory"
+	"github.com/skiff-sh/skiff/pkg/testenv"
 )
 
 // Action subresources are declared on the Definition: discovery lists
@@ -48,4 +51,31 @@ func TestActionSubresources(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "configmaps declares the explode subresource, which the API server has no handler for") {
 		t.Errorf("New with an unknown action: %v", err)
 	}
+}
+
+// skiff -v 2 logs one line per request.
+func TestRequestLogAtDebug(t *testing.T) {
+	var buf lockedLog
+	c := start(t, testenv.Config{Logger: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	c.call(http.MethodGet, "/api/v1/namespaces/default", nil, http.StatusOK, nil)
+	eventually(t, "the request line", func() bool {
+		return strings.Contains(buf.String(), `msg=HTTP verb=GET URI=/api/v1/namespaces/default`) && strings.Contains(buf.String(), "resp=200")
+	})
+}
+
+type lockedLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"runtime/debug"
 	"strings"
@@ -71,6 +72,7 @@ func (s *Server) buildHandlerChain() http.Handler {
 		start := s.cfg.Clock.Now()
 		rec := &statusRecorder{ResponseWriter: w}
 		info := parseRequestInfo(r)
+		var userName string
 		defer func() {
 			if p := recover(); p != nil {
 				if p == http.ErrAbortHandler {
@@ -81,7 +83,9 @@ func (s *Server) buildHandlerChain() http.Handler {
 					s.writeError(rec, r, apierrors.NewInternalError(fmt.Errorf("%v", p)))
 				}
 			}
-			s.metrics.observe(info, rec.code, s.cfg.Clock.Since(start))
+			latency := s.cfg.Clock.Since(start)
+			s.metrics.observe(info, rec.code, latency)
+			s.logRequest(r, rec.code, latency, userName)
 		}()
 		ctx := context.WithValue(r.Context(), requestInfoKey, info)
 		r = r.WithContext(ctx)
@@ -93,6 +97,7 @@ func (s *Server) buildHandlerChain() http.Handler {
 				return
 			}
 			r = r.WithContext(context.WithValue(r.Context(), userKey, user))
+			userName = user.Name
 		}
 
 		longRunning := info.Verb == "watch" || (info.IsResourceRequest && info.Subresource != "" && isLongRunningSubresource(info.Subresource))
@@ -120,6 +125,17 @@ func (s *Server) buildHandlerChain() http.Handler {
 		}
 		router.ServeHTTP(rec, r)
 	})
+}
+
+// logRequest writes one line per request at debug level (skiff -v 2), as
+// upstream's httplog does at -v 3.
+func (s *Server) logRequest(r *http.Request, code int, latency time.Duration, user string) {
+	if !s.cfg.Logger.Enabled(r.Context(), slog.LevelDebug) {
+		return
+	}
+	s.cfg.Logger.LogAttrs(r.Context(), slog.LevelDebug, "HTTP",
+		slog.String("verb", r.Method), slog.String("URI", r.URL.RequestURI()), slog.Duration("latency", latency),
+		slog.String("userAgent", r.UserAgent()), slog.String("user", user), slog.String("srcIP", r.RemoteAddr), slog.Int("resp", code))
 }
 
 func isLongRunningSubresource(sub string) bool {
