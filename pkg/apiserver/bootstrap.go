@@ -40,7 +40,7 @@ func (s *Server) bootstrap(ctx context.Context) error {
 			return fmt.Errorf("initial list of %s: %w", st.Resource, err)
 		}
 	}
-	if err := s.repairHooks(ctx); err != nil {
+	if err := s.Repair(ctx); err != nil {
 		return err
 	}
 	for _, name := range SystemNamespaces {

@@ -408,8 +408,9 @@ func (s *Server) installHooks() error {
 	return nil
 }
 
-// repairHooks runs every store's Repair hook.
-func (s *Server) repairHooks(ctx context.Context) error {
+// Repair runs every store's Repair hook once, as the periodic loop does
+// every registry.RepairInterval.
+func (s *Server) Repair(ctx context.Context) error {
 	for gr, st := range s.stores {
 		if st.Hooks == nil || st.Hooks.Repair == nil {
 			continue
@@ -431,7 +432,7 @@ func (s *Server) repairLoop(ctx context.Context) {
 			return
 		case <-t.C():
 		}
-		if err := s.repairHooks(ctx); err != nil && ctx.Err() == nil {
+		if err := s.Repair(ctx); err != nil && ctx.Err() == nil {
 			s.cfg.Logger.Warn("repair failed", "err", err)
 		}
 	}
