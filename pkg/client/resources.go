@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -69,6 +70,8 @@ func init() {
 		{&apiextensionsv1.CustomResourceDefinition{}, "apiextensions.k8s.io", "customresourcedefinitions", false},
 		{&networkingv1.IPAddress{}, "networking.k8s.io", "ipaddresses", false},
 		{&networkingv1.ServiceCIDR{}, "networking.k8s.io", "servicecidrs", false},
+		{&flowcontrolv1.FlowSchema{}, "flowcontrol.apiserver.k8s.io", "flowschemas", false},
+		{&flowcontrolv1.PriorityLevelConfiguration{}, "flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations", false},
 	} {
 		version := "v1"
 		if r.group == "autoscaling" {

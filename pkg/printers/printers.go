@@ -144,6 +144,8 @@ func buildRegistry() map[schema.GroupResource]Handler {
 	add("admissionregistration.k8s.io", "validatingwebhookconfigurations", validatingWebhookHandler())
 	add("certificates.k8s.io", "certificatesigningrequests", csrHandler())
 	add("apiextensions.k8s.io", "customresourcedefinitions", crdHandler())
+	add("flowcontrol.apiserver.k8s.io", "flowschemas", flowSchemaHandler())
+	add("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations", priorityLevelHandler())
 	return r
 }
 

@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -148,6 +149,8 @@ func TestColumns(t *testing.T) {
 		{gr("admissionregistration.k8s.io", "validatingwebhookconfigurations"), "Name Webhooks Age"},
 		{gr("certificates.k8s.io", "certificatesigningrequests"), "Name Age SignerName Requestor RequestedDuration Condition"},
 		{gr("apiextensions.k8s.io", "customresourcedefinitions"), "Name Scope Versions Created At Group* Kind* ShortNames* Established*"},
+		{gr("flowcontrol.apiserver.k8s.io", "flowschemas"), "Name PriorityLevel MatchingPrecedence DistinguisherMethod Age MissingPL"},
+		{gr("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations"), "Name Type NominalConcurrencyShares Queues HandSize QueueLengthLimit Age"},
 	}
 	seen := map[schema.GroupResource]bool{}
 	for _, tt := range tests {
@@ -1037,6 +1040,21 @@ func TestClusterCells(t *testing.T) {
 		[]interface{}{"csr-1", "60m", "kubernetes.io/kube-apiserver-client", "alice", "24h", "Approved,Failed,Issued"})
 	check("csr pending", gr("certificates.k8s.io", "certificatesigningrequests"), &certificatesv1.CertificateSigningRequest{ObjectMeta: om("csr-2", time.Hour)},
 		[]interface{}{"csr-2", "60m", "<none>", "", "<none>", "Pending"})
+	check("flowschema", gr("flowcontrol.apiserver.k8s.io", "flowschemas"), &flowcontrolv1.FlowSchema{ObjectMeta: om("global-default", time.Hour),
+		Spec: flowcontrolv1.FlowSchemaSpec{PriorityLevelConfiguration: flowcontrolv1.PriorityLevelConfigurationReference{Name: "global-default"},
+			MatchingPrecedence: 9900, DistinguisherMethod: &flowcontrolv1.FlowDistinguisherMethod{Type: flowcontrolv1.FlowDistinguisherMethodByUserType}},
+		Status: flowcontrolv1.FlowSchemaStatus{Conditions: []flowcontrolv1.FlowSchemaCondition{{Type: "Dangling", Status: "False"}}}},
+		[]interface{}{"global-default", "global-default", int64(9900), "ByUser", "60m", "False"})
+	check("flowschema exempt", gr("flowcontrol.apiserver.k8s.io", "flowschemas"), &flowcontrolv1.FlowSchema{ObjectMeta: om("exempt", time.Hour),
+		Spec: flowcontrolv1.FlowSchemaSpec{PriorityLevelConfiguration: flowcontrolv1.PriorityLevelConfigurationReference{Name: "exempt"}, MatchingPrecedence: 1}},
+		[]interface{}{"exempt", "exempt", int64(1), "<none>", "60m", "?"})
+	check("prioritylevel limited", gr("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations"), &flowcontrolv1.PriorityLevelConfiguration{ObjectMeta: om("system", time.Hour),
+		Spec: flowcontrolv1.PriorityLevelConfigurationSpec{Type: "Limited", Limited: &flowcontrolv1.LimitedPriorityLevelConfiguration{NominalConcurrencyShares: ptr(int32(30)),
+			LimitResponse: flowcontrolv1.LimitResponse{Type: "Queue", Queuing: &flowcontrolv1.QueuingConfiguration{Queues: 64, HandSize: 6, QueueLengthLimit: 50}}}}},
+		[]interface{}{"system", "Limited", int64(30), int64(64), int64(6), int64(50), "60m"})
+	check("prioritylevel exempt", gr("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations"), &flowcontrolv1.PriorityLevelConfiguration{ObjectMeta: om("exempt", time.Hour),
+		Spec: flowcontrolv1.PriorityLevelConfigurationSpec{Type: "Exempt"}},
+		[]interface{}{"exempt", "Exempt", "<none>", "<none>", "<none>", "<none>", "60m"})
 }
 
 func TestHPACells(t *testing.T) {
@@ -1199,6 +1217,8 @@ func TestCellTypes(t *testing.T) {
 		gr("admissionregistration.k8s.io", "mutatingwebhookconfigurations"):   &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: om("p", time.Minute)},
 		gr("admissionregistration.k8s.io", "validatingwebhookconfigurations"): &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: om("p", time.Minute)},
 		gr("certificates.k8s.io", "certificatesigningrequests"):               &certificatesv1.CertificateSigningRequest{ObjectMeta: om("p", time.Minute)},
+		gr("flowcontrol.apiserver.k8s.io", "flowschemas"):                     &flowcontrolv1.FlowSchema{ObjectMeta: om("p", time.Minute)},
+		gr("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations"):     &flowcontrolv1.PriorityLevelConfiguration{ObjectMeta: om("p", time.Minute)},
 		gr("apiextensions.k8s.io", "customresourcedefinitions"): &unstructured.Unstructured{Object: map[string]interface{}{
 			"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": map[string]interface{}{"name": "p"}}},
 	}

@@ -110,6 +110,8 @@ func (d *Definition) storageName() string {
 	case "", "apps", "batch", "autoscaling", "policy", "coordination.k8s.io", "scheduling.k8s.io",
 		"storage.k8s.io", "rbac.authorization.k8s.io", "discovery.k8s.io", "events.k8s.io":
 		return d.Resource
+	case "admissionregistration.k8s.io", "certificates.k8s.io", "flowcontrol.apiserver.k8s.io":
+		return d.Resource
 	}
 	return d.Group + "/" + d.Resource
 }

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -36,6 +37,7 @@ func New() *runtime.Scheme {
 		policyv1.AddToScheme, rbacv1.AddToScheme, schedulingv1.AddToScheme,
 		storagev1.AddToScheme, apiextensionsv1.AddToScheme, admissionregistrationv1.AddToScheme,
 		authenticationv1.AddToScheme, authorizationv1.AddToScheme, networkingv1.AddToScheme,
+		flowcontrolv1.AddToScheme,
 		metav1.AddMetaToScheme,
 	} {
 		utilruntime.Must(add(s))

@@ -2,7 +2,9 @@ package arch
 
 import (
 	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -53,6 +55,9 @@ func TestDependencyRules(t *testing.T) {
 		{from: mod + "pkg/scheduler", forbidden: []string{mod + "pkg/storage", mod + "pkg/apiserver", mod + "pkg/registry"}},
 		{from: mod + "pkg/kubelet", forbidden: []string{mod + "pkg/storage", mod + "pkg/apiserver", mod + "pkg/registry"}},
 		{from: mod + "examples", forbidden: []string{mod + "pkg/storage", mod + "pkg/apiserver", mod + "pkg/registry"}},
+		// Group packages hold pure strategy: no storage, no client, no
+		// other group's package (what they share lives in pkg/registry).
+		{from: mod + "pkg/registry/flowcontrol", forbidden: []string{mod + "pkg/storage", mod + "pkg/client", mod + "pkg/registry/core"}, direct: true},
 	}
 	for _, p := range listPackages(t) {
 		for _, d := range p.Deps {
@@ -77,6 +82,20 @@ func TestDependencyRules(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// Every package under pkg/registry says in its doc.go what it provides and
+// the invariants it keeps.
+func TestRegistryPackagesHaveDocGo(t *testing.T) {
+	for _, p := range listPackages(t) {
+		if !strings.HasPrefix(p.ImportPath, mod+"pkg/registry") {
+			continue
+		}
+		dir := filepath.Join("../..", strings.TrimPrefix(p.ImportPath, mod))
+		if _, err := os.Stat(filepath.Join(dir, "doc.go")); err != nil {
+			t.Errorf("%s has no doc.go", p.ImportPath)
 		}
 	}
 }

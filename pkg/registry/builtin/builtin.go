@@ -9,6 +9,7 @@ import (
 	"github.com/skiff-sh/skiff/pkg/registry/coordination"
 	"github.com/skiff-sh/skiff/pkg/registry/core"
 	"github.com/skiff-sh/skiff/pkg/registry/discovery"
+	"github.com/skiff-sh/skiff/pkg/registry/flowcontrol"
 	"github.com/skiff-sh/skiff/pkg/registry/networking"
 	"github.com/skiff-sh/skiff/pkg/registry/policy"
 	"github.com/skiff-sh/skiff/pkg/registry/rbac"
@@ -24,6 +25,7 @@ func Definitions() []*registry.Definition {
 		coordination.Definitions(), discovery.Definitions(), policy.Definitions(), rbac.Definitions(),
 		scheduling.Definitions(), storageapi.Definitions(), apiextensions.Definitions(),
 		networking.AllocationDefinitions(),
+		flowcontrol.Definitions(),
 	} {
 		out = append(out, group...)
 	}

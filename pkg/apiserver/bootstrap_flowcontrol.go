@@ -1,0 +1,82 @@
+package apiserver
+
+import (
+	"context"
+
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/skiff-sh/skiff/pkg/registry"
+	"github.com/skiff-sh/skiff/pkg/registry/flowcontrol"
+	"github.com/skiff-sh/skiff/pkg/storage"
+)
+
+var (
+	grFlowSchemas    = schema.GroupResource{Group: flowcontrol.Group, Resource: "flowschemas"}
+	grPriorityLevels = schema.GroupResource{Group: flowcontrol.Group, Resource: "prioritylevelconfigurations"}
+)
+
+// ensureFlowControl keeps upstream's API Priority and Fairness bootstrap
+// configuration in storage, as upstream's API server does at start:
+// missing objects are created; mandatory ones are brought back to their
+// fixed spec, suggested ones only while their autoupdate annotation is
+// "true" (an administrator who sets it to "false" keeps their changes).
+func (s *Server) ensureFlowControl(ctx context.Context) error {
+	if s.stores[grPriorityLevels] == nil || s.stores[grFlowSchemas] == nil {
+		return nil
+	}
+	for i, list := range [][]*flowcontrolv1.PriorityLevelConfiguration{flowcontrol.MandatoryPriorityLevelConfigurations(), flowcontrol.SuggestedPriorityLevelConfigurations()} {
+		for _, want := range list {
+			err := s.ensureBootstrap(ctx, grPriorityLevels, want, func(cur runtime.Object) runtime.Object {
+				if out := flowcontrol.UpdatePriorityLevelConfiguration(cur.(*flowcontrolv1.PriorityLevelConfiguration), want, i == 0); out != nil {
+					return out
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+	}
+	for i, list := range [][]*flowcontrolv1.FlowSchema{flowcontrol.MandatoryFlowSchemas(), flowcontrol.SuggestedFlowSchemas()} {
+		for _, want := range list {
+			err := s.ensureBootstrap(ctx, grFlowSchemas, want, func(cur runtime.Object) runtime.Object {
+				if out := flowcontrol.UpdateFlowSchema(cur.(*flowcontrolv1.FlowSchema), want, i == 0); out != nil {
+					return out
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// ensureBootstrap creates want if missing, else stores what update makes
+// of the stored object (nil: leave it).
+func (s *Server) ensureBootstrap(ctx context.Context, gr schema.GroupResource, want runtime.Object, update func(cur runtime.Object) runtime.Object) error {
+	st := s.stores[gr]
+	ns, name := objectName(want)
+	cur, err := st.Get(ctx, ns, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return s.ensure(ctx, gr, want.DeepCopyObject())
+	}
+	if err != nil {
+		return err
+	}
+	if update(storage.Unwrap(cur)) == nil {
+		return nil
+	}
+	_, _, err = st.Update(ctx, ns, name, &objInfo{update: func(_ context.Context, old runtime.Object) (runtime.Object, error) {
+		if out := update(storage.Unwrap(old)); out != nil {
+			return out, nil
+		}
+		return storage.Unwrap(old).DeepCopyObject(), nil
+	}}, nil, nil, registry.UpdateOptions{NoCreate: true})
+	return err
+}

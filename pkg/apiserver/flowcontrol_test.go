@@ -1,0 +1,58 @@
+package apiserver_test
+
+import (
+	"net/http"
+	"testing"
+
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Upstream's mandatory and suggested APF objects exist at start; the
+// mandatory ones' specs are fixed, the exempt level's spec.exempt may be
+// tuned, and new objects get upstream's defaults.
+func TestFlowControlBootstrap(t *testing.T) {
+	c := start(t)
+	const base = "/apis/flowcontrol.apiserver.k8s.io/v1/"
+	var fss flowcontrolv1.FlowSchemaList
+	c.call(http.MethodGet, base+"flowschemas", nil, http.StatusOK, &fss)
+	if len(fss.Items) != 13 {
+		t.Errorf("%d flow schemas, want 13", len(fss.Items))
+	}
+	var pls flowcontrolv1.PriorityLevelConfigurationList
+	c.call(http.MethodGet, base+"prioritylevelconfigurations", nil, http.StatusOK, &pls)
+	if len(pls.Items) != 8 {
+		t.Errorf("%d priority levels, want 8", len(pls.Items))
+	}
+	for _, fs := range fss.Items {
+		if fs.Annotations[flowcontrolv1.AutoUpdateAnnotationKey] != "true" || fs.Generation != 1 {
+			t.Errorf("%s: annotations %v generation %d", fs.Name, fs.Annotations, fs.Generation)
+		}
+	}
+
+	var catchAll flowcontrolv1.FlowSchema
+	c.call(http.MethodGet, base+"flowschemas/catch-all", nil, http.StatusOK, &catchAll)
+	catchAll.Spec.MatchingPrecedence = 5000
+	code, _, data := c.do(http.MethodPut, base+"flowschemas/catch-all", &catchAll, "", "")
+	expectStatus(t, code, data, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid, "")
+
+	var exempt flowcontrolv1.PriorityLevelConfiguration
+	c.call(http.MethodGet, base+"prioritylevelconfigurations/exempt", nil, http.StatusOK, &exempt)
+	exempt.Spec.Exempt.NominalConcurrencyShares = new(int32(10))
+	c.call(http.MethodPut, base+"prioritylevelconfigurations/exempt", &exempt, http.StatusOK, nil)
+
+	var created flowcontrolv1.PriorityLevelConfiguration
+	c.call(http.MethodPost, base+"prioritylevelconfigurations", map[string]any{
+		"apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "PriorityLevelConfiguration", "metadata": map[string]any{"name": "mine"},
+		"spec": map[string]any{"type": "Limited", "limited": map[string]any{"limitResponse": map[string]any{"type": "Queue", "queuing": map[string]any{}}}},
+	}, http.StatusCreated, &created)
+	if l := created.Spec.Limited; *l.NominalConcurrencyShares != 30 || l.LimitResponse.Queuing.Queues != 64 || l.LimitResponse.Queuing.HandSize != 8 {
+		t.Errorf("defaults not applied: %+v", l)
+	}
+	code, _, data = c.do(http.MethodPost, base+"flowschemas", map[string]any{
+		"apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "FlowSchema", "metadata": map[string]any{"name": "bad"},
+		"spec": map[string]any{"priorityLevelConfiguration": map[string]any{"name": "mine"}, "matchingPrecedence": 1},
+	}, "", "")
+	expectStatus(t, code, data, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid,
+		`FlowSchema.flowcontrol.apiserver.k8s.io "bad" is invalid: spec.matchingPrecedence: Invalid value: 1: only the schema named 'exempt' may have matchingPrecedence 1`)
+}
