@@ -142,6 +142,78 @@ var crudKinds = []crudKind{
 		deleteReturnsObject: true,
 	},
 	{
+		resource: "csidrivers", apiVersion: "storage.k8s.io/v1", kind: "CSIDriver", qualified: "csidrivers.storage.k8s.io",
+		body: func(name string) jsonObj {
+			return labelled("storage.k8s.io/v1", "CSIDriver", name, jsonObj{"spec": jsonObj{"podInfoOnMount": true}})
+		},
+		update: func(o jsonObj) { o["spec"].(jsonObj)["storageCapacity"] = true },
+		updated: func(o jsonObj) error {
+			if err := expectEqual("spec.attachRequired (defaulted)", jsonField(o, "spec", "attachRequired"), true); err != nil {
+				return err
+			}
+			return expectEqual("spec.storageCapacity", jsonField(o, "spec", "storageCapacity"), true)
+		},
+		smp: jsonObj{"spec": jsonObj{"requiresRepublish": true}},
+		smpApplied: func(o jsonObj) error {
+			return expectEqual("spec.requiresRepublish", jsonField(o, "spec", "requiresRepublish"), true)
+		},
+		deleteReturnsObject: true,
+	},
+	{
+		resource: "csinodes", apiVersion: "storage.k8s.io/v1", kind: "CSINode", qualified: "csinodes.storage.k8s.io",
+		body: func(name string) jsonObj {
+			return labelled("storage.k8s.io/v1", "CSINode", name, jsonObj{"spec": jsonObj{"drivers": []any{
+				jsonObj{"name": "a.csi.example.com", "nodeID": name, "topologyKeys": []any{"topology.kubernetes.io/zone"}}}}})
+		},
+		update: func(o jsonObj) {
+			jsonField(o, "spec", "drivers", "0").(jsonObj)["allocatable"] = jsonObj{"count": 10}
+		},
+		updated: func(o jsonObj) error {
+			return expectEqual("allocatable.count", jsonField(o, "spec", "drivers", "0", "allocatable", "count"), float64(10))
+		},
+		// drivers merge by name: b is added, a kept.
+		smp: jsonObj{"spec": jsonObj{"drivers": []any{jsonObj{"name": "b.csi.example.com", "nodeID": "n"}}}},
+		smpApplied: func(o jsonObj) error {
+			ds, _ := jsonField(o, "spec", "drivers").([]any)
+			return expectEqual("drivers", len(ds), 2)
+		},
+		deleteReturnsObject: true,
+	},
+	{
+		resource: "csistoragecapacities", apiVersion: "storage.k8s.io/v1", kind: "CSIStorageCapacity", namespaced: true,
+		qualified: "csistoragecapacities.storage.k8s.io",
+		body: func(name string) jsonObj {
+			return labelled("storage.k8s.io/v1", "CSIStorageCapacity", name, jsonObj{"storageClassName": "fast", "capacity": "10Gi",
+				"nodeTopology": jsonObj{"matchLabels": jsonObj{"topology.kubernetes.io/zone": "a"}}})
+		},
+		update:     func(o jsonObj) { o["capacity"] = "5Gi" },
+		updated:    func(o jsonObj) error { return expectEqual("capacity", o["capacity"], "5Gi") },
+		smp:        jsonObj{"maximumVolumeSize": "1Gi"},
+		smpApplied: func(o jsonObj) error { return expectEqual("maximumVolumeSize", o["maximumVolumeSize"], "1Gi") },
+	},
+	{
+		resource: "volumeattachments", apiVersion: "storage.k8s.io/v1", kind: "VolumeAttachment", qualified: "volumeattachments.storage.k8s.io",
+		body: func(name string) jsonObj {
+			return labelled("storage.k8s.io/v1", "VolumeAttachment", name, jsonObj{
+				"spec":   jsonObj{"attacher": "csi.example.com", "nodeName": "node-1", "source": jsonObj{"persistentVolumeName": "pv-" + name}},
+				"status": jsonObj{"attached": true}, // reset on create: status is the attacher's
+			})
+		},
+		updated: func(o jsonObj) error {
+			return expectEqual("status.attached", jsonField(o, "status", "attached"), false)
+		},
+		deleteReturnsObject: true,
+	},
+	{
+		resource: "volumeattributesclasses", apiVersion: "storage.k8s.io/v1", kind: "VolumeAttributesClass",
+		qualified: "volumeattributesclasses.storage.k8s.io",
+		body: func(name string) jsonObj {
+			return labelled("storage.k8s.io/v1", "VolumeAttributesClass", name, jsonObj{"driverName": "csi.example.com",
+				"parameters": jsonObj{"iops": "1000"}})
+		},
+		deleteReturnsObject: true,
+	},
+	{
 		resource: "clusterrolebindings", apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBinding",
 		qualified: "clusterrolebindings.rbac.authorization.k8s.io",
 		body: func(name string) jsonObj {

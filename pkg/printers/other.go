@@ -287,6 +287,19 @@ func volumeAttachmentHandler() Handler {
 	}
 }
 
+func volumeAttributesClassHandler() Handler {
+	return Handler{
+		Columns: []metav1.TableColumnDefinition{
+			nameColumn(),
+			col("DriverName", "string", storagev1.VolumeAttributesClass{}.SwaggerDoc()["driverName"]),
+			ageColumn(),
+		},
+		Cells: typed(func(c *storagev1.VolumeAttributesClass, now time.Time) ([]interface{}, error) {
+			return []interface{}{c.Name, c.DriverName, age(c.CreationTimestamp, now)}, nil
+		}),
+	}
+}
+
 func ingressHandler() Handler {
 	return Handler{
 		Columns: []metav1.TableColumnDefinition{

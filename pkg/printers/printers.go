@@ -134,6 +134,10 @@ func buildRegistry() map[schema.GroupResource]Handler {
 	add("storage.k8s.io", "csidrivers", csiDriverHandler())
 	add("storage.k8s.io", "csinodes", csiNodeHandler())
 	add("storage.k8s.io", "volumeattachments", volumeAttachmentHandler())
+	// upstream's store uses the default table for CSIStorageCapacity,
+	// though a printer for it exists
+	add("storage.k8s.io", "csistoragecapacities", defaultHandler)
+	add("storage.k8s.io", "volumeattributesclasses", volumeAttributesClassHandler())
 	add("networking.k8s.io", "ingresses", ingressHandler())
 	add("networking.k8s.io", "ingressclasses", ingressClassHandler())
 	add("networking.k8s.io", "networkpolicies", networkPolicyHandler())

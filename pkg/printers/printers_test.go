@@ -137,6 +137,8 @@ func TestColumns(t *testing.T) {
 		{gr("storage.k8s.io", "storageclasses"), "Name Provisioner ReclaimPolicy VolumeBindingMode AllowVolumeExpansion Age"},
 		{gr("storage.k8s.io", "csidrivers"), "Name AttachRequired PodInfoOnMount StorageCapacity TokenRequests RequiresRepublish Modes Age"},
 		{gr("storage.k8s.io", "csinodes"), "Name Drivers Age"},
+		{gr("storage.k8s.io", "csistoragecapacities"), "Name Created At"},
+		{gr("storage.k8s.io", "volumeattributesclasses"), "Name DriverName Age"},
 		{gr("storage.k8s.io", "volumeattachments"), "Name Attacher PV Node Attached Age"},
 		{gr("networking.k8s.io", "ingresses"), "Name Class Hosts Address Ports Age"},
 		{gr("networking.k8s.io", "ingressclasses"), "Name Controller Parameters Age"},
@@ -955,6 +957,9 @@ func TestConfigAndStorageCells(t *testing.T) {
 		Spec:   storagev1.VolumeAttachmentSpec{Attacher: "csi", NodeName: "n1", Source: storagev1.VolumeAttachmentSource{PersistentVolumeName: ptr("pv1")}},
 		Status: storagev1.VolumeAttachmentStatus{Attached: true}},
 		[]interface{}{"va", "csi", "pv1", "n1", true, "60m"})
+	check("volumeattributesclass", gr("storage.k8s.io", "volumeattributesclasses"), &storagev1.VolumeAttributesClass{ObjectMeta: om("gold", time.Hour),
+		DriverName: "csi.example.com"},
+		[]interface{}{"gold", "csi.example.com", "60m"})
 }
 
 func TestClusterCells(t *testing.T) {
@@ -1207,6 +1212,8 @@ func TestCellTypes(t *testing.T) {
 		gr("storage.k8s.io", "csidrivers"):                                    &storagev1.CSIDriver{ObjectMeta: om("p", time.Minute)},
 		gr("storage.k8s.io", "csinodes"):                                      &storagev1.CSINode{ObjectMeta: om("p", time.Minute)},
 		gr("storage.k8s.io", "volumeattachments"):                             &storagev1.VolumeAttachment{ObjectMeta: om("p", time.Minute)},
+		gr("storage.k8s.io", "csistoragecapacities"):                          &storagev1.CSIStorageCapacity{ObjectMeta: om("p", time.Minute)},
+		gr("storage.k8s.io", "volumeattributesclasses"):                       &storagev1.VolumeAttributesClass{ObjectMeta: om("p", time.Minute)},
 		gr("networking.k8s.io", "ingresses"):                                  &networkingv1.Ingress{ObjectMeta: om("p", time.Minute)},
 		gr("networking.k8s.io", "ingressclasses"):                             &networkingv1.IngressClass{ObjectMeta: om("p", time.Minute)},
 		gr("networking.k8s.io", "networkpolicies"):                            &networkingv1.NetworkPolicy{ObjectMeta: om("p", time.Minute)},

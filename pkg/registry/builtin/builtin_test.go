@@ -66,9 +66,6 @@ func TestDefinitionsAgreeWithSchemeClientAndPrinters(t *testing.T) {
 // other branches); the list must end empty.
 var pendingPrinters = map[schema.GroupResource]bool{
 	{Resource: "replicationcontrollers"}:                                                 true,
-	{Group: "storage.k8s.io", Resource: "csidrivers"}:                                    true,
-	{Group: "storage.k8s.io", Resource: "csinodes"}:                                      true,
-	{Group: "storage.k8s.io", Resource: "volumeattachments"}:                             true,
 	{Group: "networking.k8s.io", Resource: "ingresses"}:                                  true,
 	{Group: "networking.k8s.io", Resource: "ingressclasses"}:                             true,
 	{Group: "networking.k8s.io", Resource: "networkpolicies"}:                            true,

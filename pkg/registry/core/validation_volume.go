@@ -308,6 +308,13 @@ func validateTemplateObjectMeta(meta *metav1.ObjectMeta, p *field.Path) field.Er
 	return allErrs
 }
 
+// ValidateCSIDriverName checks the name of a CSI driver (a CSIDriver, a
+// CSINode's driver entry, a VolumeAttachment's attacher): a DNS subdomain
+// of at most 63 characters, case ignored.
+func ValidateCSIDriverName(name string, p *field.Path) field.ErrorList {
+	return validateCSIDriverName(name, p)
+}
+
 func validateCSIDriverName(name string, p *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
 	if name == "" {
