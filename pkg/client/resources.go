@@ -15,6 +15,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -77,6 +78,11 @@ func init() {
 		{&networkingv1.ServiceCIDR{}, "networking.k8s.io", "servicecidrs", false},
 		{&flowcontrolv1.FlowSchema{}, "flowcontrol.apiserver.k8s.io", "flowschemas", false},
 		{&flowcontrolv1.PriorityLevelConfiguration{}, "flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations", false},
+		{&resourcev1.DeviceClass{}, "resource.k8s.io", "deviceclasses", false},
+		{&resourcev1.ResourceClaim{}, "resource.k8s.io", "resourceclaims", true},
+		{&resourcev1.ResourceClaimTemplate{}, "resource.k8s.io", "resourceclaimtemplates", true},
+		{&resourcev1.ResourceSlice{}, "resource.k8s.io", "resourceslices", false},
+		{&resourcev1.DeviceTaintRule{}, "resource.k8s.io", "devicetaintrules", false},
 	} {
 		version := "v1"
 		if r.group == "autoscaling" {

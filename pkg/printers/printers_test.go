@@ -22,6 +22,7 @@ import (
 	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -147,6 +148,11 @@ func TestColumns(t *testing.T) {
 		{gr("", "componentstatuses"), "Name Status Message Error"},
 		{gr("networking.k8s.io", "servicecidrs"), "Name CIDRs Age"},
 		{gr("node.k8s.io", "runtimeclasses"), "Name Handler Age"},
+		{gr("resource.k8s.io", "deviceclasses"), "Name Age"},
+		{gr("resource.k8s.io", "resourceclaims"), "Name State Age"},
+		{gr("resource.k8s.io", "resourceclaimtemplates"), "Name Age"},
+		{gr("resource.k8s.io", "resourceslices"), "Name Node Driver Pool Age"},
+		{gr("resource.k8s.io", "devicetaintrules"), "Name Key Value Effect TimeAdded Age"},
 		{gr("admissionregistration.k8s.io", "mutatingwebhookconfigurations"), "Name Webhooks Age"},
 		{gr("admissionregistration.k8s.io", "validatingwebhookconfigurations"), "Name Webhooks Age"},
 		{gr("certificates.k8s.io", "certificatesigningrequests"), "Name Age SignerName Requestor RequestedDuration Condition"},
@@ -1043,6 +1049,28 @@ func TestClusterCells(t *testing.T) {
 		Status: certificatesv1.CertificateSigningRequestStatus{Certificate: []byte("x"),
 			Conditions: []certificatesv1.CertificateSigningRequestCondition{{Type: certificatesv1.CertificateApproved}, {Type: certificatesv1.CertificateFailed}}}},
 		[]interface{}{"csr-1", "60m", "kubernetes.io/kube-apiserver-client", "alice", "24h", "Approved,Failed,Issued"})
+	check("deviceclass", gr("resource.k8s.io", "deviceclasses"), &resourcev1.DeviceClass{ObjectMeta: om("gpu", time.Hour)},
+		[]interface{}{"gpu", "60m"})
+	check("resourceclaim pending", gr("resource.k8s.io", "resourceclaims"), &resourcev1.ResourceClaim{ObjectMeta: om("c", time.Hour)},
+		[]interface{}{"c", "pending", "60m"})
+	reserved := &resourcev1.ResourceClaim{ObjectMeta: om("c", time.Hour), Status: resourcev1.ResourceClaimStatus{
+		Allocation: &resourcev1.AllocationResult{}, ReservedFor: []resourcev1.ResourceClaimConsumerReference{{Resource: "pods", Name: "p", UID: "u"}}}}
+	check("resourceclaim reserved", gr("resource.k8s.io", "resourceclaims"), reserved, []interface{}{"c", "allocated,reserved", "60m"})
+	deleted := &resourcev1.ResourceClaim{ObjectMeta: om("c", time.Hour)}
+	deleted.DeletionTimestamp = &deleted.CreationTimestamp
+	check("resourceclaim deleted", gr("resource.k8s.io", "resourceclaims"), deleted, []interface{}{"c", "deleted", "60m"})
+	check("resourceclaimtemplate", gr("resource.k8s.io", "resourceclaimtemplates"), &resourcev1.ResourceClaimTemplate{ObjectMeta: om("t", time.Hour)},
+		[]interface{}{"t", "60m"})
+	check("resourceslice", gr("resource.k8s.io", "resourceslices"), &resourcev1.ResourceSlice{ObjectMeta: om("s", time.Hour),
+		Spec: resourcev1.ResourceSliceSpec{NodeName: ptr("node1"), Driver: "gpu.example.com", Pool: resourcev1.ResourcePool{Name: "node1"}}},
+		[]interface{}{"s", "node1", "gpu.example.com", "node1", "60m"})
+	check("resourceslice all nodes", gr("resource.k8s.io", "resourceslices"), &resourcev1.ResourceSlice{ObjectMeta: om("s", time.Hour),
+		Spec: resourcev1.ResourceSliceSpec{AllNodes: ptr(true), Driver: "d.example.com", Pool: resourcev1.ResourcePool{Name: "p"}}},
+		[]interface{}{"s", "", "d.example.com", "p", "60m"})
+	added := metav1.NewTime(now.Add(-2 * time.Minute))
+	check("devicetaintrule", gr("resource.k8s.io", "devicetaintrules"), &resourcev1.DeviceTaintRule{ObjectMeta: om("r", time.Hour),
+		Spec: resourcev1.DeviceTaintRuleSpec{Taint: resourcev1.DeviceTaint{Key: "example.com/broken", Value: "yes", Effect: resourcev1.DeviceTaintEffectNoExecute, TimeAdded: &added}}},
+		[]interface{}{"r", "example.com/broken", "yes", "NoExecute", "2m", "60m"})
 	check("csr pending", gr("certificates.k8s.io", "certificatesigningrequests"), &certificatesv1.CertificateSigningRequest{ObjectMeta: om("csr-2", time.Hour)},
 		[]interface{}{"csr-2", "60m", "<none>", "", "<none>", "Pending"})
 	check("flowschema", gr("flowcontrol.apiserver.k8s.io", "flowschemas"), &flowcontrolv1.FlowSchema{ObjectMeta: om("global-default", time.Hour),
@@ -1226,6 +1254,11 @@ func TestCellTypes(t *testing.T) {
 		gr("certificates.k8s.io", "certificatesigningrequests"):               &certificatesv1.CertificateSigningRequest{ObjectMeta: om("p", time.Minute)},
 		gr("flowcontrol.apiserver.k8s.io", "flowschemas"):                     &flowcontrolv1.FlowSchema{ObjectMeta: om("p", time.Minute)},
 		gr("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations"):     &flowcontrolv1.PriorityLevelConfiguration{ObjectMeta: om("p", time.Minute)},
+		gr("resource.k8s.io", "deviceclasses"):                                &resourcev1.DeviceClass{ObjectMeta: om("p", time.Minute)},
+		gr("resource.k8s.io", "resourceclaims"):                               &resourcev1.ResourceClaim{ObjectMeta: om("p", time.Minute)},
+		gr("resource.k8s.io", "resourceclaimtemplates"):                       &resourcev1.ResourceClaimTemplate{ObjectMeta: om("p", time.Minute)},
+		gr("resource.k8s.io", "resourceslices"):                               &resourcev1.ResourceSlice{ObjectMeta: om("p", time.Minute)},
+		gr("resource.k8s.io", "devicetaintrules"):                             &resourcev1.DeviceTaintRule{ObjectMeta: om("p", time.Minute)},
 		gr("apiextensions.k8s.io", "customresourcedefinitions"): &unstructured.Unstructured{Object: map[string]interface{}{
 			"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": map[string]interface{}{"name": "p"}}},
 	}

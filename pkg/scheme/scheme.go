@@ -16,6 +16,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -38,6 +39,7 @@ func New() *runtime.Scheme {
 		storagev1.AddToScheme, apiextensionsv1.AddToScheme, admissionregistrationv1.AddToScheme,
 		authenticationv1.AddToScheme, authorizationv1.AddToScheme, networkingv1.AddToScheme,
 		flowcontrolv1.AddToScheme,
+		resourcev1.AddToScheme,
 		metav1.AddMetaToScheme,
 	} {
 		utilruntime.Must(add(s))

@@ -50,6 +50,10 @@ func TestDependencyRules(t *testing.T) {
 		{from: mod + "pkg/storage", forbidden: []string{mod + "pkg/apiserver", mod + "pkg/registry", mod + "pkg/client"}},
 		{from: mod + "pkg/storage", forbidden: []string{"net/http"}, direct: true},
 		{from: mod + "pkg/registry", forbidden: []string{mod + "pkg/apiserver", "net/http"}, direct: true},
+		// Group packages hold pure strategy code: they never reach storage,
+		// the client or the table that assembles them.
+		{from: mod + "pkg/registry/resource", forbidden: []string{mod + "pkg/storage", mod + "pkg/client", mod + "pkg/registry/builtin"}, direct: true},
+		{from: mod + "pkg/registry/networking", forbidden: []string{mod + "pkg/storage", mod + "pkg/client", mod + "pkg/registry/builtin"}, direct: true},
 		{from: mod + "pkg/client", forbidden: []string{mod + "pkg/storage", mod + "pkg/apiserver", mod + "pkg/registry"}},
 		{from: mod + "pkg/controller", forbidden: []string{mod + "pkg/storage", mod + "pkg/apiserver", mod + "pkg/registry"}},
 		{from: mod + "pkg/scheduler", forbidden: []string{mod + "pkg/storage", mod + "pkg/apiserver", mod + "pkg/registry"}},

@@ -13,6 +13,7 @@ import (
 	"github.com/skiff-sh/skiff/pkg/registry/networking"
 	"github.com/skiff-sh/skiff/pkg/registry/policy"
 	"github.com/skiff-sh/skiff/pkg/registry/rbac"
+	"github.com/skiff-sh/skiff/pkg/registry/resource"
 	"github.com/skiff-sh/skiff/pkg/registry/scheduling"
 	"github.com/skiff-sh/skiff/pkg/registry/storageapi"
 )
@@ -25,7 +26,7 @@ func Definitions() []*registry.Definition {
 		coordination.Definitions(), discovery.Definitions(), policy.Definitions(), rbac.Definitions(),
 		scheduling.Definitions(), storageapi.Definitions(), apiextensions.Definitions(),
 		networking.AllocationDefinitions(),
-		flowcontrol.Definitions(),
+		flowcontrol.Definitions(), resource.Definitions(),
 	} {
 		out = append(out, group...)
 	}
