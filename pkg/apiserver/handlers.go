@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/skiff-sh/skiff/pkg/apiserver/admission"
+	"github.com/skiff-sh/skiff/pkg/apiserver/fieldmanager"
 	"github.com/skiff-sh/skiff/pkg/registry"
 	"github.com/skiff-sh/skiff/pkg/storage"
 )
@@ -377,6 +379,7 @@ type writeOptions struct {
 	FieldManager    string
 	FieldValidation string
 	Force           bool
+	ForceSet        bool // force was given (forbidden for a non-apply patch)
 }
 
 func parseWriteOptions(q url.Values, kind string) (writeOptions, error) {
@@ -396,8 +399,19 @@ func parseWriteOptions(q url.Values, kind string) (writeOptions, error) {
 		errs = append(errs, field.NotSupported(field.NewPath("fieldValidation"), o.FieldValidation,
 			[]string{metav1.FieldValidationIgnore, metav1.FieldValidationWarn, metav1.FieldValidationStrict}))
 	}
-	if len(o.FieldManager) > 128 {
-		errs = append(errs, field.TooLong(field.NewPath("fieldManager"), "", 128))
+	if len(o.FieldManager) > fieldmanager.MaxManagerLength {
+		errs = append(errs, field.TooLong(field.NewPath("fieldManager"), "", fieldmanager.MaxManagerLength))
+	}
+	for i, r := range o.FieldManager {
+		if !unicode.IsPrint(r) {
+			errs = append(errs, field.Invalid(field.NewPath("fieldManager"), o.FieldManager, fmt.Sprintf("invalid character %#U (at position %d)", r, i)))
+		}
+	}
+	if kind == "PatchOptions" {
+		o.ForceSet = q.Has("force")
+	} else if q.Has("force") {
+		// upstream's CreateOptions and UpdateOptions have no force: ignored
+		o.Force = false
 	}
 	if len(errs) > 0 {
 		return o, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: kind}, "", errs)
@@ -500,6 +514,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, info *RequestInf
 	if err != nil {
 		return err
 	}
+	obj = s.trackUpdate(e, "", e.def.New(), obj, fieldmanager.ManagerName(o.FieldManager, r.UserAgent()))
 	ctx := r.Context()
 	if objMeta, err := meta.Accessor(obj); err == nil && info.Namespace != "" && objMeta.GetNamespace() == "" {
 		objMeta.SetNamespace(info.Namespace)
@@ -553,15 +568,17 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, info *RequestInf
 	if err != nil {
 		return err
 	}
-	return s.runUpdate(w, r, info, e, st, m, o, false, func(ctx context.Context, old runtime.Object) (runtime.Object, error) {
-		return obj.DeepCopyObject(), nil
+	manager := fieldmanager.ManagerName(o.FieldManager, r.UserAgent())
+	return s.runUpdate(w, r, info, e, st, m, o, registry.UpdateOptions{}, func(ctx context.Context, old runtime.Object) (runtime.Object, error) {
+		return s.trackUpdate(e, info.Subresource, old, obj.DeepCopyObject(), manager), nil
 	})
 }
 
 // runUpdate performs an update whose new object newObj computes, with
-// admission, and writes the result. A patch (noCreate) never creates.
+// admission, and writes the result. uo says whether it may create (a patch
+// never creates, an apply always may).
 func (s *Server) runUpdate(w http.ResponseWriter, r *http.Request, info *RequestInfo, e *endpoint, st *registry.Store,
-	m mediaType, o writeOptions, noCreate bool, newObj func(ctx context.Context, old runtime.Object) (runtime.Object, error)) error {
+	m mediaType, o writeOptions, uo registry.UpdateOptions, newObj func(ctx context.Context, old runtime.Object) (runtime.Object, error)) error {
 	ctx := r.Context()
 	oi := &objInfo{update: func(ctx context.Context, old runtime.Object) (runtime.Object, error) {
 		obj, err := newObj(ctx, old)
@@ -584,7 +601,7 @@ func (s *Server) runUpdate(w http.ResponseWriter, r *http.Request, info *Request
 		func(ctx context.Context, obj, old runtime.Object) error {
 			return s.admission.Validate(ctx, s.attributes(admission.Update, info, e, obj, old, o.DryRun))
 		},
-		registry.UpdateOptions{DryRun: o.DryRun, NoCreate: noCreate})
+		registry.UpdateOptions{DryRun: o.DryRun, NoCreate: uo.NoCreate, ForceAllowCreate: uo.ForceAllowCreate})
 	if err != nil {
 		return err
 	}

@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/skiff-sh/skiff/pkg/apiserver/admission"
+	"github.com/skiff-sh/skiff/pkg/apiserver/fieldmanager"
 	"github.com/skiff-sh/skiff/pkg/apiserver/openapi"
 	"github.com/skiff-sh/skiff/pkg/clock"
 	"github.com/skiff-sh/skiff/pkg/registry"
@@ -215,6 +216,10 @@ type Server struct {
 	cachers   []*cacher.Cacher
 	admission *admission.Chain
 	openapi   *openapi.Handler
+	// kinds finds the endpoint of a served kind; fields are the field
+	// managers (managedFields, server-side apply).
+	kinds  map[schema.GroupVersionKind]*endpoint
+	fields *fieldmanager.Managers
 	metrics   *metrics
 	handler   http.Handler
 	discovery *discoveryDocs
@@ -279,6 +284,13 @@ func New(cfg Config) (*Server, error) {
 	if s.openapi, err = openapi.New(openapi.Info{Title: "Kubernetes", Version: gitVersion}, s.openAPIResources()); err != nil {
 		return nil, fmt.Errorf("building OpenAPI: %w", err)
 	}
+	s.kinds = map[schema.GroupVersionKind]*endpoint{}
+	for _, e := range s.endpoints {
+		if e.review == nil && !e.computed {
+			s.kinds[e.gvk] = e
+		}
+	}
+	s.fields = s.newFieldManagers()
 	s.discovery = s.buildDiscovery()
 	s.handler = s.buildHandlerChain()
 	return s, nil

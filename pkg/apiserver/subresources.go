@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/skiff-sh/skiff/pkg/apiserver/admission"
+	"github.com/skiff-sh/skiff/pkg/apiserver/fieldmanager"
 	"github.com/skiff-sh/skiff/pkg/registry"
 	"github.com/skiff-sh/skiff/pkg/storage"
 )
@@ -84,6 +85,7 @@ func (s *Server) serveScale(w http.ResponseWriter, r *http.Request, info *Reques
 		return err
 	}
 	patchType, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	manager := fieldmanager.ManagerName(o.FieldManager, r.UserAgent())
 	newObj := func(ctx context.Context, old runtime.Object) (runtime.Object, error) {
 		cur, err := sf.Get(old)
 		if err != nil {
@@ -104,7 +106,7 @@ func (s *Server) serveScale(w http.ResponseWriter, r *http.Request, info *Reques
 		}
 		obj := old.DeepCopyObject()
 		sf.SetReplicas(obj, target.Spec.Replicas)
-		return obj, nil
+		return s.trackUpdate(e, "scale", old, obj, manager), nil
 	}
 	out, _, err := e.store.Update(r.Context(), info.Namespace, info.Name, &objInfo{update: newObj}, nil,
 		func(ctx context.Context, obj, old runtime.Object) error {

@@ -85,6 +85,7 @@ func build(info Info, resources []Resource) (*state, error) {
 	}
 
 	st := &state{info: info, model: m, docs: docs}
+	st.defs = &Definitions{st: st}
 	for k := range docs {
 		st.keys = append(st.keys, k)
 	}

@@ -27,6 +27,7 @@ type state struct {
 	docs     map[string]*gvDoc
 	keys     []string // sorted keys of docs
 	modified time.Time
+	defs     *Definitions
 
 	v2Once sync.Once
 	v2JSON *blob
