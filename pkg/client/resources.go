@@ -50,6 +50,7 @@ func init() {
 		{&corev1.LimitRange{}, "", "limitranges", true},
 		{&corev1.ResourceQuota{}, "", "resourcequotas", true},
 		{&corev1.PodTemplate{}, "", "podtemplates", true},
+		{&corev1.ReplicationController{}, "", "replicationcontrollers", true},
 		{&appsv1.Deployment{}, "apps", "deployments", true},
 		{&appsv1.ReplicaSet{}, "apps", "replicasets", true},
 		{&appsv1.StatefulSet{}, "apps", "statefulsets", true},

@@ -28,7 +28,8 @@ type DeleteResult struct {
 	Deleted bool
 }
 
-// propagation returns the garbage collection policy a delete asks for.
+// propagation returns the garbage collection policy a delete asks for;
+// "" when it names none.
 func propagation(opts *metav1.DeleteOptions) (metav1.DeletionPropagation, error) {
 	if opts.PropagationPolicy != nil && opts.OrphanDependents != nil { //nolint:staticcheck // upstream still honours it
 		return "", apierrors.NewBadRequest("propagationPolicy and orphanDependents cannot both be set")
@@ -47,7 +48,25 @@ func propagation(opts *metav1.DeleteOptions) (metav1.DeletionPropagation, error)
 		}
 		return metav1.DeletePropagationBackground, nil
 	}
-	return metav1.DeletePropagationBackground, nil
+	return "", nil
+}
+
+// defaultPropagation is the policy of a delete that names none: as
+// upstream, a garbage collection finalizer already on the object decides,
+// then the resource's default.
+func (s *Store) defaultPropagation(m metav1.Object) metav1.DeletionPropagation {
+	for _, f := range m.GetFinalizers() {
+		switch f {
+		case FinalizerOrphan:
+			return metav1.DeletePropagationOrphan
+		case FinalizerForeground:
+			return metav1.DeletePropagationForeground
+		}
+	}
+	if p := s.Strategy.DefaultPropagation; p != "" {
+		return p
+	}
+	return metav1.DeletePropagationBackground
 }
 
 // gcFinalizers returns obj's finalizers as the policy wants them.
@@ -121,6 +140,9 @@ func (s *Store) Delete(ctx context.Context, ns, name string, opts *metav1.Delete
 		if err := admit(ctx, existing); err != nil {
 			return DeleteResult{}, err
 		}
+	}
+	if policy == "" {
+		policy = s.defaultPropagation(em)
 	}
 	grace, graceful := s.gracePeriod(existing, opts)
 	_, finalizersChange := gcFinalizers(em.GetFinalizers(), policy)

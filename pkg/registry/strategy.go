@@ -50,6 +50,12 @@ type Strategy struct {
 	// reports whether something other than metadata.finalizers still holds
 	// the deletion (a namespace's spec.finalizers).
 	Finalizing func(obj runtime.Object) (wait bool)
+	// DefaultPropagation is the garbage collection policy of a delete that
+	// names none and finds no "orphan" or "foregroundDeletion" finalizer on
+	// the object (upstream's DefaultGarbageCollectionPolicy); empty means
+	// Background. core/v1 ReplicationControllers orphan their pods by
+	// default, as before garbage collection existed.
+	DefaultPropagation metav1.DeletionPropagation
 	// ReturnDeletedObject: DELETE answers with the object instead of a Status.
 	ReturnDeletedObject bool
 	// FieldLabels are the field selector keys the resource supports beyond

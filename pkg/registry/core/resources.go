@@ -18,7 +18,7 @@ import (
 // shares the events storage).
 func Definitions() []*registry.Definition {
 	return []*registry.Definition{
-		namespaces(), pods(), podTemplates(), services(), endpoints(), nodes(),
+		namespaces(), pods(), podTemplates(), replicationControllers(), services(), endpoints(), nodes(),
 		configMaps(), secrets(), serviceAccounts(), coreEvents(),
 		persistentVolumes(), persistentVolumeClaims(), limitRanges(), resourceQuotas(),
 	}
