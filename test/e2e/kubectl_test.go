@@ -130,6 +130,7 @@ func TestKubectl(t *testing.T) {
 		{"services", kubectlServices},
 		{"pod-streams", kubectlPodStreams},
 		{"api-resources", kubectlAPIResources},
+		{"server-side-apply", kubectlServerSideApply},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
