@@ -10,9 +10,12 @@ import (
 	"strings"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/skiff-sh/skiff/pkg/registry"
 )
 
 type ctxKey int
@@ -96,7 +99,9 @@ func (s *Server) buildHandlerChain() http.Handler {
 				s.writeError(rec, r, err)
 				return
 			}
-			r = r.WithContext(context.WithValue(r.Context(), userKey, user))
+			ctx := context.WithValue(r.Context(), userKey, user)
+			ctx = registry.WithUser(ctx, &authenticationv1.UserInfo{Username: user.Name, UID: user.UID, Groups: user.Groups})
+			r = r.WithContext(ctx)
 			userName = user.Name
 		}
 

@@ -7,6 +7,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
+	certificatesv1 "k8s.io/api/certificates/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -84,6 +85,7 @@ func init() {
 		{&resourcev1.ResourceClaimTemplate{}, "resource.k8s.io", "resourceclaimtemplates", true},
 		{&resourcev1.ResourceSlice{}, "resource.k8s.io", "resourceslices", false},
 		{&resourcev1.DeviceTaintRule{}, "resource.k8s.io", "devicetaintrules", false},
+		{&certificatesv1.CertificateSigningRequest{}, "certificates.k8s.io", "certificatesigningrequests", false},
 	} {
 		version := "v1"
 		if r.group == "autoscaling" {

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"strings"
+	"time"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -76,6 +77,8 @@ type UpdateSubresource struct {
 	Keep func(obj, old runtime.Object)
 	// ValidateUpdate checks the result.
 	ValidateUpdate func(obj, old runtime.Object) field.ErrorList
+	// Stamp, if set, records server-set times (see Strategy.StampUpdate).
+	Stamp func(obj, old runtime.Object, now time.Time)
 }
 
 // Action is a subresource served by a handler of the API server's.

@@ -281,6 +281,9 @@ func (s *Store) prepareCreate(ctx context.Context, ns string, obj runtime.Object
 	if s.Strategy.PrepareForCreate != nil {
 		s.Strategy.PrepareForCreate(obj)
 	}
+	if s.Strategy.SetRequester != nil {
+		s.Strategy.SetRequester(obj, UserFrom(ctx))
+	}
 	var errs field.ErrorList
 	if m.GetName() == "" {
 		errs = append(errs, field.Required(field.NewPath("metadata", "name"), "name or generateName is required"))
@@ -496,6 +499,9 @@ func (s *Store) prepareUpdate(ns string, obj, old runtime.Object) error {
 	}
 	if s.Strategy.PrepareForUpdate != nil {
 		s.Strategy.PrepareForUpdate(obj, old)
+	}
+	if s.Strategy.StampUpdate != nil {
+		s.Strategy.StampUpdate(obj, old, s.Env.Clock.Now())
 	}
 	if s.Strategy.Generation && specChanged(obj, old) {
 		m.SetGeneration(om.GetGeneration() + 1)

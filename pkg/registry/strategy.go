@@ -2,7 +2,9 @@ package registry
 
 import (
 	"reflect"
+	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -23,6 +25,14 @@ type Strategy struct {
 	PrepareForCreate func(obj runtime.Object)
 	// PrepareForUpdate normalises an update given the stored object.
 	PrepareForUpdate func(obj, old runtime.Object)
+	// SetRequester records the requesting user (nil when the request
+	// carries none, e.g. the server's own creates) in a new object, after
+	// PrepareForCreate (a CertificateSigningRequest's spec.username).
+	SetRequester func(obj runtime.Object, user *authenticationv1.UserInfo)
+	// StampUpdate sets the times the server records on an update (a
+	// condition's lastTransitionTime), after PrepareForUpdate; now comes
+	// from the Store's clock.
+	StampUpdate func(obj, old runtime.Object, now time.Time)
 	// Validate checks a new object.
 	Validate func(obj runtime.Object) field.ErrorList
 	// ValidateUpdate checks an update.
@@ -145,6 +155,7 @@ func StatusStrategy(main *Strategy, validateStatus func(obj, old runtime.Object)
 		CopyAllButStatus(obj, old)
 	}
 	s.ValidateUpdate = validateStatus
+	s.StampUpdate = nil
 	s.Generation = false
 	s.HasStatus = false
 	s.AllowCreateOnUpdate = false
@@ -156,6 +167,7 @@ func StatusStrategy(main *Strategy, validateStatus func(obj, old runtime.Object)
 func SubresourceStrategy(main *Strategy, sub UpdateSubresource) *Strategy {
 	s := StatusStrategy(main, sub.ValidateUpdate)
 	s.PrepareForUpdate = sub.Keep
+	s.StampUpdate = sub.Stamp
 	return s
 }
 

@@ -65,6 +65,7 @@ func TestDependencyRules(t *testing.T) {
 		// Group packages hold pure strategy: no storage, no client, no
 		// other group's package (what they share lives in pkg/registry).
 		{from: mod + "pkg/registry/flowcontrol", forbidden: []string{mod + "pkg/storage", mod + "pkg/client", mod + "pkg/registry/core"}, direct: true},
+		{from: mod + "pkg/registry/certificates", forbidden: []string{mod + "pkg/storage", mod + "pkg/client", mod + "pkg/registry/core"}, direct: true},
 	}
 	for _, p := range listPackages(t) {
 		for _, d := range p.Deps {

@@ -6,6 +6,7 @@ import (
 	"github.com/skiff-sh/skiff/pkg/registry/apps"
 	"github.com/skiff-sh/skiff/pkg/registry/autoscaling"
 	"github.com/skiff-sh/skiff/pkg/registry/batch"
+	"github.com/skiff-sh/skiff/pkg/registry/certificates"
 	"github.com/skiff-sh/skiff/pkg/registry/coordination"
 	"github.com/skiff-sh/skiff/pkg/registry/core"
 	"github.com/skiff-sh/skiff/pkg/registry/discovery"
@@ -26,7 +27,7 @@ func Definitions() []*registry.Definition {
 		coordination.Definitions(), discovery.Definitions(), policy.Definitions(), rbac.Definitions(),
 		scheduling.Definitions(), storageapi.Definitions(), apiextensions.Definitions(),
 		networking.AllocationDefinitions(),
-		flowcontrol.Definitions(), resource.Definitions(),
+		flowcontrol.Definitions(), resource.Definitions(), certificates.Definitions(),
 	} {
 		out = append(out, group...)
 	}

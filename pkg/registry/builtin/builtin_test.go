@@ -71,5 +71,4 @@ var pendingPrinters = map[schema.GroupResource]bool{
 	{Group: "node.k8s.io", Resource: "runtimeclasses"}:                                   true,
 	{Group: "admissionregistration.k8s.io", Resource: "mutatingwebhookconfigurations"}:   true,
 	{Group: "admissionregistration.k8s.io", Resource: "validatingwebhookconfigurations"}: true,
-	{Group: "certificates.k8s.io", Resource: "certificatesigningrequests"}:               true,
 }
