@@ -72,6 +72,9 @@ func kubectlAPIResources(t *testing.T, c *cluster, k kc) {
 		"componentstatuses", "ipaddresses.networking.k8s.io", "servicecidrs.networking.k8s.io",
 		"controllerrevisions.apps", "selfsubjectreviews.authentication.k8s.io",
 		"localsubjectaccessreviews.authorization.k8s.io", "selfsubjectrulesreviews.authorization.k8s.io",
+		"ingresses.networking.k8s.io", "ingressclasses.networking.k8s.io", "networkpolicies.networking.k8s.io",
+		"deviceclasses.resource.k8s.io", "resourceclaims.resource.k8s.io", "resourceclaimtemplates.resource.k8s.io",
+		"resourceslices.resource.k8s.io", "devicetaintrules.resource.k8s.io",
 	} {
 		if !have[want] {
 			t.Errorf("api-resources lacks %s:\n%s", want, out)

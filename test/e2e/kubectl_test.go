@@ -131,6 +131,7 @@ func TestKubectl(t *testing.T) {
 		{"pod-streams", kubectlPodStreams},
 		{"api-resources", kubectlAPIResources},
 		{"server-side-apply", kubectlServerSideApply},
+		{"networking-dra", kubectlNetworkingAndDRA},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -26,7 +26,7 @@ func Definitions() []*registry.Definition {
 		core.Definitions(), apps.Definitions(), batch.Definitions(), autoscaling.Definitions(),
 		coordination.Definitions(), discovery.Definitions(), policy.Definitions(), rbac.Definitions(),
 		scheduling.Definitions(), storageapi.Definitions(), apiextensions.Definitions(),
-		networking.AllocationDefinitions(),
+		networking.AllocationDefinitions(), networking.Definitions(),
 		flowcontrol.Definitions(), resource.Definitions(), certificates.Definitions(),
 	} {
 		out = append(out, group...)

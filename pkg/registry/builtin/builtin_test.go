@@ -65,9 +65,6 @@ func TestDefinitionsAgreeWithSchemeClientAndPrinters(t *testing.T) {
 // pendingPrinters have printers ahead of their resources (being added on
 // other branches); the list must end empty.
 var pendingPrinters = map[schema.GroupResource]bool{
-	{Group: "networking.k8s.io", Resource: "ingresses"}:                                  true,
-	{Group: "networking.k8s.io", Resource: "ingressclasses"}:                             true,
-	{Group: "networking.k8s.io", Resource: "networkpolicies"}:                            true,
 	{Group: "node.k8s.io", Resource: "runtimeclasses"}:                                   true,
 	{Group: "admissionregistration.k8s.io", Resource: "mutatingwebhookconfigurations"}:   true,
 	{Group: "admissionregistration.k8s.io", Resource: "validatingwebhookconfigurations"}: true,

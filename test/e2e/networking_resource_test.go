@@ -1,0 +1,101 @@
+package e2e
+
+import (
+	"testing"
+)
+
+// networking.k8s.io Ingress, IngressClass and NetworkPolicy and
+// resource.k8s.io DeviceClass, ResourceSlice and ResourceClaim created
+// with kubectl: upstream's columns (-o wide included), defaulting, the
+// Ingress status subresource, a 422 with upstream's message and
+// ResourceSlice field selectors.
+func kubectlNetworkingAndDRA(t *testing.T, c *cluster, k kc) {
+	const ns = "e2e-netdra"
+	createNS(t, c, ns)
+	objs := `apiVersion: networking.k8s.io/v1
+kind: IngressClass
+metadata: {name: e2e-nginx}
+spec: {controller: k8s.io/ingress-nginx}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: web, namespace: ` + ns + `}
+spec:
+  ingressClassName: e2e-nginx
+  rules:
+  - host: foo.example.com
+    http:
+      paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]
+---
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {name: db, namespace: ` + ns + `}
+spec:
+  podSelector: {matchLabels: {app: db}}
+  ingress: [{ports: [{port: 5432}]}]
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: e2e-gpu.example.com}
+spec:
+  selectors: [{cel: {expression: 'device.driver == "gpu.example.com"'}}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: e2e-node-a-gpu}
+spec: {driver: gpu.example.com, nodeName: e2e-node-a, pool: {name: e2e-node-a, resourceSliceCount: 1}, devices: [{name: gpu-0}]}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: e2e-node-b-gpu}
+spec: {driver: gpu.example.com, nodeName: e2e-node-b, pool: {name: e2e-node-b, resourceSliceCount: 1}, devices: [{name: gpu-0}]}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: gpu, namespace: ` + ns + `}
+spec:
+  devices: {requests: [{name: gpu, exactly: {deviceClassName: e2e-gpu.example.com}}]}
+`
+	wantLines(t, k.withStdin(objs).ok(t, "apply", "-f", "-"),
+		"ingressclass.networking.k8s.io/e2e-nginx created", "ingress.networking.k8s.io/web created",
+		"networkpolicy.networking.k8s.io/db created", "deviceclass.resource.k8s.io/e2e-gpu.example.com created",
+		"resourceslice.resource.k8s.io/e2e-node-a-gpu created", "resourceslice.resource.k8s.io/e2e-node-b-gpu created",
+		"resourceclaim.resource.k8s.io/gpu created")
+	t.Cleanup(func() {
+		k.run(t, "delete", "ingressclass/e2e-nginx", "deviceclass/e2e-gpu.example.com", "resourceslice/e2e-node-a-gpu", "resourceslice/e2e-node-b-gpu")
+	})
+
+	// The status subresource sets the address the main resource may not.
+	k.ok(t, "-n", ns, "patch", "ingress", "web", "--subresource=status", "--type=merge",
+		"-p", `{"status":{"loadBalancer":{"ingress":[{"ip":"192.0.2.10"}]}}}`)
+	for _, args := range [][]string{{"get", "ingress", "web"}, {"get", "ing", "web", "-o", "wide"}} {
+		wantTable(t, k.ok(t, append([]string{"-n", ns}, args...)...), []string{"NAME", "CLASS", "HOSTS", "ADDRESS", "PORTS", "AGE"},
+			[]string{"web", "e2e-nginx", "foo.example.com", `192\.0\.2\.10`, "80", age})
+	}
+	wantEqual(t, "generation after a status update", jsonpath(t, k, "{.metadata.generation}", "-n", ns, "get", "ingress", "web"), "1")
+	wantTable(t, k.ok(t, "get", "ingressclass", "e2e-nginx", "-o", "wide"), []string{"NAME", "CONTROLLER", "PARAMETERS", "AGE"},
+		[]string{"e2e-nginx", "k8s.io/ingress-nginx", "<none>", age})
+	wantTable(t, k.ok(t, "-n", ns, "get", "netpol", "db", "-o", "wide"), []string{"NAME", "POD-SELECTOR", "AGE"},
+		[]string{"db", "app=db", age})
+	wantEqual(t, "defaulted policy", jsonpath(t, k, "{.spec.policyTypes} {.spec.ingress[0].ports[0].protocol}", "-n", ns, "get", "netpol", "db"),
+		`["Ingress"] TCP`)
+	bad := `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: bad, namespace: ` + ns + `}
+spec:
+  rules: [{http: {paths: [{path: /, backend: {service: {name: web, port: {number: 80}}}}]}}]
+`
+	wantContains(t, k.withStdin(bad).fails(t, "apply", "-f", "-"),
+		`The Ingress "bad" is invalid: spec.rules[0].http.paths[0].pathType: Required value: pathType must be specified`)
+
+	wantTable(t, k.ok(t, "get", "deviceclass", "e2e-gpu.example.com", "-o", "wide"), []string{"NAME", "AGE"},
+		[]string{`e2e-gpu\.example\.com`, age})
+	wantTable(t, k.ok(t, "get", "resourceslices", "--field-selector", "spec.nodeName=e2e-node-b", "-o", "wide"),
+		[]string{"NAME", "NODE", "DRIVER", "POOL", "AGE"},
+		[]string{"e2e-node-b-gpu", "e2e-node-b", `gpu\.example\.com`, "e2e-node-b", age})
+	wantContains(t, k.fails(t, "get", "resourceslices", "--field-selector", "spec.devices=x"), "field label not supported: spec.devices")
+	wantTable(t, k.ok(t, "-n", ns, "get", "resourceclaim", "gpu"), []string{"NAME", "STATE", "AGE"},
+		[]string{"gpu", "pending", age})
+	wantEqual(t, "defaulted request", jsonpath(t, k, "{.spec.devices.requests[0].exactly.allocationMode}/{.spec.devices.requests[0].exactly.count}",
+		"-n", ns, "get", "resourceclaim", "gpu"), "ExactCount/1")
+}
