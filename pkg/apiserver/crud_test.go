@@ -214,6 +214,21 @@ var crudKinds = []crudKind{
 		deleteReturnsObject: true,
 	},
 	{
+		resource: "runtimeclasses", apiVersion: "node.k8s.io/v1", kind: "RuntimeClass", qualified: "runtimeclasses.node.k8s.io",
+		body: func(name string) jsonObj {
+			return labelled("node.k8s.io/v1", "RuntimeClass", name, jsonObj{"handler": "runsc",
+				"scheduling": jsonObj{"nodeSelector": jsonObj{"runtime": "gvisor"}}})
+		},
+		update: func(o jsonObj) { o["overhead"] = jsonObj{"podFixed": jsonObj{"cpu": "250m"}} },
+		updated: func(o jsonObj) error {
+			return expectEqual("overhead.podFixed.cpu", jsonField(o, "overhead", "podFixed", "cpu"), "250m")
+		},
+		smp: jsonObj{"scheduling": jsonObj{"nodeSelector": jsonObj{"zone": "a"}}},
+		smpApplied: func(o jsonObj) error {
+			return expectEqual("scheduling.nodeSelector", jsonField(o, "scheduling", "nodeSelector"), jsonObj{"runtime": "gvisor", "zone": "a"})
+		},
+	},
+	{
 		resource: "clusterrolebindings", apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBinding",
 		qualified: "clusterrolebindings.rbac.authorization.k8s.io",
 		body: func(name string) jsonObj {

@@ -14,6 +14,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	resourcev1 "k8s.io/api/resource/v1"
@@ -70,6 +71,7 @@ func init() {
 		{&rbacv1.ClusterRoleBinding{}, "rbac.authorization.k8s.io", "clusterrolebindings", false},
 		{&schedulingv1.PriorityClass{}, "scheduling.k8s.io", "priorityclasses", false},
 		{&storagev1.StorageClass{}, "storage.k8s.io", "storageclasses", false},
+		{&nodev1.RuntimeClass{}, "node.k8s.io", "runtimeclasses", false},
 		{&storagev1.CSIDriver{}, "storage.k8s.io", "csidrivers", false},
 		{&storagev1.CSINode{}, "storage.k8s.io", "csinodes", false},
 		{&storagev1.CSIStorageCapacity{}, "storage.k8s.io", "csistoragecapacities", true},

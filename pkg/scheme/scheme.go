@@ -15,6 +15,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	resourcev1 "k8s.io/api/resource/v1"
@@ -40,6 +41,7 @@ func New() *runtime.Scheme {
 		storagev1.AddToScheme, apiextensionsv1.AddToScheme, admissionregistrationv1.AddToScheme,
 		authenticationv1.AddToScheme, authorizationv1.AddToScheme, networkingv1.AddToScheme,
 		flowcontrolv1.AddToScheme, certificatesv1.AddToScheme,
+		nodev1.AddToScheme,
 		resourcev1.AddToScheme,
 		metav1.AddMetaToScheme,
 	} {

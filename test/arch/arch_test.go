@@ -54,6 +54,8 @@ func TestDependencyRules(t *testing.T) {
 		// the client or the table that assembles them.
 		{from: mod + "pkg/registry/resource", forbidden: []string{mod + "pkg/storage", mod + "pkg/client", mod + "pkg/registry/builtin"}, direct: true},
 		{from: mod + "pkg/registry/networking", forbidden: []string{mod + "pkg/storage", mod + "pkg/client", mod + "pkg/registry/builtin"}, direct: true},
+		{from: mod + "pkg/registry/node", forbidden: []string{mod + "pkg/storage", mod + "pkg/client", mod + "pkg/registry/builtin"}, direct: true},
+		{from: mod + "pkg/registry/storageapi", forbidden: []string{mod + "pkg/storage", mod + "pkg/client", mod + "pkg/registry/builtin"}, direct: true},
 		{from: mod + "pkg/client", forbidden: []string{mod + "pkg/storage", mod + "pkg/apiserver", mod + "pkg/registry"}},
 		{from: mod + "pkg/controller", forbidden: []string{mod + "pkg/storage", mod + "pkg/apiserver", mod + "pkg/registry"}},
 		{from: mod + "pkg/scheduler", forbidden: []string{mod + "pkg/storage", mod + "pkg/apiserver", mod + "pkg/registry"}},

@@ -12,6 +12,7 @@ import (
 	"github.com/skiff-sh/skiff/pkg/registry/discovery"
 	"github.com/skiff-sh/skiff/pkg/registry/flowcontrol"
 	"github.com/skiff-sh/skiff/pkg/registry/networking"
+	"github.com/skiff-sh/skiff/pkg/registry/node"
 	"github.com/skiff-sh/skiff/pkg/registry/policy"
 	"github.com/skiff-sh/skiff/pkg/registry/rbac"
 	"github.com/skiff-sh/skiff/pkg/registry/resource"
@@ -27,6 +28,7 @@ func Definitions() []*registry.Definition {
 		coordination.Definitions(), discovery.Definitions(), policy.Definitions(), rbac.Definitions(),
 		scheduling.Definitions(), storageapi.Definitions(), apiextensions.Definitions(),
 		networking.AllocationDefinitions(), networking.Definitions(),
+		node.Definitions(),
 		flowcontrol.Definitions(), resource.Definitions(), certificates.Definitions(),
 	} {
 		out = append(out, group...)

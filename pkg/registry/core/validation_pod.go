@@ -605,6 +605,19 @@ func validateResourceRequirements(r *corev1.ResourceRequirements, nameFn func(co
 	return allErrs
 }
 
+// ValidateTolerations checks tolerations as a pod's are checked (for other
+// objects that carry them, such as a RuntimeClass's scheduling).
+func ValidateTolerations(tolerations []corev1.Toleration, fldPath *field.Path) field.ErrorList {
+	return validateTolerations(tolerations, fldPath)
+}
+
+// ValidateOverhead checks a fixed resource overhead (a RuntimeClass's
+// overhead.podFixed) as a container's limits are checked, reporting at
+// fldPath.limits[<name>] as upstream does.
+func ValidateOverhead(podFixed corev1.ResourceList, fldPath *field.Path) field.ErrorList {
+	return validateResourceRequirements(&corev1.ResourceRequirements{Limits: podFixed}, validateContainerResourceName, nil, fldPath)
+}
+
 // validateTolerations checks tolerations (pod spec, and only-added on update).
 func validateTolerations(tolerations []corev1.Toleration, fldPath *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
