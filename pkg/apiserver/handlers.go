@@ -222,6 +222,12 @@ func (s *Server) parseListOptions(q url.Values, e *endpoint) (registry.ListOptio
 				return o, apierrors.NewBadRequest(fmt.Sprintf("field label not supported: %s", req.Field))
 			}
 		}
+		if e.version != nil && e.version.FieldLabels != nil {
+			// The version's keys name the stored object's fields.
+			if sel, err = sel.Transform(func(f, v string) (string, string, error) { return e.version.FieldLabels[f], v, nil }); err != nil {
+				return o, apierrors.NewBadRequest(err.Error())
+			}
+		}
 		o.Field = sel
 	}
 	o.ResourceVersion = q.Get("resourceVersion")
@@ -267,6 +273,13 @@ func (s *Server) parseListOptions(q url.Values, e *endpoint) (registry.ListOptio
 // supportedFields are the field selector keys of a resource (computed once
 // per endpoint at install).
 func supportedFields(e *endpoint) map[string]bool {
+	if e.version != nil && e.version.FieldLabels != nil {
+		out := map[string]bool{}
+		for k := range e.version.FieldLabels {
+			out[k] = true
+		}
+		return out
+	}
 	out := map[string]bool{"metadata.name": true}
 	if e.def.Namespaced {
 		out["metadata.namespace"] = true

@@ -66,6 +66,11 @@ type VersionDef struct {
 	FromStorage func(runtime.Object) (runtime.Object, error)
 	// Default applies this version's defaulting before conversion.
 	Default func(runtime.Object)
+	// FieldLabels, if set, are this version's field selector keys, each
+	// mapped to the storage version's key it selects on (events.k8s.io's
+	// regarding.name is core's involvedObject.name); keys not listed are
+	// refused. Nil means the storage version's keys.
+	FieldLabels map[string]string
 }
 
 // UpdateSubresource is a subresource served with get, update and patch on

@@ -328,6 +328,7 @@ func coreEvents() *registry.Definition {
 		FromStorage: func(obj runtime.Object) (runtime.Object, error) {
 			return events.FromCore(obj.(*corev1.Event)), nil
 		},
+		FieldLabels: events.FieldLabels,
 	}}
 	return d
 }

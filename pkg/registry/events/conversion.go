@@ -78,3 +78,20 @@ func FromCore(in *corev1.Event) *eventsv1.Event {
 	}
 	return out
 }
+
+// FieldLabels are the events.k8s.io/v1 field selector keys, as upstream's,
+// each mapped to the core/v1 key of the stored Event it selects on.
+var FieldLabels = map[string]string{
+	"metadata.name":             "metadata.name",
+	"metadata.namespace":        "metadata.namespace",
+	"reason":                    "reason",
+	"type":                      "type",
+	"reportingController":       "reportingComponent",
+	"regarding.kind":            "involvedObject.kind",
+	"regarding.namespace":       "involvedObject.namespace",
+	"regarding.name":            "involvedObject.name",
+	"regarding.uid":             "involvedObject.uid",
+	"regarding.apiVersion":      "involvedObject.apiVersion",
+	"regarding.resourceVersion": "involvedObject.resourceVersion",
+	"regarding.fieldPath":       "involvedObject.fieldPath",
+}
