@@ -189,7 +189,10 @@ func TestUpstreamComponentsAttach(t *testing.T) {
 	bin := upstreamBinaries(t)
 	work := t.TempDir()
 	skiff := filepath.Join(work, "skiff")
-	if out, err := exec.Command("go", "build", "-o", skiff, "github.com/skiff-sh/skiff/cmd/skiff").CombinedOutput(); err != nil {
+	// Built in the main module (its go.sum has the binary's dependencies).
+	build := exec.Command("go", "build", "-o", skiff, "./cmd/skiff")
+	build.Dir = filepath.Join("..", "..")
+	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building skiff: %v\n%s", err, out)
 	}
 	data := filepath.Join(work, "data")
