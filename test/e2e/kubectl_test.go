@@ -130,6 +130,8 @@ func TestKubectl(t *testing.T) {
 		{"services", kubectlServices},
 		{"pod-streams", kubectlPodStreams},
 		{"api-resources", kubectlAPIResources},
+		{"replicationcontrollers", kubectlReplicationControllers},
+		{"cluster-info-dump", kubectlClusterInfoDump},
 		{"server-side-apply", kubectlServerSideApply},
 		{"networking-dra", kubectlNetworkingAndDRA},
 	} {
