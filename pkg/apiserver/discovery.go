@@ -12,7 +12,9 @@ import (
 
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	apidiscoveryv2beta1 "k8s.io/api/apidiscovery/v2beta1"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/skiff-sh/skiff/pkg/apiserver/openapi"
@@ -108,7 +110,7 @@ func storageVersionHash(e *endpoint) string {
 	return base64.StdEncoding.EncodeToString(sum[:8])
 }
 
-func (s *Server) buildDiscovery() *discoveryDocs {
+func (s *Server) buildDiscovery(endpoints map[schema.GroupVersionResource]*endpoint) *discoveryDocs {
 	d := &discoveryDocs{
 		groupByName:  map[string]*metav1.APIGroup{},
 		resources:    map[schema.GroupVersion]*metav1.APIResourceList{},
@@ -116,7 +118,7 @@ func (s *Server) buildDiscovery() *discoveryDocs {
 		aggregatedEt: map[string]string{},
 	}
 	versions := map[string][]string{}
-	for gvr := range s.endpoints {
+	for gvr := range endpoints {
 		gv := gvr.GroupVersion()
 		if _, ok := d.resources[gv]; !ok {
 			d.resources[gv] = &metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"}, GroupVersion: gv.String()}
@@ -125,7 +127,7 @@ func (s *Server) buildDiscovery() *discoveryDocs {
 	}
 	for gv, list := range d.resources {
 		list.APIResources = []metav1.APIResource{}
-		for _, e := range s.resourceList(gv) {
+		for _, e := range resourceList(endpoints, gv) {
 			list.APIResources = append(list.APIResources, metav1.APIResource{
 				Name: e.gvr.Resource, SingularName: e.def.Singular, Namespaced: e.def.Namespaced,
 				Kind: e.def.Kind, Verbs: sortedVerbs(e), ShortNames: e.def.ShortNames,
@@ -165,7 +167,7 @@ func (s *Server) buildDiscovery() *discoveryDocs {
 	}
 	for _, dv := range []string{"v2", "v2beta1"} {
 		for _, prefix := range []string{"api", "apis"} {
-			data := s.aggregatedDiscovery(versions, prefix == "api", dv)
+			data := s.aggregatedDiscovery(endpoints, versions, prefix == "api", dv)
 			sum := sha256.Sum256(data)
 			d.aggregated[prefix+dv] = data
 			d.aggregatedEt[prefix+dv] = fmt.Sprintf("%q", fmt.Sprintf("%X", sum[:16]))
@@ -199,7 +201,7 @@ func orderedGroups(versions map[string][]string) []string {
 
 // aggregatedDiscovery builds the apidiscovery.k8s.io document for the core
 // group (/api) or all named groups (/apis).
-func (s *Server) aggregatedDiscovery(versions map[string][]string, core bool, dv string) []byte {
+func (s *Server) aggregatedDiscovery(endpoints map[schema.GroupVersionResource]*endpoint, versions map[string][]string, core bool, dv string) []byte {
 	list := &apidiscoveryv2.APIGroupDiscoveryList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupDiscoveryList", APIVersion: "apidiscovery.k8s.io/" + dv}}
 	list.Items = []apidiscoveryv2.APIGroupDiscovery{}
 	for _, g := range orderedGroups(versions) {
@@ -209,7 +211,7 @@ func (s *Server) aggregatedDiscovery(versions map[string][]string, core bool, dv
 		gd := apidiscoveryv2.APIGroupDiscovery{ObjectMeta: metav1.ObjectMeta{Name: g}}
 		for _, v := range versions[g] {
 			vd := apidiscoveryv2.APIVersionDiscovery{Version: v, Freshness: apidiscoveryv2.DiscoveryFreshnessCurrent}
-			for _, e := range s.resourceList(schema.GroupVersion{Group: g, Version: v}) {
+			for _, e := range resourceList(endpoints, schema.GroupVersion{Group: g, Version: v}) {
 				scope := apidiscoveryv2.ScopeCluster
 				if e.def.Namespaced {
 					scope = apidiscoveryv2.ScopeNamespace
@@ -271,44 +273,46 @@ func wantsAggregated(accept string) string {
 }
 
 func (s *Server) serveDiscoveryRoot(w http.ResponseWriter, r *http.Request) {
+	docs := s.discovery.Load()
 	prefix := strings.Trim(r.URL.Path, "/")
 	if dv := wantsAggregated(r.Header.Get("Accept")); dv != "" {
 		key := prefix + dv
-		etag := s.discovery.aggregatedEt[key]
+		etag := docs.aggregatedEt[key]
 		w.Header().Set("ETag", etag)
 		w.Header().Set("Vary", "Accept")
 		if r.Header.Get("If-None-Match") == etag {
 			w.WriteHeader(http.StatusNotModified)
 			return
 		}
-		writeRaw(w, http.StatusOK, "application/json;g=apidiscovery.k8s.io;v="+dv+";as=APIGroupDiscoveryList", s.discovery.aggregated[key])
+		writeRaw(w, http.StatusOK, "application/json;g=apidiscovery.k8s.io;v="+dv+";as=APIGroupDiscoveryList", docs.aggregated[key])
 		return
 	}
 	m := mediaType{Type: mediaJSON}
 	if prefix == "api" {
-		s.writeObject(w, r, http.StatusOK, m, s.discovery.apiVersions)
+		s.writeObject(w, r, http.StatusOK, m, docs.apiVersions)
 		return
 	}
-	s.writeObject(w, r, http.StatusOK, m, s.discovery.groups)
+	s.writeObject(w, r, http.StatusOK, m, docs.groups)
 }
 
 // serveGroupDiscovery answers /api/v1, /apis/<group> and /apis/<group>/<version>.
 func (s *Server) serveGroupDiscovery(w http.ResponseWriter, r *http.Request, info *RequestInfo) bool {
 	parts := splitPath(r.URL.Path)
 	m := mediaType{Type: mediaJSON}
+	docs := s.discovery.Load()
 	switch {
 	case len(parts) == 2 && parts[0] == "api":
-		if l, ok := s.discovery.resources[schema.GroupVersion{Version: parts[1]}]; ok {
+		if l, ok := docs.resources[schema.GroupVersion{Version: parts[1]}]; ok {
 			s.writeObject(w, r, http.StatusOK, m, l)
 			return true
 		}
 	case len(parts) == 2 && parts[0] == "apis":
-		if g, ok := s.discovery.groupByName[parts[1]]; ok {
+		if g, ok := docs.groupByName[parts[1]]; ok {
 			s.writeObject(w, r, http.StatusOK, m, g)
 			return true
 		}
 	case len(parts) == 3 && parts[0] == "apis":
-		if l, ok := s.discovery.resources[schema.GroupVersion{Group: parts[1], Version: parts[2]}]; ok {
+		if l, ok := docs.resources[schema.GroupVersion{Group: parts[1], Version: parts[2]}]; ok {
 			s.writeObject(w, r, http.StatusOK, m, l)
 			return true
 		}
@@ -319,7 +323,7 @@ func (s *Server) serveGroupDiscovery(w http.ResponseWriter, r *http.Request, inf
 // serveRootPaths lists the paths the server serves, as upstream's "/".
 func (s *Server) serveRootPaths(w http.ResponseWriter, r *http.Request) {
 	paths := []string{"/api", "/api/v1", "/apis", "/healthz", "/livez", "/metrics", "/openapi/v2", "/openapi/v3", "/readyz", "/version"}
-	for _, g := range s.discovery.groups.Groups {
+	for _, g := range s.discovery.Load().groups.Groups {
 		paths = append(paths, "/apis/"+g.Name)
 		for _, v := range g.Versions {
 			paths = append(paths, "/apis/"+v.GroupVersion)
@@ -331,15 +335,27 @@ func (s *Server) serveRootPaths(w http.ResponseWriter, r *http.Request) {
 }
 
 // openAPIResources describes the served endpoints for the OpenAPI builder.
-func (s *Server) openAPIResources() []openapi.Resource {
+func (s *Server) openAPIResources(endpoints map[schema.GroupVersionResource]*endpoint) []openapi.Resource {
 	var out []openapi.Resource
-	for _, e := range s.endpoints {
+	for _, e := range endpoints {
 		if e.review != nil {
 			continue
 		}
 		res := openapi.Resource{
 			Group: e.gvr.Group, Version: e.gvr.Version, Resource: e.gvr.Resource, Kind: e.def.Kind,
 			Namespaced: e.def.Namespaced, Verbs: sortedVerbs(e), Object: e.newObj(), List: e.newList(),
+		}
+		if e.cr != nil {
+			res.Schema = e.cr.openAPISchema()
+			for _, sub := range subresources(e) {
+				var obj runtime.Object // status: the resource's own schema
+				if sub.name == "scale" {
+					obj = &autoscalingv1.Scale{}
+				}
+				res.Subresources = append(res.Subresources, openapi.Subresource{Name: sub.name, Object: obj, Verbs: sub.verbs})
+			}
+			out = append(out, res)
+			continue
 		}
 		for _, sub := range subresources(e) {
 			obj, err := s.scheme.New(sub.kind)

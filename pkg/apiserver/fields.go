@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
@@ -30,7 +31,7 @@ func (s *Server) endpointOfKind(gvk schema.GroupVersionKind) *endpoint {
 	if e := s.kinds[gvk]; e != nil {
 		return e
 	}
-	return nil
+	return s.crs.Load().kinds[gvk]
 }
 
 // fieldManagerKind describes the field manager of writes to e (through sub)
@@ -74,7 +75,13 @@ func (s *Server) trackUpdate(e *endpoint, sub string, live, obj runtime.Object, 
 		s.cfg.Logger.Warn("field management unavailable", "resource", e.qualified.String(), "err", err)
 		return obj
 	}
-	return fm.UpdateNoErrors(storage.Unwrap(live), obj, manager)
+	live = storage.Unwrap(live)
+	if u, ok := live.(*unstructured.Unstructured); ok && u.GetKind() == "" {
+		// The empty "live" object of a create (custom resources carry
+		// their kind in the object).
+		u.SetGroupVersionKind(storageGV(e).WithKind(e.def.Kind))
+	}
+	return fm.UpdateNoErrors(live, obj, manager)
 }
 
 // fieldConvertor converts objects of a served kind between its versions
@@ -119,8 +126,18 @@ func (c fieldConvertor) ConvertToVersion(in runtime.Object, target runtime.Group
 		return nil, runtime.NewNotRegisteredGVKErrForTarget("skiff", from, target)
 	}
 	src, dst := c.s.endpointOfKind(from), c.s.endpointOfKind(to)
-	if src == nil || dst == nil || src.def != dst.def {
+	if src == nil || dst == nil || !sameResource(src, dst) {
 		return nil, runtime.NewNotRegisteredGVKErrForTarget("skiff", from, target)
+	}
+	if src.cr != nil {
+		// Custom resources: None conversion, apiVersion only.
+		u, ok := in.(*unstructured.Unstructured)
+		if !ok {
+			return nil, fmt.Errorf("fieldConvertor: custom resource %s is a %T, not unstructured", from, in)
+		}
+		out := u.DeepCopy()
+		out.SetGroupVersionKind(to)
+		return out, nil
 	}
 	obj := in
 	if u, ok := in.(runtime.Unstructured); ok {
@@ -144,6 +161,14 @@ func (c fieldConvertor) ConvertToVersion(in runtime.Object, target runtime.Group
 	return withKind(out, to), nil
 }
 
+// sameResource reports whether two endpoints serve the same objects.
+func sameResource(a, b *endpoint) bool {
+	if a.cr != nil && b.cr != nil {
+		return a.cr.res == b.cr.res
+	}
+	return a.def == b.def
+}
+
 func (c fieldConvertor) Convert(in, out, context any) error {
 	return fmt.Errorf("fieldConvertor: Convert %T to %T is not supported", in, out)
 }
@@ -161,4 +186,3 @@ func (c fieldConvertor) New(gvk schema.GroupVersionKind) (runtime.Object, error)
 	obj.GetObjectKind().SetGroupVersionKind(gvk)
 	return obj, nil
 }
-

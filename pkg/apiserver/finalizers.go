@@ -61,7 +61,7 @@ func (s *Server) finalizePass(ctx context.Context) bool {
 	all := map[*registry.Store][]runtime.Object{}
 	live := map[types.UID]bool{}
 	byKind := map[schema.GroupKind]*registry.Store{}
-	for _, st := range s.stores {
+	for _, st := range s.allStores() {
 		byKind[st.Kind] = st
 		objs, _, err := st.List(ctx, "", registry.ListOptions{ResourceVersion: "0"})
 		if err != nil {

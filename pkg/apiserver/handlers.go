@@ -36,6 +36,9 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info *Req
 	gvr := schema.GroupVersionResource{Group: info.APIGroup, Version: info.APIVersion, Resource: info.Resource}
 	e := s.endpoints[gvr]
 	if e == nil {
+		e = s.crs.Load().endpoints[gvr]
+	}
+	if e == nil {
 		s.writeError(w, r, pageNotFound())
 		return
 	}
@@ -101,6 +104,11 @@ func (s *Server) serveMain(w http.ResponseWriter, r *http.Request, info *Request
 	case "watch":
 		return s.watch(w, r, info, e)
 	case "create":
+		if e.cr != nil && e.cr.terminating {
+			err := apierrors.NewMethodNotSupported(schema.GroupResource{Group: info.APIGroup, Resource: info.Resource}, verb)
+			err.ErrStatus.Message = fmt.Sprintf("%v not allowed while custom resource definition is terminating", verb)
+			return err
+		}
 		if e.def.Namespaced && info.Namespace == "" {
 			return methodNotSupported(e.qualified, verb)
 		}

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -181,6 +182,8 @@ type endpoint struct {
 	computed bool
 	// fieldLabels are the field selector keys the resource supports.
 	fieldLabels map[string]bool
+	// cr is set for custom resources.
+	cr *crEndpoint
 }
 
 // toStorage converts an object of this endpoint's version to storage form.
@@ -218,11 +221,17 @@ type Server struct {
 	openapi   *openapi.Handler
 	// kinds finds the endpoint of a served kind; fields are the field
 	// managers (managedFields, server-side apply).
-	kinds  map[schema.GroupVersionKind]*endpoint
-	fields *fieldmanager.Managers
-	metrics   *metrics
-	handler   http.Handler
-	discovery *discoveryDocs
+	kinds   map[schema.GroupVersionKind]*endpoint
+	fields  *fieldmanager.Managers
+	metrics *metrics
+	handler http.Handler
+	// discovery is rebuilt (and swapped) when custom resources change.
+	discovery atomic.Pointer[discoveryDocs]
+	// crs is the immutable snapshot of the served custom resources, the
+	// router's second lookup after the built-in endpoints; the CRD
+	// controller swaps it (see customresources.go).
+	crs  atomic.Pointer[crState]
+	crds *crdController
 
 	finalizerPoke    chan struct{}
 	inflight         chan struct{}
@@ -281,7 +290,8 @@ func New(cfg Config) (*Server, error) {
 	}
 	var err error
 	s.admission = admission.NewDefaultChain(admission.Deps{Getter: s, Clock: cfg.Clock, Rand: cfg.Rand})
-	if s.openapi, err = openapi.New(openapi.Info{Title: "Kubernetes", Version: gitVersion}, s.openAPIResources()); err != nil {
+	s.crs.Store(&crState{})
+	if s.openapi, err = openapi.New(openapi.Info{Title: "Kubernetes", Version: gitVersion}, s.openAPIResources(s.endpoints)); err != nil {
 		return nil, fmt.Errorf("building OpenAPI: %w", err)
 	}
 	s.kinds = map[schema.GroupVersionKind]*endpoint{}
@@ -291,7 +301,8 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s.fields = s.newFieldManagers()
-	s.discovery = s.buildDiscovery()
+	s.discovery.Store(s.buildDiscovery(s.endpoints))
+	s.crds = newCRDController(s)
 	s.handler = s.buildHandlerChain()
 	return s, nil
 }
@@ -452,11 +463,19 @@ func (s *Server) repairLoop(ctx context.Context) {
 
 // Store returns the registry store of a resource (for admission and
 // bootstrapping inside the server).
-func (s *Server) Store(gr schema.GroupResource) *registry.Store { return s.stores[gr] }
+func (s *Server) Store(gr schema.GroupResource) *registry.Store { return s.storeFor(gr) }
+
+// storeFor finds the store of a built-in or custom resource.
+func (s *Server) storeFor(gr schema.GroupResource) *registry.Store {
+	if st := s.stores[gr]; st != nil {
+		return st
+	}
+	return s.crs.Load().stores[gr]
+}
 
 // Get implements admission.Getter: a read of any stored object.
 func (s *Server) Get(ctx context.Context, gr schema.GroupResource, ns, name string) (runtime.Object, error) {
-	st := s.stores[gr]
+	st := s.storeFor(gr)
 	if st == nil {
 		return nil, fmt.Errorf("unknown resource %s", gr)
 	}
@@ -465,7 +484,7 @@ func (s *Server) Get(ctx context.Context, gr schema.GroupResource, ns, name stri
 
 // GetConsistent implements admission.Getter: a read from storage.
 func (s *Server) GetConsistent(ctx context.Context, gr schema.GroupResource, ns, name string) (runtime.Object, error) {
-	st := s.stores[gr]
+	st := s.storeFor(gr)
 	if st == nil {
 		return nil, fmt.Errorf("unknown resource %s", gr)
 	}
@@ -474,7 +493,7 @@ func (s *Server) GetConsistent(ctx context.Context, gr schema.GroupResource, ns,
 
 // List implements admission.Getter: the objects of a resource in ns.
 func (s *Server) List(ctx context.Context, gr schema.GroupResource, ns string) ([]runtime.Object, error) {
-	st := s.stores[gr]
+	st := s.storeFor(gr)
 	if st == nil {
 		return nil, fmt.Errorf("unknown resource %s", gr)
 	}
@@ -504,6 +523,7 @@ func (s *Server) Start(ctx context.Context) error {
 	if !s.cfg.NoControllers {
 		go s.runFinalizers(ctx, s.finalizerPoke)
 	}
+	go s.crds.run(ctx)
 	go s.metrics.observeStorage(ctx, s)
 	s.readyOnce.Do(func() { close(s.ready) })
 	return nil
@@ -609,9 +629,9 @@ func (s *Server) compactLoop(ctx context.Context) {
 }
 
 // resourceList returns the endpoints of a group version, sorted.
-func (s *Server) resourceList(gv schema.GroupVersion) []*endpoint {
+func resourceList(endpoints map[schema.GroupVersionResource]*endpoint, gv schema.GroupVersion) []*endpoint {
 	var out []*endpoint
-	for gvr, e := range s.endpoints {
+	for gvr, e := range endpoints {
 		if gvr.GroupVersion() == gv {
 			out = append(out, e)
 		}

@@ -19,6 +19,9 @@ import (
 // (Object) or nothing (None).
 func (s *Server) toTable(r *http.Request, e *endpoint, objs []runtime.Object, lm metav1.ListMeta, noHeaders bool) (*metav1.Table, error) {
 	h, ok := printers.For(e.qualified)
+	if e.cr != nil {
+		h, ok = e.cr.version.Table, true
+	}
 	if !ok {
 		h = printers.Default()
 	}
