@@ -2,19 +2,22 @@ package e2e
 
 import (
 	"testing"
+	"time"
 )
 
 // networking.k8s.io Ingress, IngressClass and NetworkPolicy and
 // resource.k8s.io DeviceClass, ResourceSlice and ResourceClaim created
 // with kubectl: upstream's columns (-o wide included), defaulting, the
-// Ingress status subresource, a 422 with upstream's message and
+// Ingress status subresource, the default IngressClass, a 422 with upstream's message and
 // ResourceSlice field selectors.
 func kubectlNetworkingAndDRA(t *testing.T, c *cluster, k kc) {
 	const ns = "e2e-netdra"
 	createNS(t, c, ns)
 	objs := `apiVersion: networking.k8s.io/v1
 kind: IngressClass
-metadata: {name: e2e-nginx}
+metadata:
+  name: e2e-nginx
+  annotations: {ingressclass.kubernetes.io/is-default-class: "true"}
 spec: {controller: k8s.io/ingress-nginx}
 ---
 apiVersion: networking.k8s.io/v1
@@ -79,6 +82,20 @@ spec:
 		[]string{"db", "app=db", age})
 	wantEqual(t, "defaulted policy", jsonpath(t, k, "{.spec.policyTypes} {.spec.ingress[0].ports[0].protocol}", "-n", ns, "get", "netpol", "db"),
 		`["Ingress"] TCP`)
+	// An Ingress naming no class gets the default one (DefaultIngressClass
+	// admission); the dry run waits for the class to reach the cache.
+	plain := `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: plain, namespace: ` + ns + `}
+spec: {defaultBackend: {service: {name: web, port: {name: http}}}}
+`
+	eventually(t, 10*time.Second, "the default IngressClass to be applied", func() (bool, string) {
+		out, _, err := k.withStdin(plain).run(t, "create", "--dry-run=server", "-f", "-", "-o", "jsonpath={.spec.ingressClassName}")
+		return err == nil && out == "e2e-nginx", out
+	})
+	wantLines(t, k.withStdin(plain).ok(t, "create", "-f", "-"), "ingress.networking.k8s.io/plain created")
+	wantTable(t, k.ok(t, "-n", ns, "get", "ingress", "plain"), []string{"NAME", "CLASS", "HOSTS", "ADDRESS", "PORTS", "AGE"},
+		[]string{"plain", "e2e-nginx", `\*`, "80", age})
 	bad := `apiVersion: networking.k8s.io/v1
 kind: Ingress
 metadata: {name: bad, namespace: ` + ns + `}

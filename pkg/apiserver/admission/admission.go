@@ -137,5 +137,6 @@ func NewDefaultChain(d Deps) *Chain {
 		&priority{d: d},
 		&defaultTolerationSeconds{},
 		&defaultStorageClass{d: d},
+		&defaultIngressClass{d: d},
 	)
 }

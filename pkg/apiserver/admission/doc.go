@@ -3,7 +3,7 @@
 // (mutating) and then each may reject it (validating), as upstream's
 // default plugin chain does (NamespaceLifecycle, LimitRanger,
 // ServiceAccount, TaintNodesByCondition, Priority, DefaultTolerationSeconds,
-// DefaultStorageClass).
+// DefaultStorageClass, DefaultIngressClass).
 //
 // Invariants: plugins see the object in its storage version; mutation
 // happens before the registry's own validation, validation after it; a

@@ -216,7 +216,9 @@ func TestNetworkPolicy(t *testing.T) {
 		{name: "endPort with named port", mutate: func(n *networkingv1.NetworkPolicy) {
 			n.Spec.Ingress[0].Ports[0] = networkingv1.NetworkPolicyPort{Port: ptr(intstr.FromString("pg")), EndPort: ptr(int32(6000))}
 		}, want: []string{"spec.ingress[0].ports[0].endPort: Invalid value: 6000: may not be specified when `port` is non-numeric"}},
-		{name: "bad protocol", mutate: func(n *networkingv1.NetworkPolicy) { n.Spec.Ingress[0].Ports[0].Protocol = ptr(corev1.Protocol("ICMP")) },
+		{name: "bad protocol", mutate: func(n *networkingv1.NetworkPolicy) {
+			n.Spec.Ingress[0].Ports[0].Protocol = ptr(corev1.Protocol("ICMP"))
+		},
 			want: []string{`spec.ingress[0].ports[0].protocol: Unsupported value: "ICMP": supported values: "TCP", "UDP", "SCTP"`}},
 		{name: "bad policy type", mutate: func(n *networkingv1.NetworkPolicy) { n.Spec.PolicyTypes = []networkingv1.PolicyType{"Both"} },
 			want: []string{`spec.policyTypes[0]: Unsupported value: "Both": supported values: "Ingress", "Egress"`}},
