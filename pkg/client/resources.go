@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
@@ -91,6 +92,12 @@ func init() {
 		{&resourcev1.ResourceSlice{}, "resource.k8s.io", "resourceslices", false},
 		{&resourcev1.DeviceTaintRule{}, "resource.k8s.io", "devicetaintrules", false},
 		{&certificatesv1.CertificateSigningRequest{}, "certificates.k8s.io", "certificatesigningrequests", false},
+		{&admissionregistrationv1.MutatingWebhookConfiguration{}, "admissionregistration.k8s.io", "mutatingwebhookconfigurations", false},
+		{&admissionregistrationv1.ValidatingWebhookConfiguration{}, "admissionregistration.k8s.io", "validatingwebhookconfigurations", false},
+		{&admissionregistrationv1.ValidatingAdmissionPolicy{}, "admissionregistration.k8s.io", "validatingadmissionpolicies", false},
+		{&admissionregistrationv1.ValidatingAdmissionPolicyBinding{}, "admissionregistration.k8s.io", "validatingadmissionpolicybindings", false},
+		{&admissionregistrationv1.MutatingAdmissionPolicy{}, "admissionregistration.k8s.io", "mutatingadmissionpolicies", false},
+		{&admissionregistrationv1.MutatingAdmissionPolicyBinding{}, "admissionregistration.k8s.io", "mutatingadmissionpolicybindings", false},
 	} {
 		version := "v1"
 		if r.group == "autoscaling" {

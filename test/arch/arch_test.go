@@ -68,6 +68,7 @@ func TestDependencyRules(t *testing.T) {
 		// other group's package (what they share lives in pkg/registry).
 		{from: mod + "pkg/registry/flowcontrol", forbidden: []string{mod + "pkg/storage", mod + "pkg/client", mod + "pkg/registry/core"}, direct: true},
 		{from: mod + "pkg/registry/certificates", forbidden: []string{mod + "pkg/storage", mod + "pkg/client", mod + "pkg/registry/core"}, direct: true},
+		{from: mod + "pkg/registry/admissionregistration", forbidden: []string{mod + "pkg/storage", mod + "pkg/client", mod + "pkg/registry/core"}, direct: true},
 	}
 	for _, p := range listPackages(t) {
 		for _, d := range p.Deps {

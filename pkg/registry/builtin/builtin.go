@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"github.com/skiff-sh/skiff/pkg/registry"
+	"github.com/skiff-sh/skiff/pkg/registry/admissionregistration"
 	"github.com/skiff-sh/skiff/pkg/registry/apiextensions"
 	"github.com/skiff-sh/skiff/pkg/registry/apps"
 	"github.com/skiff-sh/skiff/pkg/registry/autoscaling"
@@ -30,6 +31,7 @@ func Definitions() []*registry.Definition {
 		networking.AllocationDefinitions(), networking.Definitions(),
 		node.Definitions(),
 		flowcontrol.Definitions(), resource.Definitions(), certificates.Definitions(),
+		admissionregistration.Definitions(),
 	} {
 		out = append(out, group...)
 	}

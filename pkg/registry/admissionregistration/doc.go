@@ -1,0 +1,13 @@
+// Package admissionregistration defines the admissionregistration.k8s.io/v1
+// resources: mutating and validating webhook configurations, validating
+// admission policies (with status) and their bindings, and mutating
+// admission policies and their bindings (GA and on by default since
+// 1.36). They are stored and validated only: nothing calls the webhooks or
+// evaluates the policies yet. CEL expressions are checked for presence and
+// shape but not compiled (cel-go is not a dependency yet).
+//
+// Invariants: defaulting is idempotent and only fills unset fields;
+// validation never mutates; error paths and messages follow upstream's; an
+// update is validated strictly only where the stored object was (what an
+// older server accepted stays updatable, as upstream ratchets).
+package admissionregistration
