@@ -64,5 +64,4 @@ func TestDefinitionsAgreeWithSchemeClientAndPrinters(t *testing.T) {
 
 // pendingPrinters have printers ahead of their resources (being added on
 // other branches); the list must end empty.
-var pendingPrinters = map[schema.GroupResource]bool{
-}
+var pendingPrinters = map[schema.GroupResource]bool{}
