@@ -121,8 +121,11 @@ func (c fieldConvertor) ConvertToVersion(in runtime.Object, target runtime.Group
 	if err != nil {
 		return nil, err
 	}
-	to, ok := target.KindForGroupVersionKinds([]schema.GroupVersionKind{from})
-	if !ok {
+	var to schema.GroupVersionKind
+	if gv, ok := target.(schema.GroupVersion); ok {
+		// also across groups: events.k8s.io/v1 Events are stored as core/v1
+		to = gv.WithKind(from.Kind)
+	} else if to, ok = target.KindForGroupVersionKinds([]schema.GroupVersionKind{from}); !ok {
 		return nil, runtime.NewNotRegisteredGVKErrForTarget("skiff", from, target)
 	}
 	src, dst := c.s.endpointOfKind(from), c.s.endpointOfKind(to)

@@ -283,3 +283,42 @@ func TestServerSideApplyUnknownField(t *testing.T) {
 		t.Errorf("message %q", st.Message)
 	}
 }
+
+// TestServerSideApplyVersions: managedFields name the version a manager
+// wrote in; conflicts are found across versions (autoscaling/v1 and v2
+// HorizontalPodAutoscalers, events.k8s.io/v1 and core/v1 Events stored as
+// one).
+func TestServerSideApplyVersions(t *testing.T) {
+	c := start(t)
+	ns := c.namespace("ssa-versions")
+	v1 := "/apis/autoscaling/v1/namespaces/" + ns + "/horizontalpodautoscalers/h"
+	v2 := "/apis/autoscaling/v2/namespaces/" + ns + "/horizontalpodautoscalers/h"
+	code, data := c.apply(v1, "old-client", false, `{"apiVersion":"autoscaling/v1","kind":"HorizontalPodAutoscaler","metadata":{"name":"h"},
+		"spec":{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"},"maxReplicas":5}}`)
+	if code != http.StatusCreated {
+		t.Fatalf("v1 apply: %d %s", code, data)
+	}
+	code, _, data = c.do(http.MethodGet, v2, nil, "", "")
+	if md := metaOf(t, data); code != http.StatusOK || len(md.ManagedFields) != 1 || md.ManagedFields[0].APIVersion != "autoscaling/v1" {
+		t.Fatalf("read through v2: %d %+v", code, md.ManagedFields)
+	}
+	code, data = c.apply(v2, "new-client", false, `{"apiVersion":"autoscaling/v2","kind":"HorizontalPodAutoscaler","metadata":{"name":"h"},
+		"spec":{"scaleTargetRef":{"apiVersion":"apps/v1","kind":"Deployment","name":"web"},"maxReplicas":7}}`)
+	expectStatus(t, code, data, http.StatusConflict, metav1.StatusReasonConflict, "")
+	if st := decodeStatus(t, data); !strings.Contains(st.Message, `conflict with "old-client"`) || !strings.Contains(st.Message, ".spec.maxReplicas") {
+		t.Errorf("conflict message %q", st.Message)
+	}
+
+	ev := map[string]any{"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": map[string]any{"name": "e1", "namespace": ns},
+		"eventTime": "2026-01-02T03:04:05.000000Z", "reportingController": "x.io/ctl", "reportingInstance": "i", "action": "Do", "reason": "Done",
+		"regarding": map[string]any{"kind": "Pod", "name": "p", "namespace": ns}, "type": "Normal"}
+	code, _, data = c.do(http.MethodPost, "/apis/events.k8s.io/v1/namespaces/"+ns+"/events?fieldManager=recorder", ev, "", "")
+	if code != http.StatusCreated {
+		t.Fatalf("create event: %d %s", code, data)
+	}
+	md := metaOf(t, data)
+	if len(md.ManagedFields) != 1 || md.ManagedFields[0].Manager != "recorder" || md.ManagedFields[0].APIVersion != "events.k8s.io/v1" ||
+		!strings.Contains(string(md.ManagedFields[0].FieldsV1.Raw), `"f:regarding"`) {
+		t.Errorf("event managedFields %+v", md.ManagedFields)
+	}
+}
