@@ -81,7 +81,9 @@ func (s *Server) trackUpdate(e *endpoint, sub string, live, obj runtime.Object, 
 		// their kind in the object).
 		u.SetGroupVersionKind(storageGV(e).WithKind(e.def.Kind))
 	}
-	return fm.UpdateNoErrors(live, obj, manager)
+	out := fm.UpdateNoErrors(live, obj, manager)
+	storage.InternManagedFields(out)
+	return out
 }
 
 // fieldConvertor converts objects of a served kind between its versions

@@ -174,6 +174,7 @@ func (s *Server) apply(w http.ResponseWriter, r *http.Request, info *RequestInfo
 		if err != nil {
 			return nil, apierrors.NewInternalError(err)
 		}
+		storage.InternManagedFields(obj)
 		return s.defaultAndConvert(e, obj)
 	})
 }

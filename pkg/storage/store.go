@@ -130,9 +130,15 @@ func (s *Store) encode(key string, obj runtime.Object) ([]byte, error) {
 }
 
 func (s *Store) decode(key string, data []byte, into runtime.Object, rev int64) error {
+	// Decoding into an object that holds interned managedFields would
+	// write into the shared bytes (FieldsV1 decodes by appending to Raw[:0]).
+	if m, ok := into.(metav1.Object); ok && m.GetManagedFields() != nil {
+		m.SetManagedFields(nil)
+	}
 	if err := s.codec.Decode(data, into); err != nil {
 		return NewCorruptObjError(key, err)
 	}
+	InternManagedFields(into)
 	return SetResourceVersion(into, rev)
 }
 
