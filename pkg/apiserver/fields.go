@@ -37,7 +37,7 @@ func (s *Server) endpointOfKind(gvk schema.GroupVersionKind) *endpoint {
 // fieldManagerKind describes the field manager of writes to e (through sub)
 // whose objects are in version hub.
 func fieldManagerKind(e *endpoint, sub string, hub schema.GroupVersion) fieldmanager.Kind {
-	k := fieldmanager.Kind{GVK: e.gvk, Hub: hub, Subresource: sub}
+	k := fieldmanager.Kind{GVK: e.gvk, Hub: hub, Subresource: sub, CustomResource: e.cr != nil}
 	switch {
 	case sub == "" && e.status != nil:
 		// As upstream's strategies' reset fields: what a write through

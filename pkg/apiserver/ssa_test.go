@@ -322,3 +322,73 @@ func TestServerSideApplyVersions(t *testing.T) {
 		t.Errorf("event managedFields %+v", md.ManagedFields)
 	}
 }
+
+// TestServerSideApplyCustomResource: apply on a custom resource uses the
+// CRD's schema (conflicts, force, status owned through the subresource,
+// conflicts across served versions); a schema preserving unknown fields
+// keeps what the schema does not declare.
+func TestServerSideApplyCustomResource(t *testing.T) {
+	c := start(t)
+	ns := c.namespace("ssa-cr")
+	const group = "ssa.example.com"
+	base := "/apis/" + group + "/v1/namespaces/" + ns + "/crontabs"
+	c.createCRD(crontabCRD(group), base)
+	ct := func(version, spec string) string {
+		return `{"apiVersion":"` + group + `/` + version + `","kind":"CronTab","metadata":{"name":"ct"},"spec":` + spec + `}`
+	}
+
+	code, data := c.apply(base+"/ct", "mgr-a", false, ct("v1", `{"cronSpec":"* * * * */5","image":"img:1"}`))
+	if code != http.StatusCreated {
+		t.Fatalf("apply creates: %d %s", code, data)
+	}
+	if got := managers(t, metaOf(t, data)); got["mgr-a/Apply"] != `{"f:spec":{"f:cronSpec":{},"f:image":{}}}` {
+		t.Errorf("managedFields %v", got)
+	}
+	code, data = c.apply(base+"/ct", "mgr-b", false, ct("v1", `{"image":"img:2"}`))
+	expectStatus(t, code, data, http.StatusConflict, metav1.StatusReasonConflict, `Apply failed with 1 conflict: conflict with "mgr-a": .spec.image`)
+	// The same conflict through the other served version.
+	code, data = c.apply("/apis/"+group+"/v2/namespaces/"+ns+"/crontabs/ct", "mgr-b", false, ct("v2", `{"image":"img:2"}`))
+	expectStatus(t, code, data, http.StatusConflict, metav1.StatusReasonConflict, `Apply failed with 1 conflict: conflict with "mgr-a": .spec.image`)
+	code, data = c.apply(base+"/ct", "mgr-b", true, ct("v1", `{"image":"img:2","replicas":2}`))
+	if code != http.StatusOK || !strings.Contains(string(data), `"image":"img:2"`) {
+		t.Fatalf("forced apply: %d %s", code, data)
+	}
+	code, data = c.apply(base+"/ct/status", "ctrl", false, `{"apiVersion":"`+group+`/v1","kind":"CronTab","metadata":{"name":"ct"},"status":{"replicas":2}}`)
+	if code != http.StatusOK {
+		t.Fatalf("status apply: %d %s", code, data)
+	}
+	got := managers(t, metaOf(t, data))
+	if got["ctrl/Apply/status"] != `{"f:status":{"f:replicas":{}}}` || got["mgr-b/Apply"] != `{"f:spec":{"f:image":{},"f:replicas":{}}}` {
+		t.Errorf("managedFields %v", got)
+	}
+	// mgr-a drops cronSpec: removed; image stays (mgr-b's).
+	code, data = c.apply(base+"/ct", "mgr-a", false, ct("v1", `{}`))
+	if code != http.StatusOK || strings.Contains(string(data), "cronSpec") || !strings.Contains(string(data), `"image":"img:2"`) {
+		t.Errorf("re-apply without cronSpec: %d %s", code, data)
+	}
+
+	// A schema that preserves unknown fields.
+	open := map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": "blobs." + group},
+		"spec": map[string]any{"group": group, "scope": "Namespaced",
+			"names": map[string]any{"plural": "blobs", "singular": "blob", "kind": "Blob"},
+			"versions": []any{map[string]any{"name": "v1", "served": true, "storage": true, "schema": map[string]any{
+				"openAPIV3Schema": map[string]any{"type": "object", "properties": map[string]any{
+					"spec": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}}}}},
+	}
+	blobs := "/apis/" + group + "/v1/namespaces/" + ns + "/blobs"
+	c.createCRD(open, blobs)
+	blob := func(spec string) string {
+		return `{"apiVersion":"` + group + `/v1","kind":"Blob","metadata":{"name":"b"},"spec":` + spec + `}`
+	}
+	if code, data := c.apply(blobs+"/b", "one", false, blob(`{"x":{"a":1}}`)); code != http.StatusCreated {
+		t.Fatalf("%d %s", code, data)
+	}
+	code, data = c.apply(blobs+"/b", "two", false, blob(`{"y":[1,2]}`))
+	if code != http.StatusOK || !strings.Contains(string(data), `"x":{"a":1}`) || !strings.Contains(string(data), `"y":[1,2]`) {
+		t.Errorf("second manager's unknown fields: %d %s", code, data)
+	}
+	code, data = c.apply(blobs+"/b", "two", false, blob(`{"x":{"a":2}}`))
+	expectStatus(t, code, data, http.StatusConflict, metav1.StatusReasonConflict, `Apply failed with 1 conflict: conflict with "one": .spec.x.a`)
+}

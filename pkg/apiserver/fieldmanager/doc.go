@@ -16,5 +16,10 @@
 //     User-Agent as upstream's (the part before the first "/", printable,
 //     at most 128 bytes);
 //   - an update whose field tracking fails keeps the live object's
-//     managedFields (UpdateNoErrors), it never fails the write.
+//     managedFields (UpdateNoErrors), it never fails the write;
+//   - definitions that do not build (a schema structured-merge-diff
+//     rejects) keep the last good generation's types: one bad custom
+//     resource schema never takes field management from the other kinds;
+//   - apply bodies are decoded as upstream's (apimachinery's YAML, integers
+//     stay integers).
 package fieldmanager

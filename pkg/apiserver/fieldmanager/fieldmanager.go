@@ -13,9 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
-	"sigs.k8s.io/yaml"
 )
 
 // MaxManagerLength is the longest field manager name (upstream's
@@ -70,6 +70,11 @@ type Managers struct {
 	cfg Config
 	mu  sync.Mutex
 	gen *generation
+	// lastGood is the last type converter built without error: a new
+	// generation whose definitions do not convert (a custom resource's
+	// schema structured-merge-diff rejects) falls back to it, so one bad
+	// schema never takes field management from every other kind.
+	lastGood managedfields.TypeConverter
 }
 
 type generation struct {
@@ -93,14 +98,23 @@ func (m *Managers) current() *generation {
 	return m.gen
 }
 
-func (g *generation) typeConverter() (managedfields.TypeConverter, error) {
+func (m *Managers) typeConverter(g *generation) (managedfields.TypeConverter, error) {
 	g.once.Do(func() {
 		schemas, err := g.src.Schemas()
-		if err != nil {
-			g.err = err
+		if err == nil {
+			g.tc, err = newTypeConverter(schemas)
+		}
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if err == nil {
+			m.lastGood = g.tc
 			return
 		}
-		g.tc, g.err = newTypeConverter(schemas)
+		if m.lastGood != nil {
+			g.tc = m.lastGood
+			return
+		}
+		g.err = err
 	})
 	return g.tc, g.err
 }
@@ -120,7 +134,7 @@ func (m *Managers) For(k Kind) (*managedfields.FieldManager, error) {
 	if fm, ok := g.fms.Load(key); ok {
 		return fm.(*managedfields.FieldManager), nil
 	}
-	tc, err := g.typeConverter()
+	tc, err := m.typeConverter(g)
 	if err != nil && !k.CustomResource {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package fieldmanager_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/skiff-sh/skiff/pkg/apiserver/fieldmanager"
 	"github.com/skiff-sh/skiff/pkg/apiserver/openapi"
@@ -188,4 +190,34 @@ type unstructuredConvertor struct{ runtime.ObjectConvertor }
 
 func (unstructuredConvertor) ConvertToVersion(in runtime.Object, gv runtime.GroupVersioner) (runtime.Object, error) {
 	return in, nil
+}
+
+type badSource struct{}
+
+func (badSource) Schemas() (map[string]*spec.Schema, error) { return nil, errors.New("no definitions") }
+
+// TestManagersKeepLastGoodTypes: definitions that do not build keep the
+// previous generation's types rather than losing field management.
+func TestManagersKeepLastGoodTypes(t *testing.T) {
+	sc := newScheme()
+	var src fieldmanager.Source = badSource{}
+	m := fieldmanager.New(fieldmanager.Config{Source: func() fieldmanager.Source { return src }, Convertor: sc, Creater: sc})
+	if _, err := m.For(cmKind); err == nil {
+		t.Fatal("no definitions ever built, yet a manager")
+	}
+	src = newSource(t, false)
+	if _, err := m.For(cmKind); err != nil {
+		t.Fatal(err)
+	}
+	src = badSource{}
+	fm, err := m.For(cmKind)
+	if err != nil {
+		t.Fatalf("after a bad generation: %v", err)
+	}
+	live := &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}}
+	obj := live.DeepCopy()
+	obj.Data = map[string]string{"a": "1"}
+	if out := fm.UpdateNoErrors(live, obj, "m").(*corev1.ConfigMap); len(out.ManagedFields) != 1 {
+		t.Errorf("managedFields %+v", out.ManagedFields)
+	}
 }
