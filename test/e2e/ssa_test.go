@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"testing"
+	"time"
 )
 
 // kubectlServerSideApply: `kubectl apply --server-side` creates and updates,
@@ -89,4 +90,53 @@ spec:
 	// product, the kubectl binary's name.
 	wantMatch(t, jsonpath(t, k, `{range .metadata.managedFields[?(@.subresource=="scale")]}{.manager}/{.operation}/{.apiVersion} {end}`, "-n", ns, "get", "deploy", "web", "--show-managed-fields"),
 		`^kubectl[.0-9]*/Update/apps/v1 $`)
+
+	// A custom resource: the CRD's schema drives the merge.
+	const crd = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gizmos.ssa.e2e.skiff.sh
+spec:
+  group: ssa.e2e.skiff.sh
+  names: {plural: gizmos, singular: gizmo, kind: Gizmo}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {type: integer}
+              ports:
+                type: array
+                x-kubernetes-list-type: map
+                x-kubernetes-list-map-keys: [name]
+                items:
+                  type: object
+                  required: [name]
+                  properties:
+                    name: {type: string}
+                    port: {type: integer}
+`
+	wantLines(t, k.withStdin(crd).ok(t, "apply", "--server-side", "-f", "-"), "customresourcedefinition.apiextensions.k8s.io/gizmos.ssa.e2e.skiff.sh serverside-applied")
+	k.withTimeout(60*time.Second).ok(t, "wait", "--for=condition=Established", "crd/gizmos.ssa.e2e.skiff.sh", "--timeout=50s")
+	gizmo := func(size, port string) string {
+		return fmt.Sprintf("apiVersion: ssa.e2e.skiff.sh/v1\nkind: Gizmo\nmetadata:\n  name: g\n  namespace: %s\nspec:\n  size: %s\n  ports:\n  - {name: %s, port: 80}\n", ns, size, port)
+	}
+	eventually(t, 30*time.Second, "gizmos served", func() (bool, string) {
+		_, errOut, err := k.withStdin(gizmo("1", "http")).run(t, "apply", "--server-side", "-f", "-")
+		return err == nil, errOut
+	})
+	wantLines(t, k.withStdin(gizmo("1", "metrics")).ok(t, "apply", "--server-side", "--field-manager=monitoring", "-f", "-"), "gizmo.ssa.e2e.skiff.sh/g serverside-applied")
+	wantEqual(t, "gizmo ports", jsonpath(t, k, `{range .spec.ports[*]}{.name} {end}`, "-n", ns, "get", "gizmo", "g"), "http metrics ")
+	errOut = k.withStdin(gizmo("3", "metrics")).fails(t, "apply", "--server-side", "--field-manager=monitoring", "-f", "-")
+	wantContains(t, errOut, `error: Apply failed with 1 conflict: conflict with "kubectl": .spec.size`)
+	wantLines(t, k.withStdin(gizmo("3", "metrics")).ok(t, "apply", "--server-side", "--field-manager=monitoring", "--force-conflicts", "-f", "-"), "gizmo.ssa.e2e.skiff.sh/g serverside-applied")
+	wantEqual(t, "gizmo size", jsonpath(t, k, "{.spec.size}", "-n", ns, "get", "gizmo", "g"), "3")
+	wantLines(t, k.ok(t, "delete", "crd", "gizmos.ssa.e2e.skiff.sh"), `customresourcedefinition.apiextensions.k8s.io "gizmos.ssa.e2e.skiff.sh" deleted`)
 }
