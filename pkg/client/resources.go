@@ -21,6 +21,7 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	storagemigrationv1 "k8s.io/api/storagemigration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
 
@@ -91,6 +92,7 @@ func init() {
 		{&resourcev1.ResourceClaimTemplate{}, "resource.k8s.io", "resourceclaimtemplates", true},
 		{&resourcev1.ResourceSlice{}, "resource.k8s.io", "resourceslices", false},
 		{&resourcev1.DeviceTaintRule{}, "resource.k8s.io", "devicetaintrules", false},
+		{&storagemigrationv1.StorageVersionMigration{}, "storagemigration.k8s.io", "storageversionmigrations", false},
 		{&certificatesv1.CertificateSigningRequest{}, "certificates.k8s.io", "certificatesigningrequests", false},
 		{&admissionregistrationv1.MutatingWebhookConfiguration{}, "admissionregistration.k8s.io", "mutatingwebhookconfigurations", false},
 		{&admissionregistrationv1.ValidatingWebhookConfiguration{}, "admissionregistration.k8s.io", "validatingwebhookconfigurations", false},

@@ -149,6 +149,7 @@ func buildRegistry() map[schema.GroupResource]Handler {
 	add("resource.k8s.io", "resourceclaimtemplates", resourceClaimTemplateHandler())
 	add("resource.k8s.io", "resourceslices", resourceSliceHandler())
 	add("resource.k8s.io", "devicetaintrules", deviceTaintRuleHandler())
+	add("storagemigration.k8s.io", "storageversionmigrations", storageVersionMigrationHandler())
 	add("admissionregistration.k8s.io", "mutatingwebhookconfigurations", mutatingWebhookHandler())
 	add("admissionregistration.k8s.io", "validatingwebhookconfigurations", validatingWebhookHandler())
 	add("admissionregistration.k8s.io", "validatingadmissionpolicies", validatingAdmissionPolicyHandler())

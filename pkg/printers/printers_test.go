@@ -25,6 +25,7 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	storagemigrationv1 "k8s.io/api/storagemigration/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -153,6 +154,7 @@ func TestColumns(t *testing.T) {
 		{gr("resource.k8s.io", "resourceclaimtemplates"), "Name Age"},
 		{gr("resource.k8s.io", "resourceslices"), "Name Node Driver Pool Age"},
 		{gr("resource.k8s.io", "devicetaintrules"), "Name Key Value Effect TimeAdded Age"},
+		{gr("storagemigration.k8s.io", "storageversionmigrations"), "Name Resource"},
 		{gr("admissionregistration.k8s.io", "mutatingwebhookconfigurations"), "Name Webhooks Age"},
 		{gr("admissionregistration.k8s.io", "validatingwebhookconfigurations"), "Name Webhooks Age"},
 		{gr("admissionregistration.k8s.io", "validatingadmissionpolicies"), "Name Validations ParamKind Age"},
@@ -206,7 +208,12 @@ func TestColumnInvariants(t *testing.T) {
 			}
 			if c.Name == "Name" {
 				hasName = true
-				if c.Type != "string" || c.Format != "name" || c.Description != metaDoc["name"] {
+				// upstream's storageversionmigrations Name column has no format
+				wantFormat := "name"
+				if g.Resource == "storageversionmigrations" {
+					wantFormat = ""
+				}
+				if c.Type != "string" || c.Format != wantFormat || c.Description != metaDoc["name"] {
 					t.Errorf("%v Name column = %+v", g, c)
 				}
 				if i != 0 && g.Resource != "events" {
@@ -1075,6 +1082,12 @@ func TestClusterCells(t *testing.T) {
 	check("devicetaintrule", gr("resource.k8s.io", "devicetaintrules"), &resourcev1.DeviceTaintRule{ObjectMeta: om("r", time.Hour),
 		Spec: resourcev1.DeviceTaintRuleSpec{Taint: resourcev1.DeviceTaint{Key: "example.com/broken", Value: "yes", Effect: resourcev1.DeviceTaintEffectNoExecute, TimeAdded: &added}}},
 		[]interface{}{"r", "example.com/broken", "yes", "NoExecute", "2m", "60m"})
+	check("storageversionmigration", gr("storagemigration.k8s.io", "storageversionmigrations"), &storagemigrationv1.StorageVersionMigration{ObjectMeta: om("m", time.Hour),
+		Spec: storagemigrationv1.StorageVersionMigrationSpec{Resource: metav1.GroupResource{Group: "apps", Resource: "deployments"}}},
+		[]interface{}{"m", "deployments.apps"})
+	check("storageversionmigration core", gr("storagemigration.k8s.io", "storageversionmigrations"), &storagemigrationv1.StorageVersionMigration{ObjectMeta: om("m", time.Hour),
+		Spec: storagemigrationv1.StorageVersionMigrationSpec{Resource: metav1.GroupResource{Resource: "secrets"}}},
+		[]interface{}{"m", "secrets"})
 	check("csr pending", gr("certificates.k8s.io", "certificatesigningrequests"), &certificatesv1.CertificateSigningRequest{ObjectMeta: om("csr-2", time.Hour)},
 		[]interface{}{"csr-2", "60m", "<none>", "", "<none>", "Pending"})
 	check("vap", gr("admissionregistration.k8s.io", "validatingadmissionpolicies"), &admissionregistrationv1.ValidatingAdmissionPolicy{ObjectMeta: om("replicas", time.Hour),
@@ -1282,6 +1295,7 @@ func TestCellTypes(t *testing.T) {
 		gr("resource.k8s.io", "resourceclaimtemplates"):                         &resourcev1.ResourceClaimTemplate{ObjectMeta: om("p", time.Minute)},
 		gr("resource.k8s.io", "resourceslices"):                                 &resourcev1.ResourceSlice{ObjectMeta: om("p", time.Minute)},
 		gr("resource.k8s.io", "devicetaintrules"):                               &resourcev1.DeviceTaintRule{ObjectMeta: om("p", time.Minute)},
+		gr("storagemigration.k8s.io", "storageversionmigrations"):               &storagemigrationv1.StorageVersionMigration{ObjectMeta: om("p", time.Minute)},
 		gr("apiextensions.k8s.io", "customresourcedefinitions"): &unstructured.Unstructured{Object: map[string]interface{}{
 			"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": map[string]interface{}{"name": "p"}}},
 	}

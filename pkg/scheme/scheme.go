@@ -21,6 +21,7 @@ import (
 	resourcev1 "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	storagemigrationv1 "k8s.io/api/storagemigration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -42,7 +43,7 @@ func New() *runtime.Scheme {
 		authenticationv1.AddToScheme, authorizationv1.AddToScheme, networkingv1.AddToScheme,
 		flowcontrolv1.AddToScheme, certificatesv1.AddToScheme,
 		nodev1.AddToScheme,
-		resourcev1.AddToScheme,
+		resourcev1.AddToScheme, storagemigrationv1.AddToScheme,
 		metav1.AddMetaToScheme,
 	} {
 		utilruntime.Must(add(s))

@@ -54,6 +54,7 @@ func TestDependencyRules(t *testing.T) {
 		// the client or the table that assembles them.
 		{from: mod + "pkg/registry/resource", forbidden: []string{mod + "pkg/storage", mod + "pkg/client", mod + "pkg/registry/builtin"}, direct: true},
 		{from: mod + "pkg/registry/networking", forbidden: []string{mod + "pkg/storage", mod + "pkg/client", mod + "pkg/registry/builtin"}, direct: true},
+		{from: mod + "pkg/registry/storagemigration", forbidden: []string{mod + "pkg/storage", mod + "pkg/client", mod + "pkg/registry/builtin"}, direct: true},
 		{from: mod + "pkg/registry/node", forbidden: []string{mod + "pkg/storage", mod + "pkg/client", mod + "pkg/registry/builtin"}, direct: true},
 		{from: mod + "pkg/registry/storageapi", forbidden: []string{mod + "pkg/storage", mod + "pkg/client", mod + "pkg/registry/builtin"}, direct: true},
 		{from: mod + "pkg/client", forbidden: []string{mod + "pkg/storage", mod + "pkg/apiserver", mod + "pkg/registry"}},

@@ -19,6 +19,7 @@ import (
 	"github.com/skiff-sh/skiff/pkg/registry/resource"
 	"github.com/skiff-sh/skiff/pkg/registry/scheduling"
 	"github.com/skiff-sh/skiff/pkg/registry/storageapi"
+	"github.com/skiff-sh/skiff/pkg/registry/storagemigration"
 )
 
 // Definitions returns fresh definitions of all built-in resources.
@@ -30,7 +31,7 @@ func Definitions() []*registry.Definition {
 		scheduling.Definitions(), storageapi.Definitions(), apiextensions.Definitions(),
 		networking.AllocationDefinitions(), networking.Definitions(),
 		node.Definitions(),
-		flowcontrol.Definitions(), resource.Definitions(), certificates.Definitions(),
+		flowcontrol.Definitions(), resource.Definitions(), storagemigration.Definitions(), certificates.Definitions(),
 		admissionregistration.Definitions(),
 	} {
 		out = append(out, group...)
