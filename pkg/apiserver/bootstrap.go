@@ -96,6 +96,9 @@ func (s *Server) ensure(ctx context.Context, gr schema.GroupResource, obj runtim
 	if d := e.def.Strategy.Default; d != nil {
 		d(obj)
 	}
+	// Upstream creates these through its loopback client, whose User-Agent
+	// makes the manager "kube-apiserver".
+	obj = s.trackUpdate(e, "", e.def.New(), obj, "kube-apiserver")
 	out, err := st.Create(ctx, ns, obj, nil, false)
 	if apierrors.IsAlreadyExists(err) {
 		return nil

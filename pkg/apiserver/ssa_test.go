@@ -392,3 +392,17 @@ func TestServerSideApplyCustomResource(t *testing.T) {
 	code, data = c.apply(blobs+"/b", "two", false, blob(`{"x":{"a":2}}`))
 	expectStatus(t, code, data, http.StatusConflict, metav1.StatusReasonConflict, `Apply failed with 1 conflict: conflict with "one": .spec.x.a`)
 }
+
+// TestManagedFieldsOfSystemObjects: what the API server creates at start
+// is owned by "kube-apiserver", as upstream's loopback writes are.
+func TestManagedFieldsOfSystemObjects(t *testing.T) {
+	c := start(t)
+	code, _, data := c.do(http.MethodGet, "/api/v1/namespaces/default", nil, "", "")
+	if code != http.StatusOK {
+		t.Fatalf("%d %s", code, data)
+	}
+	md := metaOf(t, data)
+	if len(md.ManagedFields) != 1 || md.ManagedFields[0].Manager != "kube-apiserver" || md.ManagedFields[0].Operation != metav1.ManagedFieldsOperationUpdate {
+		t.Errorf("default namespace managedFields %+v", md.ManagedFields)
+	}
+}
