@@ -92,6 +92,23 @@ func TestDynamicResourceAllocationResources(t *testing.T) {
 	if jsonField(updated, "status", "allocation", "devices", "results", "0", "device") != "dev-0" {
 		t.Errorf("status update lost the allocation: %v", updated["status"])
 	}
+	// Admin access needs the namespace's admin label, as upstream.
+	admin := jsonObj{"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": jsonObj{"name": "admin"},
+		"spec": jsonObj{"devices": jsonObj{"requests": []any{
+			jsonObj{"name": "gpu", "exactly": jsonObj{"deviceClassName": "dra-gpu.example.com", "adminAccess": true}}}}}}
+	code, _, data = c.do(http.MethodPost, claims, admin, "", "")
+	expectStatus(t, code, data, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid,
+		"ResourceClaim.resource.k8s.io \"admin\" is invalid: spec.devices.requests[0].adminAccess: Forbidden: admin access to devices requires the `resource.kubernetes.io/admin-access: true` label on the containing namespace")
+	code, _, data = c.do(http.MethodPost, "/apis/resource.k8s.io/v1/namespaces/"+ns+"/resourceclaimtemplates", jsonObj{
+		"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": jsonObj{"name": "admin"}, "spec": jsonObj{"spec": admin["spec"]}}, "", "")
+	expectStatus(t, code, data, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid,
+		"ResourceClaimTemplate.resource.k8s.io \"admin\" is invalid: spec.devices.requests[0].adminAccess: Forbidden: admin access to devices requires the `resource.kubernetes.io/admin-access: true` label on the containing namespace")
+	code, data = c.patch("/api/v1/namespaces/"+ns, "application/merge-patch+json", `{"metadata":{"labels":{"resource.kubernetes.io/admin-access":"true"}}}`)
+	if code != http.StatusOK {
+		t.Fatalf("labelling the namespace: %d %s", code, data)
+	}
+	c.call(http.MethodPost, claims, admin, http.StatusCreated, nil)
+
 	// A consumer without an allocation is refused.
 	updated["status"] = jsonObj{"reservedFor": []any{jsonObj{"resource": "pods", "name": "p", "uid": "u1"}}}
 	code, _, data = c.do(http.MethodPut, claims+"/claim/status", updated, "", "")

@@ -11,6 +11,9 @@
 // mutates; error paths and messages follow upstream's so that kubectl
 // prints the same errors. A ResourceClaim's and ResourceClaimTemplate's
 // spec is immutable; a claim's status changes only through the status
-// subresource. CEL selector expressions are length-checked but not
+// subresource. A claim or claim template asking for admin access to
+// devices is created only in a namespace labelled
+// resource.kubernetes.io/admin-access=true (a create hook reads the
+// namespace, as upstream's strategy does). CEL selector expressions are length-checked but not
 // compiled (skiff does not link a CEL environment for DRA yet).
 package resource

@@ -2,6 +2,7 @@ package resource
 
 import (
 	resourcev1 "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/skiff-sh/skiff/pkg/clock"
@@ -26,11 +27,19 @@ func definitions(clk clock.Clock) []*registry.Definition {
 		&registry.Strategy{Default: registry.Default(DefaultResourceClaim), Validate: registry.Validate(ValidateResourceClaim),
 			ValidateUpdate: registry.ValidateUpdate(ValidateResourceClaimUpdate), HasStatus: true, ReturnDeletedObject: true})
 	claim.ValidateStatus = registry.ValidateUpdate(ValidateResourceClaimStatusUpdate)
+	claim.NewHooks = adminAccessHooks("ResourceClaim", func(o runtime.Object) (*metav1.ObjectMeta, []resourcev1.DeviceRequest) {
+		c := o.(*resourcev1.ResourceClaim)
+		return &c.ObjectMeta, c.Spec.Devices.Requests
+	})
 
 	template := registry.NewDefinition(group, "v1", "resourceclaimtemplates", "ResourceClaimTemplate", true,
 		func() runtime.Object { return &resourcev1.ResourceClaimTemplate{} }, func() runtime.Object { return &resourcev1.ResourceClaimTemplateList{} },
 		&registry.Strategy{Default: registry.Default(DefaultResourceClaimTemplate), Validate: registry.Validate(ValidateResourceClaimTemplate),
 			ValidateUpdate: registry.ValidateUpdate(ValidateResourceClaimTemplateUpdate), ReturnDeletedObject: true})
+	template.NewHooks = adminAccessHooks("ResourceClaimTemplate", func(o runtime.Object) (*metav1.ObjectMeta, []resourcev1.DeviceRequest) {
+		t := o.(*resourcev1.ResourceClaimTemplate)
+		return &t.ObjectMeta, t.Spec.Spec.Devices.Requests
+	})
 
 	slice := registry.NewDefinition(group, "v1", "resourceslices", "ResourceSlice", false,
 		func() runtime.Object { return &resourcev1.ResourceSlice{} }, func() runtime.Object { return &resourcev1.ResourceSliceList{} },
