@@ -6,19 +6,24 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // A review is a create-only resource that is answered, not stored: "who am
-// I" (SelfSubjectReview) and "may I" (the access reviews kubectl auth uses).
+// I" (SelfSubjectReview) and "may I" (the access reviews kubectl auth uses),
+// and core/v1 bindings, which writes the pod it names.
 type review struct {
 	gvr        schema.GroupVersionResource
 	kind       string
 	namespaced bool
 	newObj     func() runtime.Object
 	answer     func(ctx context.Context, u *User, obj runtime.Object) runtime.Object
+	// serve, if set, answers the create itself (core/v1 bindings, which
+	// writes a pod and answers with a Status).
+	serve func(s *Server, w http.ResponseWriter, r *http.Request, info *RequestInfo) error
 }
 
 // allowAll is the decision every access review gets while skiff has no
@@ -35,6 +40,9 @@ func reviews() []*review {
 	}
 	allowed := authorizationv1.SubjectAccessReviewStatus{Allowed: true, Reason: allowAllReason}
 	return []*review{
+		{gvr: schema.GroupVersionResource{Version: "v1", Resource: "bindings"}, kind: "Binding", namespaced: true,
+			newObj: func() runtime.Object { return &corev1.Binding{} },
+			serve:  (*Server).serveBindings},
 		{gvr: authn("selfsubjectreviews"), kind: "SelfSubjectReview",
 			newObj: func() runtime.Object { return &authenticationv1.SelfSubjectReview{} },
 			answer: func(_ context.Context, u *User, obj runtime.Object) runtime.Object {
@@ -83,6 +91,9 @@ func reviews() []*review {
 func (s *Server) serveReview(w http.ResponseWriter, r *http.Request, info *RequestInfo, rv *review) error {
 	if info.Verb != "create" || info.Name != "" || (info.Namespace != "") != rv.namespaced {
 		return methodNotSupported(schema.GroupResource{Group: rv.gvr.Group, Resource: rv.gvr.Resource}, info.Verb)
+	}
+	if rv.serve != nil {
+		return rv.serve(s, w, r, info)
 	}
 	m, err := negotiate(r.Header.Get("Accept"), false)
 	if err != nil {

@@ -172,6 +172,40 @@ func (s *Server) serveBinding(w http.ResponseWriter, r *http.Request, info *Requ
 	if b.Name != "" && b.Name != info.Name {
 		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", b.Name, info.Name))
 	}
+	return s.bindPod(w, r, m, o, info.Namespace, info.Name, b, e)
+}
+
+// serveBindings answers POST /api/v1/namespaces/{ns}/bindings, the older
+// form of pods/{name}/binding that upstream still serves (and lists in
+// discovery): the Binding's own metadata.name names the pod.
+func (s *Server) serveBindings(w http.ResponseWriter, r *http.Request, info *RequestInfo) error {
+	m, err := negotiate(r.Header.Get("Accept"), false)
+	if err != nil {
+		return err
+	}
+	o, err := parseWriteOptions(r.URL.Query(), "CreateOptions")
+	if err != nil {
+		return err
+	}
+	obj, err := s.readTyped(w, r, bindingGVK, &corev1.Binding{}, &o)
+	if err != nil {
+		return err
+	}
+	b := obj.(*corev1.Binding)
+	if b.Namespace != "" && b.Namespace != info.Namespace {
+		return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+	}
+	if b.Name == "" {
+		return apierrors.NewInvalid(schema.GroupKind{Kind: "Binding"}, "", field.ErrorList{
+			field.Required(field.NewPath("metadata", "name"), "name or generateName is required")})
+	}
+	pods := s.endpoints[schema.GroupVersionResource{Version: "v1", Resource: "pods"}]
+	return s.bindPod(w, r, m, o, info.Namespace, b.Name, b, pods)
+}
+
+// bindPod writes binding b of pod ns/name through the pods endpoint e.
+func (s *Server) bindPod(w http.ResponseWriter, r *http.Request, m mediaType, o writeOptions, ns, name string, b *corev1.Binding, e *endpoint) error {
+	info := &RequestInfo{Namespace: ns, Name: name}
 	if b.Target.Kind != "" && b.Target.Kind != "Node" {
 		return apierrors.NewInvalid(schema.GroupKind{Kind: "Binding"}, info.Name, field.ErrorList{
 			field.NotSupported(field.NewPath("target", "kind"), b.Target.Kind, []string{"Node", "<empty>"})})

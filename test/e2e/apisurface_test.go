@@ -72,7 +72,7 @@ func kubectlAPIResources(t *testing.T, c *cluster, k kc) {
 		"componentstatuses", "ipaddresses.networking.k8s.io", "servicecidrs.networking.k8s.io",
 		"controllerrevisions.apps", "selfsubjectreviews.authentication.k8s.io",
 		"localsubjectaccessreviews.authorization.k8s.io", "selfsubjectrulesreviews.authorization.k8s.io",
-		"replicationcontrollers", "csidrivers.storage.k8s.io", "csinodes.storage.k8s.io",
+		"bindings", "replicationcontrollers", "csidrivers.storage.k8s.io", "csinodes.storage.k8s.io",
 		"csistoragecapacities.storage.k8s.io", "volumeattachments.storage.k8s.io",
 		"volumeattributesclasses.storage.k8s.io", "runtimeclasses.node.k8s.io",
 		"ingresses.networking.k8s.io", "ingressclasses.networking.k8s.io", "networkpolicies.networking.k8s.io",
