@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// resource.k8s.io/v1 over HTTP: defaulting on create, 422 with upstream's
+// resource.k8s.io/v1 over HTTP: defaulting on create, alpha fields dropped, 422 with upstream's
 // message, ResourceSlice field selectors (spec.nodeName, spec.driver,
 // spec.pool.name; others refused), the ResourceClaim status subresource
 // (the main resource ignores status; status ignores spec), and a spec
@@ -28,7 +28,7 @@ func TestDynamicResourceAllocationResources(t *testing.T) {
 		{"dra-a", "node-a", "gpu.example.com"}, {"dra-b", "node-b", "gpu.example.com"}, {"dra-c", "node-a", "nic.example.com"},
 	} {
 		c.call(http.MethodPost, base+"/resourceslices", jsonObj{"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
-			"metadata": jsonObj{"name": s.name}, "spec": jsonObj{"driver": s.driver, "nodeName": s.node,
+			"metadata": jsonObj{"name": s.name}, "spec": jsonObj{"driver": s.driver, "nodeName": s.node, "skipNodeOperations": []any{"*"},
 				"pool":    jsonObj{"name": s.node, "resourceSliceCount": 1},
 				"devices": []any{jsonObj{"name": "dev-0", "taints": []any{jsonObj{"key": "example.com/t", "effect": "None"}}}}}},
 			http.StatusCreated, nil)
@@ -55,6 +55,9 @@ func TestDynamicResourceAllocationResources(t *testing.T) {
 	code, _, data := c.do(http.MethodGet, base+"/resourceslices?fieldSelector=spec.devices=x", nil, "", "")
 	expectStatus(t, code, data, http.StatusBadRequest, metav1.StatusReasonBadRequest, "field label not supported: spec.devices")
 	slice := decodeObj(t, c.call(http.MethodGet, base+"/resourceslices/dra-a", nil, http.StatusOK, nil))
+	if v := jsonField(slice, "spec", "skipNodeOperations"); v != nil {
+		t.Errorf("alpha field spec.skipNodeOperations stored: %v", v)
+	}
 	if jsonField(slice, "spec", "devices", "0", "taints", "0", "timeAdded") == nil {
 		t.Errorf("device taint without timeAdded: %v", jsonField(slice, "spec", "devices"))
 	}

@@ -427,3 +427,45 @@ func TestValidateDeviceTaintRule(t *testing.T) {
 	}
 	expectMessages(t, ValidateDeviceTaintRuleStatusUpdate(st, old), "status.conditions: Too many: 9: must have at most 8 items")
 }
+
+func TestDropAlphaFields(t *testing.T) {
+	withAlpha := func() *resourcev1.ResourceSlice {
+		s := validSlice()
+		s.Spec.SkipNodeOperations = []resourcev1.SkipNodeOperation{resourcev1.SkipNodeOperationAll}
+		d := &s.Spec.Devices[0]
+		d.Attributes["cores"] = resourcev1.DeviceAttribute{IntValues: []int64{1, 2}}
+		d.NodeAllocatableResources = map[corev1.ResourceName]resourcev1.NodeAllocatableResource{"cpu": {}}
+		d.ConsumesCounters = []resourcev1.DeviceCounterConsumption{{CounterSet: "mem", CompatibilityGroups: []string{"a"}}}
+		return s
+	}
+	s := withAlpha()
+	DropAlphaResourceSliceFields(s, nil)
+	d := s.Spec.Devices[0]
+	if s.Spec.SkipNodeOperations != nil || d.Attributes["cores"].IntValues != nil || d.NodeAllocatableResources != nil || d.ConsumesCounters[0].CompatibilityGroups != nil {
+		t.Errorf("alpha fields kept on create: %+v", s.Spec)
+	}
+	if d.Attributes["model"].StringValue == nil || d.ConsumesCounters[0].CounterSet != "mem" {
+		t.Errorf("GA fields dropped: %+v", d)
+	}
+	// An update keeps what the stored object already uses.
+	old := withAlpha()
+	s = withAlpha()
+	DropAlphaResourceSliceFields(s, old)
+	d = s.Spec.Devices[0]
+	if s.Spec.SkipNodeOperations == nil || d.Attributes["cores"].IntValues == nil || d.NodeAllocatableResources == nil || d.ConsumesCounters[0].CompatibilityGroups == nil {
+		t.Errorf("alpha fields in use dropped on update: %+v", s.Spec)
+	}
+
+	c := validClaim()
+	c.Spec.Devices.Requests[0].Exactly.DerivedAttributes = []resourcev1.DeviceDerivedAttribute{{}}
+	c.Spec.Devices.Requests[1].FirstAvailable[0].DerivedAttributes = []resourcev1.DeviceDerivedAttribute{{}}
+	kept := c.Spec.DeepCopy()
+	DropAlphaClaimSpecFields(kept, &c.Spec)
+	DropAlphaClaimSpecFields(&c.Spec, nil)
+	if c.Spec.Devices.Requests[0].Exactly.DerivedAttributes != nil || c.Spec.Devices.Requests[1].FirstAvailable[0].DerivedAttributes != nil {
+		t.Errorf("derived attributes kept on create")
+	}
+	if kept.Devices.Requests[0].Exactly.DerivedAttributes == nil {
+		t.Errorf("derived attributes in use dropped on update")
+	}
+}

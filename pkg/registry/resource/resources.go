@@ -25,7 +25,9 @@ func definitions(clk clock.Clock) []*registry.Definition {
 	claim := registry.NewDefinition(group, "v1", "resourceclaims", "ResourceClaim", true,
 		func() runtime.Object { return &resourcev1.ResourceClaim{} }, func() runtime.Object { return &resourcev1.ResourceClaimList{} },
 		&registry.Strategy{Default: registry.Default(DefaultResourceClaim), Validate: registry.Validate(ValidateResourceClaim),
-			ValidateUpdate: registry.ValidateUpdate(ValidateResourceClaimUpdate), HasStatus: true, ReturnDeletedObject: true})
+			PrepareForCreate: registry.Prepare(func(c *resourcev1.ResourceClaim) { DropAlphaClaimSpecFields(&c.Spec, nil) }),
+			PrepareForUpdate: registry.PrepareUpdate(func(c, old *resourcev1.ResourceClaim) { DropAlphaClaimSpecFields(&c.Spec, &old.Spec) }),
+			ValidateUpdate:   registry.ValidateUpdate(ValidateResourceClaimUpdate), HasStatus: true, ReturnDeletedObject: true})
 	claim.ValidateStatus = registry.ValidateUpdate(ValidateResourceClaimStatusUpdate)
 	claim.NewHooks = adminAccessHooks("ResourceClaim", func(o runtime.Object) (*metav1.ObjectMeta, []resourcev1.DeviceRequest) {
 		c := o.(*resourcev1.ResourceClaim)
@@ -35,6 +37,10 @@ func definitions(clk clock.Clock) []*registry.Definition {
 	template := registry.NewDefinition(group, "v1", "resourceclaimtemplates", "ResourceClaimTemplate", true,
 		func() runtime.Object { return &resourcev1.ResourceClaimTemplate{} }, func() runtime.Object { return &resourcev1.ResourceClaimTemplateList{} },
 		&registry.Strategy{Default: registry.Default(DefaultResourceClaimTemplate), Validate: registry.Validate(ValidateResourceClaimTemplate),
+			PrepareForCreate: registry.Prepare(func(t *resourcev1.ResourceClaimTemplate) { DropAlphaClaimSpecFields(&t.Spec.Spec, nil) }),
+			PrepareForUpdate: registry.PrepareUpdate(func(t, old *resourcev1.ResourceClaimTemplate) {
+				DropAlphaClaimSpecFields(&t.Spec.Spec, &old.Spec.Spec)
+			}),
 			ValidateUpdate: registry.ValidateUpdate(ValidateResourceClaimTemplateUpdate), ReturnDeletedObject: true})
 	template.NewHooks = adminAccessHooks("ResourceClaimTemplate", func(o runtime.Object) (*metav1.ObjectMeta, []resourcev1.DeviceRequest) {
 		t := o.(*resourcev1.ResourceClaimTemplate)
@@ -44,8 +50,10 @@ func definitions(clk clock.Clock) []*registry.Definition {
 	slice := registry.NewDefinition(group, "v1", "resourceslices", "ResourceSlice", false,
 		func() runtime.Object { return &resourcev1.ResourceSlice{} }, func() runtime.Object { return &resourcev1.ResourceSliceList{} },
 		&registry.Strategy{
-			Default:  registry.Default(func(s *resourcev1.ResourceSlice) { DefaultResourceSlice(s, clk.Now()) }),
-			Validate: registry.Validate(ValidateResourceSlice), ValidateUpdate: registry.ValidateUpdate(ValidateResourceSliceUpdate),
+			Default:          registry.Default(func(s *resourcev1.ResourceSlice) { DefaultResourceSlice(s, clk.Now()) }),
+			PrepareForCreate: registry.Prepare(func(s *resourcev1.ResourceSlice) { DropAlphaResourceSliceFields(s, nil) }),
+			PrepareForUpdate: registry.PrepareUpdate(DropAlphaResourceSliceFields),
+			Validate:         registry.Validate(ValidateResourceSlice), ValidateUpdate: registry.ValidateUpdate(ValidateResourceSliceUpdate),
 			Generation: true, ReturnDeletedObject: true, Fields: registry.Fields(ResourceSliceFields)})
 
 	rule := registry.NewDefinition(group, "v1", "devicetaintrules", "DeviceTaintRule", false,
