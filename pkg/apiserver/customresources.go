@@ -18,6 +18,7 @@ import (
 
 	"github.com/skiff-sh/skiff/pkg/registry"
 	"github.com/skiff-sh/skiff/pkg/registry/customresource"
+	"github.com/skiff-sh/skiff/pkg/registry/customresource/structural"
 	"github.com/skiff-sh/skiff/pkg/storage"
 	"github.com/skiff-sh/skiff/pkg/storage/cacher"
 )
@@ -487,4 +488,16 @@ func (c *crdController) publish() {
 	}
 	c.s.crs.Store(cs)
 	c.s.discovery.Store(c.s.buildDiscovery(all))
+}
+
+// CustomResourceSchema returns the compiled structural schema of a served
+// custom resource version (its kube-openapi form is Schema.Spec), for
+// server-side apply and anything else that needs a CR's types. ok is false
+// for kinds that are not served custom resources or have no schema.
+func (s *Server) CustomResourceSchema(gvk schema.GroupVersionKind) (sch *structural.Schema, ok bool) {
+	e := s.crs.Load().kinds[gvk]
+	if e == nil || e.cr == nil || e.cr.version.Validator == nil {
+		return nil, false
+	}
+	return e.cr.version.Validator.Structural(), true
 }

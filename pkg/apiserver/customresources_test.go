@@ -19,7 +19,7 @@ func crontabCRD(group string) map[string]any {
 			"spec": map[string]any{"type": "object", "properties": map[string]any{
 				"cronSpec": map[string]any{"type": "string"},
 				"image":    map[string]any{"type": "string"},
-				"replicas": map[string]any{"type": "integer"},
+				"replicas": map[string]any{"type": "integer", "maximum": 10, "default": 1},
 			}},
 			"status": map[string]any{"type": "object", "properties": map[string]any{
 				"replicas": map[string]any{"type": "integer"},
@@ -237,6 +237,37 @@ func TestCustomResourceServing(t *testing.T) {
 		if strings.Join(cols, ",") != "Name,Spec,Replicas" || len(table.Rows) != 2 || fmt.Sprint(table.Rows[0].Cells) != "[a * * * * */5 7]" {
 			t.Errorf("table columns %v rows %v", cols, table.Rows)
 		}
+	})
+
+	t.Run("schema", func(t *testing.T) {
+		c := c.on(t)
+		code, _, data := c.do(http.MethodPost, base, crontab("bad", "stable.example.com/v1", map[string]any{"cronSpec": 5}, nil), "", "")
+		st := expectStatus(t, code, data, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid,
+			`CronTab.stable.example.com "bad" is invalid: spec.cronSpec: Invalid value: "integer": spec.cronSpec in body must be of type string: "integer"`)
+		if st.Details == nil || len(st.Details.Causes) != 1 || st.Details.Causes[0].Field != "spec.cronSpec" || st.Details.Causes[0].Type != metav1.CauseTypeTypeInvalid {
+			t.Errorf("causes = %+v", st.Details)
+		}
+		// The scale subresource's replicas path is checked too, as upstream.
+		code, _, data = c.do(http.MethodPost, base, crontab("bad", "stable.example.com/v1", map[string]any{"replicas": "three"}, nil), "", "")
+		expectStatus(t, code, data, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid,
+			`CronTab.stable.example.com "bad" is invalid: [spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer: "string", .spec.replicas: Invalid value: 0: .spec.replicas accessor error: three is of the type string, expected int64]`)
+		code, _, data = c.do(http.MethodPost, base+"?fieldValidation=Strict", crontab("bad", "stable.example.com/v1", map[string]any{"nope": 1}, nil), "", "")
+		expectStatus(t, code, data, http.StatusBadRequest, metav1.StatusReasonBadRequest,
+			`CronTab in version "v1" cannot be handled as a CronTab: strict decoding error: unknown field "spec.nope"`)
+		code, hdr, data := c.do(http.MethodPost, base, crontab("pruned", "stable.example.com/v1", map[string]any{"nope": 1}, nil), "", "")
+		if code != http.StatusCreated || !strings.Contains(hdr.Get("Warning"), `unknown field \"spec.nope\"`) {
+			t.Errorf("warn: %d %q %s", code, hdr.Get("Warning"), data)
+		}
+		var got map[string]any
+		json.Unmarshal(data, &got)
+		if spec := got["spec"].(map[string]any); spec["nope"] != nil || spec["replicas"] != float64(1) {
+			t.Errorf("pruned/defaulted spec = %v", spec)
+		}
+		code, _, data = c.do(http.MethodPatch, base+"/pruned", map[string]any{"spec": map[string]any{"replicas": 1}}, "application/strategic-merge-patch+json", "")
+		if code != http.StatusUnsupportedMediaType {
+			t.Errorf("strategic merge patch: %d %s", code, data)
+		}
+		c.call(http.MethodDelete, base+"/pruned", nil, http.StatusOK, nil)
 	})
 
 	t.Run("managed fields and server-side apply", func(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -458,6 +459,23 @@ func applyFieldValidation(w http.ResponseWriter, o writeOptions, gvk schema.Grou
 	return nil
 }
 
+// unknownCRFields applies field validation to the fields a custom
+// resource body has that its schema does not declare (they are pruned).
+func (s *Server) unknownCRFields(w http.ResponseWriter, e *endpoint, o writeOptions, obj runtime.Object) error {
+	if e.cr == nil || e.cr.version.Validator == nil {
+		return nil
+	}
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return nil
+	}
+	var msgs []string
+	for _, p := range e.cr.version.Validator.Prune(u.Object) {
+		msgs = append(msgs, fmt.Sprintf("unknown field %q", p))
+	}
+	return applyFieldValidation(w, o, e.gvk, msgs)
+}
+
 // readTyped reads the request body and decodes it as gvk into into. With
 // o set, unknown and duplicate fields are handled as o.FieldValidation says;
 // without, they are ignored.
@@ -488,6 +506,9 @@ func (s *Server) readTyped(w http.ResponseWriter, r *http.Request, gvk schema.Gr
 func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, e *endpoint, o writeOptions) (runtime.Object, error) {
 	obj, err := s.readTyped(w, r, e.gvk, e.newObj(), &o)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.unknownCRFields(w, e, o, obj); err != nil {
 		return nil, err
 	}
 	return s.defaultAndConvert(e, obj)

@@ -34,6 +34,14 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, info *RequestInfo
 	}
 	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	pt := types.PatchType(ct)
+	if e.cr != nil && pt == types.StrategicMergePatchType {
+		// Custom resources have no patch strategies: upstream refuses.
+		return &apierrors.StatusError{ErrStatus: metav1.Status{
+			Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
+			Message: fmt.Sprintf("the body of the request was in an unknown format - accepted media types include: %s, %s, %s",
+				types.JSONPatchType, types.MergePatchType, types.ApplyYAMLPatchType),
+		}}
+	}
 	switch pt {
 	case types.JSONPatchType, types.MergePatchType, types.StrategicMergePatchType, types.ApplyYAMLPatchType:
 	default:
@@ -116,6 +124,9 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, info *RequestInfo
 			// Field validation reports problems once, not on every retry.
 			warned = true
 			if err := applyFieldValidation(w, o, e.gvk, res.strict); err != nil {
+				return nil, err
+			}
+			if err := s.unknownCRFields(w, e, o, res.obj); err != nil {
 				return nil, err
 			}
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/skiff-sh/skiff/pkg/printers"
 	"github.com/skiff-sh/skiff/pkg/printers/jsonpath"
 	"github.com/skiff-sh/skiff/pkg/registry"
+	"github.com/skiff-sh/skiff/pkg/registry/customresource/structural"
 )
 
 // Resource is everything needed to serve one CRD's objects.
@@ -64,13 +65,38 @@ type Version struct {
 // on create. status restricts the check to .status (status subresource).
 type Validator interface {
 	Validate(obj, old map[string]any, statusOnly bool) field.ErrorList
+	// Prune drops undeclared fields and returns their paths.
+	Prune(obj map[string]any) []string
 	// Default prunes unknown fields and applies defaults to a request body.
 	Default(obj map[string]any)
+	// Structural is the compiled schema (kube-openapi form in Spec).
+	Structural() *structural.Schema
 }
 
-// NewValidator builds a version's Validator; set by the structural schema
-// package's users (nil: no schema checks).
-var NewValidator func(crd *apiextensionsv1.CustomResourceDefinition, version string, schema *apiextensionsv1.JSONSchemaProps) (Validator, error)
+// schemaValidator is the Validator of a structural schema.
+type schemaValidator struct {
+	s *structural.Schema
+}
+
+func (v schemaValidator) Validate(obj, old map[string]any, statusOnly bool) field.ErrorList {
+	return v.s.Validate(obj, statusOnly)
+}
+func (v schemaValidator) Prune(obj map[string]any) []string { return v.s.Prune(obj) }
+func (v schemaValidator) Default(obj map[string]any) {
+	v.s.Prune(obj)
+	v.s.PruneNulls(obj)
+	v.s.Default(obj)
+}
+func (v schemaValidator) Structural() *structural.Schema { return v.s }
+
+// NewValidator builds a version's Validator.
+var NewValidator = func(crd *apiextensionsv1.CustomResourceDefinition, version string, schema *apiextensionsv1.JSONSchemaProps) (Validator, error) {
+	s, err := structural.New(schema)
+	if err != nil {
+		return nil, err
+	}
+	return schemaValidator{s}, nil
+}
 
 // CleanupFinalizer is the finalizer a deleted CRD carries until its
 // objects are gone.
