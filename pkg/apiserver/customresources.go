@@ -40,6 +40,9 @@ type crState struct {
 	stores map[schema.GroupResource]*registry.Store
 	// kinds finds a custom resource endpoint by kind (field managers).
 	kinds map[schema.GroupVersionKind]*endpoint
+	// discovery documents every served resource, these included: swapped
+	// with the endpoints so that discovery never lags what is served.
+	discovery *discoveryDocs
 }
 
 // crEndpoint is what a custom resource endpoint adds to an endpoint.
@@ -486,8 +489,8 @@ func (c *crdController) publish() {
 	if err := c.s.openapi.Update(c.s.openAPIResources(all)); err != nil {
 		c.s.cfg.Logger.Warn("custom resources: OpenAPI not updated", "err", err)
 	}
+	cs.discovery = c.s.buildDiscovery(all)
 	c.s.crs.Store(cs)
-	c.s.discovery.Store(c.s.buildDiscovery(all))
 }
 
 // CustomResourceSchema returns the compiled structural schema of a served

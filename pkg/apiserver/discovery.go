@@ -273,7 +273,7 @@ func wantsAggregated(accept string) string {
 }
 
 func (s *Server) serveDiscoveryRoot(w http.ResponseWriter, r *http.Request) {
-	docs := s.discovery.Load()
+	docs := s.crs.Load().discovery
 	prefix := strings.Trim(r.URL.Path, "/")
 	if dv := wantsAggregated(r.Header.Get("Accept")); dv != "" {
 		key := prefix + dv
@@ -299,7 +299,7 @@ func (s *Server) serveDiscoveryRoot(w http.ResponseWriter, r *http.Request) {
 func (s *Server) serveGroupDiscovery(w http.ResponseWriter, r *http.Request, info *RequestInfo) bool {
 	parts := splitPath(r.URL.Path)
 	m := mediaType{Type: mediaJSON}
-	docs := s.discovery.Load()
+	docs := s.crs.Load().discovery
 	switch {
 	case len(parts) == 2 && parts[0] == "api":
 		if l, ok := docs.resources[schema.GroupVersion{Version: parts[1]}]; ok {
@@ -323,7 +323,7 @@ func (s *Server) serveGroupDiscovery(w http.ResponseWriter, r *http.Request, inf
 // serveRootPaths lists the paths the server serves, as upstream's "/".
 func (s *Server) serveRootPaths(w http.ResponseWriter, r *http.Request) {
 	paths := []string{"/api", "/api/v1", "/apis", "/healthz", "/livez", "/metrics", "/openapi/v2", "/openapi/v3", "/readyz", "/version"}
-	for _, g := range s.discovery.Load().groups.Groups {
+	for _, g := range s.crs.Load().discovery.groups.Groups {
 		paths = append(paths, "/apis/"+g.Name)
 		for _, v := range g.Versions {
 			paths = append(paths, "/apis/"+v.GroupVersion)

@@ -225,8 +225,6 @@ type Server struct {
 	fields  *fieldmanager.Managers
 	metrics *metrics
 	handler http.Handler
-	// discovery is rebuilt (and swapped) when custom resources change.
-	discovery atomic.Pointer[discoveryDocs]
 	// crs is the immutable snapshot of the served custom resources, the
 	// router's second lookup after the built-in endpoints; the CRD
 	// controller swaps it (see customresources.go).
@@ -289,8 +287,8 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	var err error
-	s.admission = admission.NewDefaultChain(admission.Deps{Getter: s, Clock: cfg.Clock, Rand: cfg.Rand})
 	s.crs.Store(&crState{})
+	s.admission = admission.NewDefaultChain(admission.Deps{Getter: s, Clock: cfg.Clock, Rand: cfg.Rand})
 	if s.openapi, err = openapi.New(openapi.Info{Title: "Kubernetes", Version: gitVersion}, s.openAPIResources(s.endpoints)); err != nil {
 		return nil, fmt.Errorf("building OpenAPI: %w", err)
 	}
@@ -301,7 +299,7 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s.fields = s.newFieldManagers()
-	s.discovery.Store(s.buildDiscovery(s.endpoints))
+	s.crs.Store(&crState{discovery: s.buildDiscovery(s.endpoints)})
 	s.crds = newCRDController(s)
 	s.handler = s.buildHandlerChain()
 	return s, nil
