@@ -94,6 +94,7 @@ func init() {
 		{&resourcev1.DeviceTaintRule{}, "resource.k8s.io", "devicetaintrules", false},
 		{&storagemigrationv1.StorageVersionMigration{}, "storagemigration.k8s.io", "storageversionmigrations", false},
 		{&certificatesv1.CertificateSigningRequest{}, "certificates.k8s.io", "certificatesigningrequests", false},
+		{&certificatesv1.ClusterTrustBundle{}, "certificates.k8s.io", "clustertrustbundles", false},
 		{&admissionregistrationv1.MutatingWebhookConfiguration{}, "admissionregistration.k8s.io", "mutatingwebhookconfigurations", false},
 		{&admissionregistrationv1.ValidatingWebhookConfiguration{}, "admissionregistration.k8s.io", "validatingwebhookconfigurations", false},
 		{&admissionregistrationv1.ValidatingAdmissionPolicy{}, "admissionregistration.k8s.io", "validatingadmissionpolicies", false},

@@ -162,6 +162,7 @@ func TestColumns(t *testing.T) {
 		{gr("admissionregistration.k8s.io", "mutatingadmissionpolicies"), "Name Mutations ParamKind Age"},
 		{gr("admissionregistration.k8s.io", "mutatingadmissionpolicybindings"), "Name PolicyName ParamRef Age"},
 		{gr("certificates.k8s.io", "certificatesigningrequests"), "Name Age SignerName Requestor RequestedDuration Condition"},
+		{gr("certificates.k8s.io", "clustertrustbundles"), "Name SignerName"},
 		{gr("apiextensions.k8s.io", "customresourcedefinitions"), "Name Scope Versions Created At Group* Kind* ShortNames* Established*"},
 		{gr("flowcontrol.apiserver.k8s.io", "flowschemas"), "Name PriorityLevel MatchingPrecedence DistinguisherMethod Age MissingPL"},
 		{gr("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations"), "Name Type NominalConcurrencyShares Queues HandSize QueueLengthLimit Age"},
@@ -1088,6 +1089,10 @@ func TestClusterCells(t *testing.T) {
 	check("storageversionmigration core", gr("storagemigration.k8s.io", "storageversionmigrations"), &storagemigrationv1.StorageVersionMigration{ObjectMeta: om("m", time.Hour),
 		Spec: storagemigrationv1.StorageVersionMigrationSpec{Resource: metav1.GroupResource{Resource: "secrets"}}},
 		[]interface{}{"m", "secrets"})
+	check("clustertrustbundle", gr("certificates.k8s.io", "clustertrustbundles"), &certificatesv1.ClusterTrustBundle{ObjectMeta: om("example.com:signer:ca", time.Hour),
+		Spec: certificatesv1.ClusterTrustBundleSpec{SignerName: "example.com/signer"}}, []interface{}{"example.com:signer:ca", "example.com/signer"})
+	check("clustertrustbundle without signer", gr("certificates.k8s.io", "clustertrustbundles"), &certificatesv1.ClusterTrustBundle{ObjectMeta: om("ca", time.Hour)},
+		[]interface{}{"ca", "<none>"})
 	check("csr pending", gr("certificates.k8s.io", "certificatesigningrequests"), &certificatesv1.CertificateSigningRequest{ObjectMeta: om("csr-2", time.Hour)},
 		[]interface{}{"csr-2", "60m", "<none>", "", "<none>", "Pending"})
 	check("vap", gr("admissionregistration.k8s.io", "validatingadmissionpolicies"), &admissionregistrationv1.ValidatingAdmissionPolicy{ObjectMeta: om("replicas", time.Hour),
@@ -1288,6 +1293,7 @@ func TestCellTypes(t *testing.T) {
 		gr("admissionregistration.k8s.io", "mutatingadmissionpolicies"):         &admissionregistrationv1.MutatingAdmissionPolicy{ObjectMeta: om("p", time.Minute)},
 		gr("admissionregistration.k8s.io", "mutatingadmissionpolicybindings"):   &admissionregistrationv1.MutatingAdmissionPolicyBinding{ObjectMeta: om("p", time.Minute)},
 		gr("certificates.k8s.io", "certificatesigningrequests"):                 &certificatesv1.CertificateSigningRequest{ObjectMeta: om("p", time.Minute)},
+		gr("certificates.k8s.io", "clustertrustbundles"):                        &certificatesv1.ClusterTrustBundle{ObjectMeta: om("p", time.Minute)},
 		gr("flowcontrol.apiserver.k8s.io", "flowschemas"):                       &flowcontrolv1.FlowSchema{ObjectMeta: om("p", time.Minute)},
 		gr("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations"):       &flowcontrolv1.PriorityLevelConfiguration{ObjectMeta: om("p", time.Minute)},
 		gr("resource.k8s.io", "deviceclasses"):                                  &resourcev1.DeviceClass{ObjectMeta: om("p", time.Minute)},

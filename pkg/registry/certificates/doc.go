@@ -1,7 +1,8 @@
 // Package certificates defines the certificates.k8s.io/v1
 // certificatesigningrequests with their status and approval
-// subresources: upstream's defaulting, validation and strategy as pure
-// functions over the k8s.io/api types, and the registry Definition.
+// subresources, and clustertrustbundles (stable in 1.37): upstream's
+// defaulting, validation and strategy as pure functions over the
+// k8s.io/api types, and the registry Definitions.
 //
 // Invariants: the requester fields (spec.username, uid, groups, extra) are
 // the server's: set from the authenticated user on create, never from the
@@ -9,5 +10,8 @@
 // changes status; the status subresource cannot add or remove Approved or
 // Denied conditions, and the approval subresource changes nothing but
 // conditions other than Failed; no update removes an Approved, Denied or
-// Failed condition or replaces an issued certificate.
+// Failed condition or replaces an issued certificate. A ClusterTrustBundle
+// for a signer is named after it and its signer never changes; its bundle
+// holds at least one CA certificate, each once (an unchanged bundle is not
+// parsed again on update).
 package certificates

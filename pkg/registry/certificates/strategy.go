@@ -33,7 +33,7 @@ func Definitions() []*registry.Definition {
 		{Name: "status", Keep: registry.PrepareUpdate(PrepareForStatusUpdate), ValidateUpdate: registry.ValidateUpdate(ValidateCSRUpdate), Stamp: stamp},
 		{Name: "approval", Keep: registry.PrepareUpdate(PrepareForApprovalUpdate), ValidateUpdate: registry.ValidateUpdate(ValidateCSRUpdate), Stamp: stamp},
 	}
-	return []*registry.Definition{csr}
+	return []*registry.Definition{csr, ClusterTrustBundleDefinition()}
 }
 
 func setRequester(obj runtime.Object, u *authenticationv1.UserInfo) {
