@@ -1,5 +1,3 @@
-//go:build upstream
-
 package compat
 
 // Upstream's own components against skiff's API server: kube-scheduler and
