@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/skiff-sh/skiff/pkg/registry"
-	"github.com/skiff-sh/skiff/pkg/registry/core"
 )
 
 // ClusterTrustBundleDefinition is certificates.k8s.io/v1
@@ -44,12 +43,12 @@ func ValidateClusterTrustBundle(b *certificatesv1.ClusterTrustBundle) field.Erro
 // makes a stored bundle unwritable).
 func ValidateClusterTrustBundleUpdate(b, old *certificatesv1.ClusterTrustBundle) field.ErrorList {
 	allErrs := validateClusterTrustBundle(b, b.Spec.TrustBundle != old.Spec.TrustBundle)
-	allErrs = append(allErrs, core.ValidateObjectMetaUpdate(&b.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))...)
+	allErrs = append(allErrs, apimachineryvalidation.ValidateObjectMetaUpdate(&b.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))...)
 	return append(allErrs, apimachineryvalidation.ValidateImmutableField(b.Spec.SignerName, old.Spec.SignerName, field.NewPath("spec", "signerName"))...)
 }
 
 func validateClusterTrustBundle(b *certificatesv1.ClusterTrustBundle, parse bool) field.ErrorList {
-	allErrs := core.ValidateObjectMeta(&b.ObjectMeta, false, clusterTrustBundleName(b.Spec.SignerName), field.NewPath("metadata"))
+	allErrs := apimachineryvalidation.ValidateObjectMeta(&b.ObjectMeta, false, clusterTrustBundleName(b.Spec.SignerName), field.NewPath("metadata"))
 	if b.Spec.SignerName != "" {
 		allErrs = append(allErrs, ValidateSignerName(field.NewPath("spec", "signerName"), b.Spec.SignerName)...)
 	}
