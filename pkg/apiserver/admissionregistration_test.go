@@ -63,7 +63,7 @@ func TestAdmissionRegistrationServed(t *testing.T) {
 			"matchConstraints": map[string]any{"resourceRules": []any{map[string]any{"apiGroups": []string{"apps"}, "apiVersions": []string{"v1"},
 				"operations": []string{"CREATE"}, "resources": []string{"deployments"}}}},
 			"reinvocationPolicy": "Never",
-			"mutations": []any{map[string]any{"patchType": "ApplyConfiguration", "applyConfiguration": map[string]any{"expression": "Object{spec: Object.spec{paused: true}}"}}},
+			"mutations":          []any{map[string]any{"patchType": "ApplyConfiguration", "applyConfiguration": map[string]any{"expression": "Object{spec: Object.spec{paused: true}}"}}},
 		},
 	}, http.StatusCreated, nil)
 }

@@ -64,6 +64,9 @@ func (s *Server) bootstrap(ctx context.Context) error {
 	if err := s.ensureFlowControl(ctx); err != nil {
 		return err
 	}
+	if err := s.syncAPIServices(ctx); err != nil {
+		return err
+	}
 	if s.stores[grServices] != nil {
 		if err := s.ensureKubernetesService(ctx); err != nil {
 			return err

@@ -491,6 +491,7 @@ func (c *crdController) publish() {
 	}
 	cs.discovery = c.s.buildDiscovery(all)
 	c.s.crs.Store(cs)
+	c.s.apiServices.wake()
 }
 
 // CustomResourceSchema returns the compiled structural schema of a served

@@ -230,6 +230,8 @@ type Server struct {
 	// controller swaps it (see customresources.go).
 	crs  atomic.Pointer[crState]
 	crds *crdController
+	// apiServices keeps the local APIServices in step (apiservices.go).
+	apiServices *apiServiceController
 
 	finalizerPoke    chan struct{}
 	inflight         chan struct{}
@@ -301,6 +303,7 @@ func New(cfg Config) (*Server, error) {
 	s.fields = s.newFieldManagers()
 	s.crs.Store(&crState{discovery: s.buildDiscovery(s.endpoints)})
 	s.crds = newCRDController(s)
+	s.apiServices = newAPIServiceController(s)
 	s.handler = s.buildHandlerChain()
 	return s, nil
 }
@@ -522,6 +525,7 @@ func (s *Server) Start(ctx context.Context) error {
 		go s.runFinalizers(ctx, s.finalizerPoke)
 	}
 	go s.crds.run(ctx)
+	go s.apiServices.run(ctx)
 	go s.metrics.observeStorage(ctx, s)
 	s.readyOnce.Do(func() { close(s.ready) })
 	return nil

@@ -23,6 +23,8 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	storagemigrationv1 "k8s.io/api/storagemigration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
+	apiregistrationv1 "github.com/skiff-sh/skiff/pkg/apis/apiregistration/v1"
 )
 
 // builtin maps the Go type of a built-in object to its resource, so that
@@ -95,6 +97,7 @@ func init() {
 		{&storagemigrationv1.StorageVersionMigration{}, "storagemigration.k8s.io", "storageversionmigrations", false},
 		{&certificatesv1.CertificateSigningRequest{}, "certificates.k8s.io", "certificatesigningrequests", false},
 		{&certificatesv1.ClusterTrustBundle{}, "certificates.k8s.io", "clustertrustbundles", false},
+		{&apiregistrationv1.APIService{}, "apiregistration.k8s.io", "apiservices", false},
 		{&admissionregistrationv1.MutatingWebhookConfiguration{}, "admissionregistration.k8s.io", "mutatingwebhookconfigurations", false},
 		{&admissionregistrationv1.ValidatingWebhookConfiguration{}, "admissionregistration.k8s.io", "validatingwebhookconfigurations", false},
 		{&admissionregistrationv1.ValidatingAdmissionPolicy{}, "admissionregistration.k8s.io", "validatingadmissionpolicies", false},

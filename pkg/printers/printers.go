@@ -160,6 +160,7 @@ func buildRegistry() map[schema.GroupResource]Handler {
 	add("certificates.k8s.io", "clustertrustbundles", clusterTrustBundleHandler())
 	add("apiextensions.k8s.io", "customresourcedefinitions", crdHandler())
 	add("flowcontrol.apiserver.k8s.io", "flowschemas", flowSchemaHandler())
+	add("apiregistration.k8s.io", "apiservices", apiServiceHandler())
 	add("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations", priorityLevelHandler())
 	return r
 }

@@ -32,6 +32,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	apiregistrationv1 "github.com/skiff-sh/skiff/pkg/apis/apiregistration/v1"
 )
 
 // now is the fixed server clock used by every test.
@@ -164,6 +166,7 @@ func TestColumns(t *testing.T) {
 		{gr("certificates.k8s.io", "certificatesigningrequests"), "Name Age SignerName Requestor RequestedDuration Condition"},
 		{gr("certificates.k8s.io", "clustertrustbundles"), "Name SignerName"},
 		{gr("apiextensions.k8s.io", "customresourcedefinitions"), "Name Scope Versions Created At Group* Kind* ShortNames* Established*"},
+		{gr("apiregistration.k8s.io", "apiservices"), "Name Service Available Age"},
 		{gr("flowcontrol.apiserver.k8s.io", "flowschemas"), "Name PriorityLevel MatchingPrecedence DistinguisherMethod Age MissingPL"},
 		{gr("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations"), "Name Type NominalConcurrencyShares Queues HandSize QueueLengthLimit Age"},
 	}
@@ -1110,6 +1113,15 @@ func TestClusterCells(t *testing.T) {
 	check("map", gr("admissionregistration.k8s.io", "mutatingadmissionpolicies"), &admissionregistrationv1.MutatingAdmissionPolicy{ObjectMeta: om("m", time.Hour),
 		Spec: admissionregistrationv1.MutatingAdmissionPolicySpec{Mutations: []admissionregistrationv1.Mutation{{}}}},
 		[]interface{}{"m", int64(1), "<unset>", "60m"})
+	check("apiservice local", gr("apiregistration.k8s.io", "apiservices"), &apiregistrationv1.APIService{ObjectMeta: om("v1.apps", time.Hour),
+		Status: apiregistrationv1.APIServiceStatus{Conditions: []apiregistrationv1.APIServiceCondition{{Type: "Available", Status: "True", Reason: "Local"}}}},
+		[]interface{}{"v1.apps", "Local", "True", "60m"})
+	check("apiservice down", gr("apiregistration.k8s.io", "apiservices"), &apiregistrationv1.APIService{ObjectMeta: om("v1beta1.metrics.k8s.io", time.Hour),
+		Spec:   apiregistrationv1.APIServiceSpec{Service: &apiregistrationv1.ServiceReference{Namespace: "kube-system", Name: "metrics-server"}},
+		Status: apiregistrationv1.APIServiceStatus{Conditions: []apiregistrationv1.APIServiceCondition{{Type: "Available", Status: "False", Reason: "MissingEndpoints"}}}},
+		[]interface{}{"v1beta1.metrics.k8s.io", "kube-system/metrics-server", "False (MissingEndpoints)", "60m"})
+	check("apiservice unknown", gr("apiregistration.k8s.io", "apiservices"), &apiregistrationv1.APIService{ObjectMeta: om("v1.x", time.Hour)},
+		[]interface{}{"v1.x", "Local", "Unknown", "60m"})
 	check("flowschema", gr("flowcontrol.apiserver.k8s.io", "flowschemas"), &flowcontrolv1.FlowSchema{ObjectMeta: om("global-default", time.Hour),
 		Spec: flowcontrolv1.FlowSchemaSpec{PriorityLevelConfiguration: flowcontrolv1.PriorityLevelConfigurationReference{Name: "global-default"},
 			MatchingPrecedence: 9900, DistinguisherMethod: &flowcontrolv1.FlowDistinguisherMethod{Type: flowcontrolv1.FlowDistinguisherMethodByUserType}},
@@ -1295,6 +1307,7 @@ func TestCellTypes(t *testing.T) {
 		gr("certificates.k8s.io", "certificatesigningrequests"):                 &certificatesv1.CertificateSigningRequest{ObjectMeta: om("p", time.Minute)},
 		gr("certificates.k8s.io", "clustertrustbundles"):                        &certificatesv1.ClusterTrustBundle{ObjectMeta: om("p", time.Minute)},
 		gr("flowcontrol.apiserver.k8s.io", "flowschemas"):                       &flowcontrolv1.FlowSchema{ObjectMeta: om("p", time.Minute)},
+		gr("apiregistration.k8s.io", "apiservices"):                             &apiregistrationv1.APIService{ObjectMeta: om("p", time.Minute)},
 		gr("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations"):       &flowcontrolv1.PriorityLevelConfiguration{ObjectMeta: om("p", time.Minute)},
 		gr("resource.k8s.io", "deviceclasses"):                                  &resourcev1.DeviceClass{ObjectMeta: om("p", time.Minute)},
 		gr("resource.k8s.io", "resourceclaims"):                                 &resourcev1.ResourceClaim{ObjectMeta: om("p", time.Minute)},

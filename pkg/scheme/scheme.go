@@ -27,6 +27,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+
+	apiregistrationv1 "github.com/skiff-sh/skiff/pkg/apis/apiregistration/v1"
 )
 
 // NewScheme returns a scheme with every API type skiff serves (the versioned
@@ -44,6 +46,7 @@ func New() *runtime.Scheme {
 		flowcontrolv1.AddToScheme, certificatesv1.AddToScheme,
 		nodev1.AddToScheme,
 		resourcev1.AddToScheme, storagemigrationv1.AddToScheme,
+		apiregistrationv1.AddToScheme,
 		metav1.AddMetaToScheme,
 	} {
 		utilruntime.Must(add(s))

@@ -69,6 +69,9 @@ func TestDependencyRules(t *testing.T) {
 		// other group's package (what they share lives in pkg/registry).
 		{from: mod + "pkg/registry/flowcontrol", forbidden: []string{mod + "pkg/storage", mod + "pkg/client", mod + "pkg/registry/core"}, direct: true},
 		{from: mod + "pkg/registry/certificates", forbidden: []string{mod + "pkg/storage", mod + "pkg/client", mod + "pkg/registry/core"}, direct: true},
+		{from: mod + "pkg/registry/apiregistration", forbidden: []string{mod + "pkg/storage", mod + "pkg/client", mod + "pkg/registry/core"}, direct: true},
+		// API types depend on apimachinery only.
+		{from: mod + "pkg/apis/", forbidden: []string{mod + "pkg", "k8s.io/api/"}},
 		{from: mod + "pkg/registry/admissionregistration", forbidden: []string{mod + "pkg/storage", mod + "pkg/client", mod + "pkg/registry/core"}, direct: true},
 	}
 	for _, p := range listPackages(t) {

@@ -61,7 +61,9 @@ func TestValidateWebhookConfiguration(t *testing.T) {
 			want: []string{"webhooks[0].name: Invalid value"}},
 		{name: "sideEffects missing", mutate: func(w *admissionregistrationv1.ValidatingWebhook) { w.SideEffects = nil },
 			want: []string{"webhooks[0].sideEffects: Required value"}, msg: "webhooks[0].sideEffects: Required value: must specify one of None, NoneOnDryRun"},
-		{name: "sideEffects Some", mutate: func(w *admissionregistrationv1.ValidatingWebhook) { w.SideEffects = new(admissionregistrationv1.SideEffectClassSome) },
+		{name: "sideEffects Some", mutate: func(w *admissionregistrationv1.ValidatingWebhook) {
+			w.SideEffects = new(admissionregistrationv1.SideEffectClassSome)
+		},
 			want: []string{"webhooks[0].sideEffects: Unsupported value"}},
 		{name: "review versions missing", mutate: func(w *admissionregistrationv1.ValidatingWebhook) { w.AdmissionReviewVersions = nil },
 			want: []string{"webhooks[0].admissionReviewVersions: Required value"}, msg: "webhooks[0].admissionReviewVersions: Required value: must specify one of v1, v1beta1"},
@@ -85,9 +87,13 @@ func TestValidateWebhookConfiguration(t *testing.T) {
 			want: []string{"webhooks[0].rules[0].operations: Required value"}},
 		{name: "wildcard with others", mutate: func(w *admissionregistrationv1.ValidatingWebhook) { w.Rules[0].Resources = []string{"*/*", "pods"} },
 			want: []string{"webhooks[0].rules[0].resources: Invalid value"}},
-		{name: "subresource covered", mutate: func(w *admissionregistrationv1.ValidatingWebhook) { w.Rules[0].Resources = []string{"pods/*", "pods/status"} },
+		{name: "subresource covered", mutate: func(w *admissionregistrationv1.ValidatingWebhook) {
+			w.Rules[0].Resources = []string{"pods/*", "pods/status"}
+		},
 			want: []string{"webhooks[0].rules[0].resources[1]: Invalid value"}},
-		{name: "bad scope", mutate: func(w *admissionregistrationv1.ValidatingWebhook) { w.Rules[0].Scope = new(admissionregistrationv1.ScopeType("Global")) },
+		{name: "bad scope", mutate: func(w *admissionregistrationv1.ValidatingWebhook) {
+			w.Rules[0].Scope = new(admissionregistrationv1.ScopeType("Global"))
+		},
 			want: []string{"webhooks[0].rules[0].scope: Unsupported value"}},
 		{name: "match condition without expression", mutate: func(w *admissionregistrationv1.ValidatingWebhook) {
 			w.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "ok"}}
@@ -153,7 +159,9 @@ func TestValidateValidatingAdmissionPolicy(t *testing.T) {
 		}},
 		{name: "no match constraints", mutate: func(p *admissionregistrationv1.ValidatingAdmissionPolicy) { p.Spec.MatchConstraints = nil },
 			want: []string{"spec.matchConstraints: Required value"}},
-		{name: "no resource rules", mutate: func(p *admissionregistrationv1.ValidatingAdmissionPolicy) { p.Spec.MatchConstraints.ResourceRules = nil },
+		{name: "no resource rules", mutate: func(p *admissionregistrationv1.ValidatingAdmissionPolicy) {
+			p.Spec.MatchConstraints.ResourceRules = nil
+		},
 			want: []string{"spec.matchConstraints.resourceRules: Required value"}},
 		{name: "empty expression", mutate: func(p *admissionregistrationv1.ValidatingAdmissionPolicy) { p.Spec.Validations[0].Expression = " " },
 			want: []string{"spec.validations[0].expression: Required value"}},

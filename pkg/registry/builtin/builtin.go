@@ -4,6 +4,7 @@ import (
 	"github.com/skiff-sh/skiff/pkg/registry"
 	"github.com/skiff-sh/skiff/pkg/registry/admissionregistration"
 	"github.com/skiff-sh/skiff/pkg/registry/apiextensions"
+	"github.com/skiff-sh/skiff/pkg/registry/apiregistration"
 	"github.com/skiff-sh/skiff/pkg/registry/apps"
 	"github.com/skiff-sh/skiff/pkg/registry/autoscaling"
 	"github.com/skiff-sh/skiff/pkg/registry/batch"
@@ -32,7 +33,7 @@ func Definitions() []*registry.Definition {
 		networking.AllocationDefinitions(), networking.Definitions(),
 		node.Definitions(),
 		flowcontrol.Definitions(), resource.Definitions(), storagemigration.Definitions(), certificates.Definitions(),
-		admissionregistration.Definitions(),
+		admissionregistration.Definitions(), apiregistration.Definitions(),
 	} {
 		out = append(out, group...)
 	}
