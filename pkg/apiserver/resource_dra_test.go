@@ -113,7 +113,23 @@ func TestDynamicResourceAllocationResources(t *testing.T) {
 	c.call(http.MethodPost, claims, admin, http.StatusCreated, nil)
 
 	// A consumer without an allocation is refused.
-	updated["status"] = jsonObj{"reservedFor": []any{jsonObj{"resource": "pods", "name": "p", "uid": "u1"}}}
-	code, _, data = c.do(http.MethodPut, claims+"/claim/status", updated, "", "")
+	stale := decodeObj(t, c.call(http.MethodGet, claims+"/claim", nil, http.StatusOK, nil))
+	stale["status"] = jsonObj{"reservedFor": []any{jsonObj{"resource": "pods", "name": "p", "uid": "u1"}}}
+	code, _, data = c.do(http.MethodPut, claims+"/claim/status", stale, "", "")
 	expectStatus(t, code, data, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid, "")
+
+	// A driver reports its device; deallocating drops that report, as
+	// upstream (the controller that deallocates leaves status.devices).
+	withDevice := jsonField(updated, "status").(jsonObj)
+	withDevice["devices"] = []any{jsonObj{"driver": "gpu.example.com", "pool": "node-a", "device": "dev-0",
+		"conditions": []any{jsonObj{"type": "Ready", "status": "True", "reason": "Prepared", "lastTransitionTime": "2026-01-01T00:00:00Z"}}}}
+	updated = decodeObj(t, c.call(http.MethodPut, claims+"/claim/status", updated, http.StatusOK, nil))
+	if jsonField(updated, "status", "devices", "0", "device") != "dev-0" {
+		t.Fatalf("device status not stored: %v", updated["status"])
+	}
+	updated["status"] = jsonObj{"devices": jsonField(updated, "status", "devices")}
+	deallocated := decodeObj(t, c.call(http.MethodPut, claims+"/claim/status", updated, http.StatusOK, nil))
+	if s, _ := deallocated["status"].(jsonObj); len(s) != 0 {
+		t.Errorf("status after deallocation: %v", s)
+	}
 }

@@ -344,6 +344,13 @@ func (s *Server) install(def *registry.Definition) error {
 	if def.ValidateStatus != nil {
 		st := *rs
 		st.Strategy = registry.StatusStrategy(def.Strategy, def.ValidateStatus)
+		if prep := def.PrepareStatus; prep != nil {
+			copyAll := st.Strategy.PrepareForUpdate
+			st.Strategy.PrepareForUpdate = func(obj, old runtime.Object) {
+				copyAll(obj, old)
+				prep(obj, old)
+			}
+		}
 		status = &st
 	}
 	subs := map[string]*registry.Store{}

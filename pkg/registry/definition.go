@@ -31,6 +31,11 @@ type Definition struct {
 	// ValidateStatus validates a status subresource update; nil means the
 	// resource has no status subresource.
 	ValidateStatus func(obj, old runtime.Object) field.ErrorList
+	// PrepareStatus, if set, adjusts a status subresource update after
+	// everything but the status was copied from old (upstream's status
+	// strategies' PrepareForUpdate: a ResourceClaim drops the status of
+	// devices no longer allocated).
+	PrepareStatus func(obj, old runtime.Object)
 	// Scale gives the resource a scale subresource.
 	Scale *ScaleFuncs
 	// Subresources are further subresources that read the whole object

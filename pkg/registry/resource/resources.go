@@ -29,6 +29,7 @@ func definitions(clk clock.Clock) []*registry.Definition {
 			PrepareForUpdate: registry.PrepareUpdate(func(c, old *resourcev1.ResourceClaim) { DropAlphaClaimSpecFields(&c.Spec, &old.Spec) }),
 			ValidateUpdate:   registry.ValidateUpdate(ValidateResourceClaimUpdate), HasStatus: true, ReturnDeletedObject: true})
 	claim.ValidateStatus = registry.ValidateUpdate(ValidateResourceClaimStatusUpdate)
+	claim.PrepareStatus = registry.PrepareUpdate(PrepareResourceClaimStatusUpdate)
 	claim.NewHooks = adminAccessHooks("ResourceClaim", func(o runtime.Object) (*metav1.ObjectMeta, []resourcev1.DeviceRequest) {
 		c := o.(*resourcev1.ResourceClaim)
 		return &c.ObjectMeta, c.Spec.Devices.Requests

@@ -895,3 +895,30 @@ func sortedKeys[K ~string, V any](m map[K]V) []K {
 	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
 	return keys
 }
+
+// PrepareResourceClaimStatusUpdate drops, as upstream, the status of
+// devices the update deallocates (status.devices entries for devices the
+// old allocation held and the new one does not).
+func PrepareResourceClaimStatusUpdate(c, old *resourcev1.ResourceClaim) {
+	gone := map[string]bool{}
+	if old.Status.Allocation != nil {
+		for _, r := range old.Status.Allocation.Devices.Results {
+			gone[deviceID(r.Driver, r.Pool, r.Device, (*string)(r.ShareID))] = true
+		}
+	}
+	if c.Status.Allocation != nil {
+		for _, r := range c.Status.Allocation.Devices.Results {
+			delete(gone, deviceID(r.Driver, r.Pool, r.Device, (*string)(r.ShareID)))
+		}
+	}
+	kept := c.Status.Devices[:0]
+	for _, d := range c.Status.Devices {
+		if !gone[deviceID(d.Driver, d.Pool, d.Device, d.ShareID)] {
+			kept = append(kept, d)
+		}
+	}
+	c.Status.Devices = kept
+	if len(c.Status.Devices) == 0 {
+		c.Status.Devices = nil
+	}
+}
