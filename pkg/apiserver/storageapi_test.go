@@ -40,6 +40,43 @@ func TestStorageAPIResources(t *testing.T) {
 			})
 		}
 	})
+	t.Run("csidriver updates", func(t *testing.T) {
+		c := c.on(t)
+		var d storagev1.CSIDriver
+		c.call(http.MethodPost, base+"/csidrivers", jsonObj{"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver",
+			"metadata": jsonObj{"name": "gen.example.com"}}, http.StatusCreated, &d)
+		if d.Generation != 0 {
+			t.Errorf("generation at creation = %d, want unset as upstream", d.Generation)
+		}
+		d.Spec.PodInfoOnMount = new(true)
+		c.call(http.MethodPut, base+"/csidrivers/gen.example.com", d, http.StatusOK, &d)
+		if d.Generation != 1 {
+			t.Errorf("generation after a spec change = %d, want 1", d.Generation)
+		}
+		d.Labels = map[string]string{"a": "b"}
+		c.call(http.MethodPut, base+"/csidrivers/gen.example.com", d, http.StatusOK, &d)
+		if d.Generation != 1 {
+			t.Errorf("generation after a label change = %d, want 1", d.Generation)
+		}
+		// no unconditional update
+		d.ResourceVersion = ""
+		code, _, data := c.do(http.MethodPut, base+"/csidrivers/gen.example.com", d, "", "")
+		expectStatus(t, code, data, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid,
+			`CSIDriver.storage.k8s.io "gen.example.com" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update`)
+	})
+	t.Run("csinodes/status", func(t *testing.T) {
+		c := c.on(t)
+		var n storagev1.CSINode
+		c.call(http.MethodPost, base+"/csinodes", jsonObj{"apiVersion": "storage.k8s.io/v1", "kind": "CSINode",
+			"metadata": jsonObj{"name": "node-status"}, "spec": jsonObj{"drivers": []any{}}}, http.StatusCreated, &n)
+		// storage health is behind the CSIVolumeHealth gate (off): dropped
+		n.Status.StorageHealth = []storagev1.StorageHealth{{Name: "a.csi.example.com"}}
+		var got storagev1.CSINode
+		c.call(http.MethodPut, base+"/csinodes/node-status/status", n, http.StatusOK, &got)
+		if got.Name != "node-status" || len(got.Status.StorageHealth) != 0 {
+			t.Errorf("status update answered %s with status %+v, want the gated field dropped", got.Name, got.Status)
+		}
+	})
 	t.Run("volumeattachments/status", func(t *testing.T) {
 		c := c.on(t)
 		var va storagev1.VolumeAttachment
