@@ -101,7 +101,7 @@ func (s *Server) ensure(ctx context.Context, gr schema.GroupResource, obj runtim
 	}
 	// Upstream creates these through its loopback client, whose User-Agent
 	// makes the manager "kube-apiserver".
-	obj = s.trackUpdate(e, "", e.def.New(), obj, "kube-apiserver")
+	obj = s.trackCreate(e, obj, "kube-apiserver")
 	out, err := st.Create(ctx, ns, obj, nil, false)
 	if apierrors.IsAlreadyExists(err) {
 		return nil

@@ -86,6 +86,22 @@ func (s *Server) trackUpdate(e *endpoint, sub string, live, obj runtime.Object, 
 	return out
 }
 
+// trackCreate records manager's ownership of the fields of obj (storage
+// version), being created.
+func (s *Server) trackCreate(e *endpoint, obj runtime.Object, manager string) runtime.Object {
+	if e.review != nil || e.computed || e.cr != nil {
+		return s.trackUpdate(e, "", e.def.New(), obj, manager)
+	}
+	k := fieldManagerKind(e, "", storageGV(e))
+	out, err := s.fields.TrackCreate(k, withKind(e.def.New(), k.Hub.WithKind(e.def.Kind)), obj, manager)
+	if err != nil {
+		s.cfg.Logger.Warn("field management unavailable", "resource", e.qualified.String(), "err", err)
+		return obj
+	}
+	storage.InternManagedFields(out)
+	return out
+}
+
 // fieldConvertor converts objects of a served kind between its versions
 // (through the storage version) and makes empty ones, for the field
 // managers. Results are typed objects with their kind set; the input is

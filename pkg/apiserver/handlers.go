@@ -556,7 +556,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, info *RequestInf
 	if err != nil {
 		return err
 	}
-	obj = s.trackUpdate(e, "", e.def.New(), obj, fieldmanager.ManagerName(o.FieldManager, r.UserAgent()))
+	obj = s.trackCreate(e, obj, fieldmanager.ManagerName(o.FieldManager, r.UserAgent()))
 	ctx := r.Context()
 	if objMeta, err := meta.Accessor(obj); err == nil && info.Namespace != "" && objMeta.GetNamespace() == "" {
 		objMeta.SetNamespace(info.Namespace)

@@ -45,6 +45,7 @@ const maxRecentWrites = 4096
 
 func (r *recentWrites) put(key string, rev int64, obj runtime.Object) {
 	cp := obj.DeepCopyObject()
+	InternManagedFields(cp) // the copy goes to the watch cache
 	r.mu.Lock()
 	if r.m == nil || len(r.m) >= maxRecentWrites {
 		r.m = make(map[string]recentWrite, 64)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 
@@ -58,7 +59,14 @@ type Kind struct {
 
 func (k Kind) key() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s|%s|%s|%v", k.GVK, k.Hub, k.Subresource, k.CustomResource)
+	b.Grow(64)
+	for _, s := range []string{k.GVK.Group, k.GVK.Version, k.GVK.Kind, k.Hub.Group, k.Hub.Version, k.Subresource} {
+		b.WriteString(s)
+		b.WriteByte('|')
+	}
+	if k.CustomResource {
+		b.WriteString("cr")
+	}
 	for _, p := range k.ResetFields {
 		b.WriteString("|" + p.String())
 	}
@@ -69,7 +77,7 @@ func (k Kind) key() string {
 type Managers struct {
 	cfg Config
 	mu  sync.Mutex
-	gen *generation
+	gen atomic.Pointer[generation]
 	// lastGood is the last type converter built without error: a new
 	// generation whose definitions do not convert (a custom resource's
 	// schema structured-merge-diff rejects) falls back to it, so one bad
@@ -83,6 +91,8 @@ type generation struct {
 	tc   managedfields.TypeConverter
 	err  error
 	fms  sync.Map // Kind.key() → *managedfields.FieldManager
+	// creates memoizes creates' entries by shape (create.go).
+	creates createMemo
 }
 
 // New returns Managers for cfg.
@@ -90,12 +100,17 @@ func New(cfg Config) *Managers { return &Managers{cfg: cfg} }
 
 func (m *Managers) current() *generation {
 	src := m.cfg.Source()
+	if g := m.gen.Load(); g != nil && g.src == src {
+		return g
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.gen == nil || m.gen.src != src {
-		m.gen = &generation{src: src}
+	g := m.gen.Load()
+	if g == nil || g.src != src {
+		g = &generation{src: src}
+		m.gen.Store(g)
 	}
-	return m.gen
+	return g
 }
 
 func (m *Managers) typeConverter(g *generation) (managedfields.TypeConverter, error) {
@@ -129,8 +144,10 @@ func newTypeConverter(schemas map[string]*spec.Schema) (managedfields.TypeConver
 
 // For returns the field manager of k.
 func (m *Managers) For(k Kind) (*managedfields.FieldManager, error) {
-	g := m.current()
-	key := k.key()
+	return m.forKey(m.current(), k, k.key())
+}
+
+func (m *Managers) forKey(g *generation, k Kind, key string) (*managedfields.FieldManager, error) {
 	if fm, ok := g.fms.Load(key); ok {
 		return fm.(*managedfields.FieldManager), nil
 	}
