@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"context"
+	"time"
 
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -52,6 +53,69 @@ func (s *Server) ensureFlowControl(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
+		}
+	}
+	return s.syncFlowSchemaStatus(ctx)
+}
+
+// flowSchemaStatusInterval is how often the Dangling conditions are
+// brought in line with the priority levels that exist.
+const flowSchemaStatusInterval = 5 * time.Second
+
+// flowSchemaStatusLoop maintains the FlowSchemas' Dangling conditions, as
+// upstream's APF configuration controller, until ctx ends.
+func (s *Server) flowSchemaStatusLoop(ctx context.Context) {
+	t := s.cfg.Clock.NewTicker(flowSchemaStatusInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+		}
+		if err := s.syncFlowSchemaStatus(ctx); err != nil && ctx.Err() == nil {
+			s.cfg.Logger.Debug("updating FlowSchema status", "err", err)
+		}
+	}
+}
+
+// syncFlowSchemaStatus sets each FlowSchema's Dangling condition.
+func (s *Server) syncFlowSchemaStatus(ctx context.Context) error {
+	fsStore, plStore := s.stores[grFlowSchemas], s.stores[grPriorityLevels]
+	var status *registry.Store
+	for _, e := range s.endpoints {
+		if e.qualified == grFlowSchemas && e.version == nil {
+			status = e.status
+		}
+	}
+	if fsStore == nil || plStore == nil || status == nil {
+		return nil
+	}
+	pls, _, err := plStore.List(ctx, "", registry.ListOptions{})
+	if err != nil {
+		return err
+	}
+	levels := map[string]bool{}
+	for _, o := range pls {
+		levels[storage.Unwrap(o).(*flowcontrolv1.PriorityLevelConfiguration).Name] = true
+	}
+	fss, _, err := fsStore.List(ctx, "", registry.ListOptions{})
+	if err != nil {
+		return err
+	}
+	now := metav1.NewTime(s.cfg.Clock.Now().Truncate(time.Second))
+	for _, o := range fss {
+		fs := storage.Unwrap(o).(*flowcontrolv1.FlowSchema).DeepCopy()
+		if !flowcontrol.SetDangling(fs, levels[fs.Spec.PriorityLevelConfiguration.Name], now) {
+			continue
+		}
+		_, _, err := status.Update(ctx, "", fs.Name, &objInfo{update: func(_ context.Context, old runtime.Object) (runtime.Object, error) {
+			cur := storage.Unwrap(old).(*flowcontrolv1.FlowSchema).DeepCopy()
+			flowcontrol.SetDangling(cur, levels[cur.Spec.PriorityLevelConfiguration.Name], now)
+			return cur, nil
+		}}, nil, nil, registry.UpdateOptions{NoCreate: true})
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			return err
 		}
 	}
 	return nil

@@ -3,16 +3,21 @@ package apiserver_test
 import (
 	"net/http"
 	"testing"
+	"time"
 
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/skiff-sh/skiff/pkg/clock"
+	"github.com/skiff-sh/skiff/pkg/testenv"
 )
 
 // Upstream's mandatory and suggested APF objects exist at start; the
 // mandatory ones' specs are fixed, the exempt level's spec.exempt may be
 // tuned, and new objects get upstream's defaults.
 func TestFlowControlBootstrap(t *testing.T) {
-	c := start(t)
+	fake := clock.NewFake(time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC))
+	c := start(t, testenv.Config{Clock: fake})
 	const base = "/apis/flowcontrol.apiserver.k8s.io/v1/"
 	var fss flowcontrolv1.FlowSchemaList
 	c.call(http.MethodGet, base+"flowschemas", nil, http.StatusOK, &fss)
@@ -27,6 +32,9 @@ func TestFlowControlBootstrap(t *testing.T) {
 	for _, fs := range fss.Items {
 		if fs.Annotations[flowcontrolv1.AutoUpdateAnnotationKey] != "true" || fs.Generation != 1 {
 			t.Errorf("%s: annotations %v generation %d", fs.Name, fs.Annotations, fs.Generation)
+		}
+		if len(fs.Status.Conditions) != 1 || fs.Status.Conditions[0].Type != "Dangling" || fs.Status.Conditions[0].Status != "False" {
+			t.Errorf("%s: status %+v", fs.Name, fs.Status)
 		}
 	}
 
@@ -55,4 +63,32 @@ func TestFlowControlBootstrap(t *testing.T) {
 	}, "", "")
 	expectStatus(t, code, data, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid,
 		`FlowSchema.flowcontrol.apiserver.k8s.io "bad" is invalid: spec.matchingPrecedence: Invalid value: 1: only the schema named 'exempt' may have matchingPrecedence 1`)
+}
+
+// A FlowSchema naming a missing priority level is marked Dangling (kubectl's
+// MissingPL), and no longer once the level exists.
+func TestFlowSchemaDangling(t *testing.T) {
+	fake := clock.NewFake(time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC))
+	c := start(t, testenv.Config{Clock: fake})
+	const base = "/apis/flowcontrol.apiserver.k8s.io/v1/"
+	c.call(http.MethodPost, base+"flowschemas", map[string]any{
+		"apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "FlowSchema", "metadata": map[string]any{"name": "mine"},
+		"spec": map[string]any{"priorityLevelConfiguration": map[string]any{"name": "later"}},
+	}, http.StatusCreated, nil)
+	dangling := func() string {
+		var fs flowcontrolv1.FlowSchema
+		c.call(http.MethodGet, base+"flowschemas/mine", nil, http.StatusOK, &fs)
+		for _, cond := range fs.Status.Conditions {
+			if cond.Type == "Dangling" {
+				return string(cond.Status)
+			}
+		}
+		return ""
+	}
+	eventually(t, "mine to be dangling", func() bool { fake.Step(5 * time.Second); return dangling() == "True" })
+	c.call(http.MethodPost, base+"prioritylevelconfigurations", map[string]any{
+		"apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "PriorityLevelConfiguration", "metadata": map[string]any{"name": "later"},
+		"spec": map[string]any{"type": "Limited", "limited": map[string]any{"limitResponse": map[string]any{"type": "Reject"}}},
+	}, http.StatusCreated, nil)
+	eventually(t, "mine to find its level", func() bool { fake.Step(5 * time.Second); return dangling() == "False" })
 }

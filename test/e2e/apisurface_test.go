@@ -78,6 +78,11 @@ func kubectlAPIResources(t *testing.T, c *cluster, k kc) {
 		"ingresses.networking.k8s.io", "ingressclasses.networking.k8s.io", "networkpolicies.networking.k8s.io",
 		"deviceclasses.resource.k8s.io", "resourceclaims.resource.k8s.io", "resourceclaimtemplates.resource.k8s.io",
 		"resourceslices.resource.k8s.io", "devicetaintrules.resource.k8s.io", "storageversionmigrations.storagemigration.k8s.io", "clustertrustbundles.certificates.k8s.io",
+		"flowschemas.flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations.flowcontrol.apiserver.k8s.io",
+		"apiservices.apiregistration.k8s.io", "certificatesigningrequests.certificates.k8s.io",
+		"mutatingwebhookconfigurations.admissionregistration.k8s.io", "validatingwebhookconfigurations.admissionregistration.k8s.io",
+		"validatingadmissionpolicies.admissionregistration.k8s.io", "validatingadmissionpolicybindings.admissionregistration.k8s.io",
+		"mutatingadmissionpolicies.admissionregistration.k8s.io", "mutatingadmissionpolicybindings.admissionregistration.k8s.io",
 	} {
 		if !have[want] {
 			t.Errorf("api-resources lacks %s:\n%s", want, out)

@@ -130,6 +130,7 @@ func TestKubectl(t *testing.T) {
 		{"services", kubectlServices},
 		{"pod-streams", kubectlPodStreams},
 		{"api-resources", kubectlAPIResources},
+		{"control-plane-apis", kubectlControlPlaneAPIs},
 		{"replicationcontrollers", kubectlReplicationControllers},
 		{"cluster-info-dump", kubectlClusterInfoDump},
 		{"server-side-apply", kubectlServerSideApply},

@@ -1,6 +1,8 @@
 package flowcontrol
 
 import (
+	"fmt"
+
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -206,4 +208,35 @@ func kubeSystemSAs(names ...string) []flowcontrolv1.Subject {
 			ServiceAccount: &flowcontrolv1.ServiceAccountSubject{Name: n, Namespace: metav1.NamespaceSystem}}
 	}
 	return out
+}
+
+// SetDangling records in fs's status whether the priority level it
+// references exists, as upstream's APF configuration controller does (the
+// Dangling condition kubectl shows as MissingPL). It reports whether the
+// status changed; an unchanged condition keeps its transition time.
+func SetDangling(fs *flowcontrolv1.FlowSchema, levelExists bool, now metav1.Time) bool {
+	name := fs.Spec.PriorityLevelConfiguration.Name
+	want := flowcontrolv1.FlowSchemaCondition{Type: flowcontrolv1.FlowSchemaConditionDangling, LastTransitionTime: now}
+	if levelExists {
+		want.Status, want.Reason = flowcontrolv1.ConditionFalse, "Found"
+		want.Message = fmt.Sprintf("This FlowSchema references the PriorityLevelConfiguration object named %q and it exists", name)
+	} else {
+		want.Status, want.Reason = flowcontrolv1.ConditionTrue, "NotFound"
+		want.Message = fmt.Sprintf("This FlowSchema references the PriorityLevelConfiguration object named %q but there is no such object", name)
+	}
+	for i, c := range fs.Status.Conditions {
+		if c.Type != want.Type {
+			continue
+		}
+		if c.Status == want.Status && c.Reason == want.Reason && c.Message == want.Message {
+			return false
+		}
+		if c.Status == want.Status {
+			want.LastTransitionTime = c.LastTransitionTime
+		}
+		fs.Status.Conditions[i] = want
+		return true
+	}
+	fs.Status.Conditions = append(fs.Status.Conditions, want)
+	return true
 }

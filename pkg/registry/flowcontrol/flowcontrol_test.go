@@ -2,6 +2,7 @@ package flowcontrol
 
 import (
 	"testing"
+	"time"
 
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -313,5 +314,26 @@ func TestUpdateBootstrap(t *testing.T) {
 	tuned.Spec.Exempt.NominalConcurrencyShares = new(int32(9))
 	if UpdatePriorityLevelConfiguration(tuned, exempt, true) != nil {
 		t.Errorf("the exempt level's spec.exempt was reset")
+	}
+}
+
+func TestSetDangling(t *testing.T) {
+	t0 := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	fs := SuggestedFlowSchemas()[0]
+	if !SetDangling(fs, true, t0) {
+		t.Fatal("no change reported")
+	}
+	c := fs.Status.Conditions[0]
+	if c.Type != "Dangling" || c.Status != "False" || c.Reason != "Found" ||
+		c.Message != `This FlowSchema references the PriorityLevelConfiguration object named "system" and it exists` {
+		t.Errorf("condition = %+v", c)
+	}
+	later := metav1.NewTime(t0.Add(time.Hour))
+	if SetDangling(fs, true, later) {
+		t.Errorf("unchanged condition reported as changed")
+	}
+	if !SetDangling(fs, false, later) || fs.Status.Conditions[0].Status != "True" || fs.Status.Conditions[0].Reason != "NotFound" ||
+		!fs.Status.Conditions[0].LastTransitionTime.Equal(&later) || len(fs.Status.Conditions) != 1 {
+		t.Errorf("condition = %+v", fs.Status.Conditions)
 	}
 }
