@@ -16,7 +16,9 @@ func crontabCRD(group string) map[string]any {
 	schema := map[string]any{
 		"type": "object",
 		"properties": map[string]any{
-			"spec": map[string]any{"type": "object", "properties": map[string]any{
+			"spec": map[string]any{"type": "object", "x-kubernetes-validations": []any{
+				map[string]any{"rule": "!has(self.image) || self.image != 'forbidden'", "message": "image is forbidden"},
+			}, "properties": map[string]any{
 				"cronSpec": map[string]any{"type": "string"},
 				"image":    map[string]any{"type": "string"},
 				"replicas": map[string]any{"type": "integer", "maximum": 10, "default": 1},
@@ -243,14 +245,17 @@ func TestCustomResourceServing(t *testing.T) {
 		c := c.on(t)
 		code, _, data := c.do(http.MethodPost, base, crontab("bad", "stable.example.com/v1", map[string]any{"cronSpec": 5}, nil), "", "")
 		st := expectStatus(t, code, data, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid,
-			`CronTab.stable.example.com "bad" is invalid: spec.cronSpec: Invalid value: "integer": spec.cronSpec in body must be of type string: "integer"`)
-		if st.Details == nil || len(st.Details.Causes) != 1 || st.Details.Causes[0].Field != "spec.cronSpec" || st.Details.Causes[0].Type != metav1.CauseTypeTypeInvalid {
+			`CronTab.stable.example.com "bad" is invalid: [spec.cronSpec: Invalid value: "integer": spec.cronSpec in body must be of type string: "integer", <nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation]`)
+		if st.Details == nil || len(st.Details.Causes) != 2 || st.Details.Causes[0].Field != "spec.cronSpec" || st.Details.Causes[0].Type != metav1.CauseTypeTypeInvalid {
 			t.Errorf("causes = %+v", st.Details)
 		}
+		code, _, data = c.do(http.MethodPost, base, crontab("bad", "stable.example.com/v1", map[string]any{"image": "forbidden"}, nil), "", "")
+		expectStatus(t, code, data, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid,
+			`CronTab.stable.example.com "bad" is invalid: spec: Invalid value: image is forbidden`)
 		// The scale subresource's replicas path is checked too, as upstream.
 		code, _, data = c.do(http.MethodPost, base, crontab("bad", "stable.example.com/v1", map[string]any{"replicas": "three"}, nil), "", "")
 		expectStatus(t, code, data, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid,
-			`CronTab.stable.example.com "bad" is invalid: [spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer: "string", .spec.replicas: Invalid value: 0: .spec.replicas accessor error: three is of the type string, expected int64]`)
+			`CronTab.stable.example.com "bad" is invalid: [spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer: "string", .spec.replicas: Invalid value: 0: .spec.replicas accessor error: three is of the type string, expected int64, <nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation]`)
 		code, _, data = c.do(http.MethodPost, base+"?fieldValidation=Strict", crontab("bad", "stable.example.com/v1", map[string]any{"nope": 1}, nil), "", "")
 		expectStatus(t, code, data, http.StatusBadRequest, metav1.StatusReasonBadRequest,
 			`CronTab in version "v1" cannot be handled as a CronTab: strict decoding error: unknown field "spec.nope"`)

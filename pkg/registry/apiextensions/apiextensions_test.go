@@ -226,6 +226,14 @@ func TestValidateCustomResourceDefinition(t *testing.T) {
 		{name: "empty CEL rule", mutate: func(c *apiextensionsv1.CustomResourceDefinition) {
 			c.Spec.Versions[0].Schema.OpenAPIV3Schema.XValidations = apiextensionsv1.ValidationRules{{Rule: " "}}
 		}, path: "spec.validation.openAPIV3Schema.x-kubernetes-validations[0].rule", typ: field.ErrorTypeRequired},
+		{name: "CEL rule does not compile", mutate: func(c *apiextensionsv1.CustomResourceDefinition) {
+			c.Spec.Versions[0].Schema.OpenAPIV3Schema.XValidations = apiextensionsv1.ValidationRules{{Rule: "self.spec.replicas >"}}
+		}, path: "spec.validation.openAPIV3Schema.x-kubernetes-validations[0].rule", typ: field.ErrorTypeInvalid},
+		{name: "CEL rule too expensive", mutate: func(c *apiextensionsv1.CustomResourceDefinition) {
+			p := props(c)["labels"]
+			p.XValidations = apiextensionsv1.ValidationRules{{Rule: "self.all(k, self.all(j, self[k] == self[j]))"}}
+			props(c)["labels"] = p
+		}, path: "spec.validation.openAPIV3Schema.properties[spec].properties[labels].x-kubernetes-validations[0].rule", typ: field.ErrorTypeForbidden},
 		{name: "scale path outside spec", mutate: func(c *apiextensionsv1.CustomResourceDefinition) {
 			c.Spec.Versions[0].Subresources.Scale.SpecReplicasPath = ".status.replicas"
 		}, path: "spec.subresources.scale.specReplicasPath", typ: field.ErrorTypeInvalid},

@@ -15,6 +15,9 @@ import (
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/skiff-sh/skiff/pkg/registry/customresource/cel"
+	"github.com/skiff-sh/skiff/pkg/registry/customresource/structural"
 )
 
 // Upstream validates CRDs in its internal form, which differs from v1 in
@@ -29,8 +32,11 @@ import (
 //   - The conversion webhook's fields are spec.conversion.webhookClientConfig
 //     and spec.conversion.conversionReviewVersions.
 //
-// Knowingly left out (upstream needs its schema and CEL libraries for them):
-// compiling and costing x-kubernetes-validations rules, checking default
+// x-kubernetes-validations rules are compiled and their cost estimated with
+// pkg/registry/customresource/cel (upstream's messages and limits).
+//
+// Knowingly left out (upstream needs its schema libraries for them):
+// checking default
 // values against their schema and for pruning, the structural rules inside
 // allOf/anyOf/oneOf/not, the field restrictions at the schema root when the
 // status subresource is on, and parsing conversion webhook CA bundles.
@@ -681,6 +687,16 @@ func validateRootSchema(schema *apiextensionsv1.JSONSchemaProps, spec *apiextens
 		allErrs = append(allErrs, field.Forbidden(fldPath.Child("nullable"), "nullable cannot be true at the root"))
 	}
 	allErrs = append(allErrs, validateSchemaProps(schema, fldPath, true, "")...)
+	if len(allErrs) == 0 {
+		// As upstream, rules are compiled and costed once the schema is
+		// otherwise valid.
+		if s, err := structural.New(schema); err != nil {
+			allErrs = append(allErrs, field.Invalid(fldPath, "", err.Error()))
+		} else {
+			_, errs := cel.Compile(s.Root, fldPath)
+			allErrs = append(allErrs, errs...)
+		}
+	}
 	return allErrs
 }
 

@@ -1,6 +1,7 @@
 package customresource
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	"github.com/skiff-sh/skiff/pkg/printers"
 	"github.com/skiff-sh/skiff/pkg/printers/jsonpath"
 	"github.com/skiff-sh/skiff/pkg/registry"
+	"github.com/skiff-sh/skiff/pkg/registry/customresource/cel"
 	"github.com/skiff-sh/skiff/pkg/registry/customresource/structural"
 )
 
@@ -64,7 +66,11 @@ type Version struct {
 // Validator checks objects of one version against its schema. old is nil
 // on create. status restricts the check to .status (status subresource).
 type Validator interface {
+	// Validate runs the schema's value validations.
 	Validate(obj, old map[string]any, statusOnly bool) field.ErrorList
+	// ValidateStructure checks embedded resources, list types and (unless
+	// prior has blocking errors) the CEL rules.
+	ValidateStructure(obj, old map[string]any, prior field.ErrorList) field.ErrorList
 	// Prune drops undeclared fields and returns their paths.
 	Prune(obj map[string]any) []string
 	// Default prunes unknown fields and applies defaults to a request body.
@@ -73,13 +79,29 @@ type Validator interface {
 	Structural() *structural.Schema
 }
 
-// schemaValidator is the Validator of a structural schema.
+// schemaValidator is the Validator of a structural schema and its CEL rules.
 type schemaValidator struct {
-	s *structural.Schema
+	s     *structural.Schema
+	rules *cel.Validator
 }
 
 func (v schemaValidator) Validate(obj, old map[string]any, statusOnly bool) field.ErrorList {
-	return v.s.Validate(obj, statusOnly)
+	return v.s.ValidateValues(obj, statusOnly)
+}
+
+func (v schemaValidator) ValidateStructure(obj, old map[string]any, prior field.ErrorList) field.ErrorList {
+	errs := v.s.ValidateStructure(obj)
+	if v.rules == nil {
+		return errs
+	}
+	// As upstream, rules are not run on an object with blocking errors.
+	for _, e := range append(prior, errs...) {
+		switch e.Type {
+		case field.ErrorTypeNotSupported, field.ErrorTypeRequired, field.ErrorTypeTooLong, field.ErrorTypeTooMany, field.ErrorTypeTypeInvalid:
+			return append(errs, field.Invalid(nil, nil, "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation"))
+		}
+	}
+	return append(errs, v.rules.Validate(context.Background(), obj, old)...)
 }
 func (v schemaValidator) Prune(obj map[string]any) []string { return v.s.Prune(obj) }
 func (v schemaValidator) Default(obj map[string]any) {
@@ -95,7 +117,9 @@ var NewValidator = func(crd *apiextensionsv1.CustomResourceDefinition, version s
 	if err != nil {
 		return nil, err
 	}
-	return schemaValidator{s}, nil
+	// Compile errors were reported when the CRD was written.
+	rules, _ := cel.Compile(s.Root, nil)
+	return schemaValidator{s: s, rules: rules}, nil
 }
 
 // CleanupFinalizer is the finalizer a deleted CRD carries until its
@@ -246,11 +270,11 @@ func newVersion(crd *apiextensionsv1.CustomResourceDefinition, names apiextensio
 		} else {
 			errs = append(errs, apimachineryvalidation.ValidateObjectMetaAccessorUpdate(u, old.(*unstructured.Unstructured), field.NewPath("metadata"))...)
 		}
+		var oldContent map[string]any
+		if old != nil {
+			oldContent = old.(*unstructured.Unstructured).Object
+		}
 		if ver.Validator != nil {
-			var oldContent map[string]any
-			if old != nil {
-				oldContent = old.(*unstructured.Unstructured).Object
-			}
 			errs = append(errs, ver.Validator.Validate(u.Object, oldContent, statusOnly)...)
 		}
 		if subs.Scale != nil {
@@ -258,6 +282,9 @@ func newVersion(crd *apiextensionsv1.CustomResourceDefinition, names apiextensio
 				errs = append(errs, validateReplicas(u.Object, subs.Scale.SpecReplicasPath)...)
 			}
 			errs = append(errs, validateReplicas(u.Object, subs.Scale.StatusReplicasPath)...)
+		}
+		if ver.Validator != nil {
+			errs = append(errs, ver.Validator.ValidateStructure(u.Object, oldContent, errs)...)
 		}
 		return errs
 	}

@@ -42,7 +42,7 @@ type Node struct {
 	MapType           string
 	HasDefault        bool
 	Default           any
-	Props_            *apiextensionsv1.JSONSchemaProps
+	Source            *apiextensionsv1.JSONSchemaProps // the schema this node was built from
 }
 
 // Schema is a compiled schema of one version.
@@ -79,7 +79,7 @@ func ptr[T any](v T) *T { return &v }
 
 func newNode(p *apiextensionsv1.JSONSchemaProps) (*Node, error) {
 	n := &Node{Type: p.Type, Format: p.Format, Nullable: p.Nullable, Embedded: p.XEmbeddedResource,
-		IntOrString: p.XIntOrString, ListMapKeys: p.XListMapKeys, Props_: p}
+		IntOrString: p.XIntOrString, ListMapKeys: p.XListMapKeys, Source: p}
 	if p.XPreserveUnknownFields != nil {
 		n.Preserve = *p.XPreserveUnknownFields
 	}
@@ -219,17 +219,23 @@ func fixSchema(m map[string]any) {
 // validations, embedded resources and list types. With statusOnly, the
 // value validations apply to .status alone (the status subresource).
 func (s *Schema) Validate(obj map[string]any, statusOnly bool) field.ErrorList {
-	var errs field.ErrorList
+	return append(s.ValidateValues(obj, statusOnly), s.ValidateStructure(obj)...)
+}
+
+// ValidateValues runs the OpenAPI value validations.
+func (s *Schema) ValidateValues(obj map[string]any, statusOnly bool) field.ErrorList {
 	if statusOnly {
 		if st, ok := obj["status"]; ok && s.status != nil {
-			errs = append(errs, resultToFieldErrors(field.NewPath("status"), s.status.Validate(st))...)
+			return resultToFieldErrors(field.NewPath("status"), s.status.Validate(st))
 		}
-	} else {
-		errs = append(errs, resultToFieldErrors(nil, s.validator.Validate(obj))...)
+		return nil
 	}
-	errs = append(errs, validateEmbedded(nil, obj, s.Root)...)
-	errs = append(errs, validateListTypes(nil, s.Root, obj)...)
-	return errs
+	return resultToFieldErrors(nil, s.validator.Validate(obj))
+}
+
+// ValidateStructure checks embedded resources and list types.
+func (s *Schema) ValidateStructure(obj map[string]any) field.ErrorList {
+	return append(validateEmbedded(nil, obj, s.Root), validateListTypes(nil, s.Root, obj)...)
 }
 
 // resultToFieldErrors maps kube-openapi's errors to field errors as

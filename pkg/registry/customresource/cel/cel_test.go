@@ -1,0 +1,152 @@
+package cel
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	kjson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/skiff-sh/skiff/pkg/registry/customresource/structural"
+)
+
+func compileSchema(t *testing.T, src string) (*Validator, field.ErrorList) {
+	t.Helper()
+	var props apiextensionsv1.JSONSchemaProps
+	if err := json.Unmarshal([]byte(src), &props); err != nil {
+		t.Fatal(err)
+	}
+	s, err := structural.New(&props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Compile(s.Root, field.NewPath("spec", "validation", "openAPIV3Schema"))
+}
+
+func decode(t *testing.T, src string) map[string]any {
+	t.Helper()
+	if src == "" {
+		return nil
+	}
+	var m map[string]any
+	if err := kjson.Unmarshal([]byte(src), &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+const schema = `{"type": "object", "properties": {"spec": {
+  "type": "object",
+  "x-kubernetes-validations": [
+    {"rule": "self.replicas <= self.maxReplicas"},
+    {"rule": "!has(self.mode) || self.mode != 'off'", "message": "mode may not be off", "reason": "FieldValueForbidden", "fieldPath": ".mode"},
+    {"rule": "self.replicas != 7", "messageExpression": "'replicas ' + string(self.replicas) + ' is unlucky'"}
+  ],
+  "properties": {
+    "replicas": {"type": "integer"},
+    "maxReplicas": {"type": "integer"},
+    "mode": {"type": "string"},
+    "name": {"type": "string", "maxLength": 10, "x-kubernetes-validations": [
+      {"rule": "self.startsWith('a')"},
+      {"rule": "self == oldSelf", "message": "Value is immutable"}
+    ]},
+    "ports": {"type": "array", "maxItems": 4, "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+      "items": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string", "maxLength": 8}, "port": {"type": "integer"}},
+        "x-kubernetes-validations": [{"rule": "!has(oldSelf.port) || self.port >= oldSelf.port", "message": "port may only grow"}]}}
+  }}}}`
+
+func TestValidate(t *testing.T) {
+	v, errs := compileSchema(t, schema)
+	if len(errs) > 0 {
+		t.Fatalf("compile: %v", errs)
+	}
+	tests := []struct {
+		name     string
+		obj, old string
+		want     []string
+	}{
+		{name: "valid", obj: `{"spec": {"replicas": 1, "maxReplicas": 2, "name": "ab"}}`},
+		{name: "failed rule", obj: `{"spec": {"replicas": 3, "maxReplicas": 2}}`,
+			want: []string{`spec: Invalid value: failed rule: self.replicas <= self.maxReplicas`}},
+		{name: "message, reason and fieldPath", obj: `{"spec": {"replicas": 1, "maxReplicas": 2, "mode": "off"}}`,
+			want: []string{`spec.mode: Forbidden: mode may not be off`}},
+		{name: "messageExpression", obj: `{"spec": {"replicas": 7, "maxReplicas": 9}}`,
+			want: []string{`spec: Invalid value: replicas 7 is unlucky`}},
+		{name: "scalar rule", obj: `{"spec": {"replicas": 1, "maxReplicas": 2, "name": "bob"}}`,
+			want: []string{`spec.name: Invalid value: "bob": failed rule: self.startsWith('a')`}},
+		{name: "transition rule skipped on create", obj: `{"spec": {"replicas": 1, "maxReplicas": 2, "name": "ann"}}`},
+		{name: "transition rule", obj: `{"spec": {"replicas": 1, "maxReplicas": 2, "name": "ann"}}`, old: `{"spec": {"replicas": 1, "maxReplicas": 2, "name": "abe"}}`,
+			want: []string{`spec.name: Invalid value: "ann": Value is immutable`}},
+		{name: "list-map items correlate by key", obj: `{"spec": {"replicas": 1, "maxReplicas": 2, "ports": [{"name": "b", "port": 1}, {"name": "a", "port": 5}]}}`,
+			old:  `{"spec": {"replicas": 1, "maxReplicas": 2, "ports": [{"name": "a", "port": 6}]}}`,
+			want: []string{`spec.ports[1]: Invalid value: port may only grow`}},
+		{name: "runtime error", obj: `{"spec": {"replicas": 1}}`,
+			want: []string{`spec: Invalid value: "object": no such key: maxReplicas evaluating rule: self.replicas <= self.maxReplicas`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			errs := v.Validate(context.Background(), decode(t, tc.obj), decode(t, tc.old))
+			var got []string
+			for _, e := range errs {
+				got = append(got, e.Error())
+			}
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("got\n  %s\nwant\n  %s", strings.Join(got, "\n  "), strings.Join(tc.want, "\n  "))
+			}
+		})
+	}
+}
+
+func TestCompileErrors(t *testing.T) {
+	tests := []struct {
+		name   string
+		schema string
+		want   string // substring of the joined errors; "" = no errors
+	}{
+		{"fine", `{"type": "object", "x-kubernetes-validations": [{"rule": "self.a == 1"}], "properties": {"a": {"type": "integer"}}}`, ""},
+		{"syntax", `{"type": "object", "x-kubernetes-validations": [{"rule": "self.a =="}]}`,
+			`spec.validation.openAPIV3Schema.x-kubernetes-validations[0].rule: Invalid value: {"Rule":"self.a ==","Message":"","MessageExpression":"","Reason":null,"FieldPath":"","OptionalOldSelf":null}: compilation failed: ERROR: <input>:1:10: Syntax error`},
+		{"not a bool", `{"type": "object", "x-kubernetes-validations": [{"rule": "'x'"}]}`,
+			`x-kubernetes-validations[0].rule: Invalid value: {"Rule":"'x'","Message":"","MessageExpression":"","Reason":null,"FieldPath":"","OptionalOldSelf":null}: cel expression must evaluate to a bool`},
+		{"bad messageExpression", `{"type": "object", "x-kubernetes-validations": [{"rule": "true", "messageExpression": "1"}]}`,
+			`x-kubernetes-validations[0].messageExpression: Invalid value: {"Rule":"true","Message":"","MessageExpression":"1","Reason":null,"FieldPath":"","OptionalOldSelf":null}: messageExpression must evaluate to a string`},
+		{"optionalOldSelf without oldSelf", `{"type": "object", "x-kubernetes-validations": [{"rule": "true", "optionalOldSelf": true}]}`,
+			`x-kubernetes-validations[0].optionalOldSelf: Invalid value: true: may not be set if oldSelf is not used in rule`},
+		{"unbounded list too expensive", `{"type": "object", "properties": {"l": {"type": "array", "items": {"type": "string"},
+			"x-kubernetes-validations": [{"rule": "self.all(x, self.exists(y, x == y + 'a'))"}]}}}`,
+			`spec.validation.openAPIV3Schema.properties[l].x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget by factor of more than 100x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)`},
+		{"bounded list is fine", `{"type": "object", "properties": {"l": {"type": "array", "maxItems": 10, "items": {"type": "string", "maxLength": 10},
+			"x-kubernetes-validations": [{"rule": "self.all(x, self.exists(y, x == y + 'a'))"}]}}}`, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, errs := compileSchema(t, tc.schema)
+			got := errs.ToAggregate()
+			switch {
+			case tc.want == "" && got != nil:
+				t.Errorf("unexpected: %v", got)
+			case tc.want != "" && (got == nil || !strings.Contains(got.Error(), tc.want)):
+				t.Errorf("got %v\nwant %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestRuntimeCostLimit(t *testing.T) {
+	// Estimation is bounded by maxItems, but a rule still stops at the
+	// per-call limit when it runs.
+	v, errs := compileSchema(t, `{"type": "object", "properties": {"l": {"type": "array", "items": {"type": "integer"},
+		"x-kubernetes-validations": [{"rule": "self.all(x, self.all(y, self.all(z, x + y + z >= 0)))"}]}}}`)
+	_ = errs // estimated too expensive too; the runtime limit applies regardless
+	l := make([]any, 200)
+	for i := range l {
+		l[i] = int64(i)
+	}
+	got := v.Validate(context.Background(), map[string]any{"l": l}, nil)
+	if len(got) != 1 || !strings.Contains(got[0].Error(), "no further validation rules will be run due to call cost exceeds limit for rule: self.all(x, self.all(y, self.all(z, x + y + z >= 0)))") {
+		t.Errorf("got %v", got)
+	}
+}

@@ -1,0 +1,27 @@
+// Package cel evaluates a custom resource schema's x-kubernetes-validations
+// rules with github.com/google/cel-go, as upstream's apiextensions-apiserver
+// does:
+//
+//   - Compile checks every rule and messageExpression of a schema when the
+//     CRD is written ("compilation failed: ...", "cel expression must
+//     evaluate to a bool") and estimates its cost: the rule's worst case
+//     times the number of times it can run (maxItems/maxProperties of the
+//     enclosing lists and maps, or what a 3 MiB request can hold) may not
+//     exceed 10,000,000, nor may the total of the schema exceed 100,000,000
+//     ("estimated rule cost exceeds budget by factor of ...").
+//   - Validator.Validate evaluates the rules of every node of an object
+//     with self bound to the node's value (and oldSelf to the correlated old
+//     value on update: transition rules run only where one exists), with
+//     upstream's per-call limit (1,000,000) and per-object budget
+//     (10,000,000), and reports failures as upstream: message,
+//     messageExpression, or "failed rule: <rule>"; reason
+//     (FieldValueInvalid, Forbidden, Required, Duplicate) and fieldPath.
+//
+// self and oldSelf are dynamically typed (the decoded JSON values), so a
+// reference to an undeclared field is found when a rule runs ("no such
+// key") rather than when the CRD is written as upstream's typed
+// declarations would.
+//
+// Invariants: a Validator is immutable and safe for concurrent use;
+// evaluation never mutates the objects.
+package cel
