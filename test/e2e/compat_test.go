@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"testing"
+	"time"
 )
 
 // TestKubectlOldest is a smoke subset with the oldest kubectl we support
@@ -51,6 +52,13 @@ func TestKubectlOldest(t *testing.T) {
 		`^pods\s+po\s+v1\s+true\s+Pod$`,
 		`^deployments\s+deploy\s+apps/v1\s+true\s+Deployment$`,
 		`^leases\s+coordination\.k8s\.io/v1\s+true\s+Lease$`,
+		`^bindings\s+v1\s+true\s+Binding$`,
+		`^replicationcontrollers\s+rc\s+v1\s+true\s+ReplicationController$`,
+		`^csinodes\s+storage\.k8s\.io/v1\s+false\s+CSINode$`,
+		`^runtimeclasses\s+node\.k8s\.io/v1\s+false\s+RuntimeClass$`,
 		`^customresourcedefinitions\s+crd,crds\s+apiextensions\.k8s\.io/v1\s+false\s+CustomResourceDefinition$`)
-	wantMatch(t, k.ok(t, "api-versions"), `^apps/v1$`, `^v1$`)
+	wantMatch(t, k.ok(t, "api-versions"), `^apps/v1$`, `^v1$`, `^node\.k8s\.io/v1$`, `^storage\.k8s\.io/v1$`)
+	// cluster-info dump lists every kind it knows in each namespace
+	wantContains(t, k.withTimeout(60*time.Second).ok(t, "cluster-info", "dump", "--namespaces", ns),
+		`"kind": "NodeList"`, `"kind": "ReplicationControllerList"`, `"kind": "DaemonSetList"`, `"kind": "EventList"`)
 }
