@@ -2,6 +2,7 @@ package apiserver_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,6 +34,15 @@ func TestAPIServices(t *testing.T) {
 	}
 	if a := byName["v1.apps"]; a.Spec.GroupPriorityMinimum != 17800 || a.Spec.VersionPriority != 15 {
 		t.Errorf("v1.apps priorities = %d/%d", a.Spec.GroupPriorityMinimum, a.Spec.VersionPriority)
+	}
+
+	// client-go asks for protobuf (upstream's types have it).
+	for _, path := range []string{base, base + "/v1.apps"} {
+		code, h, data := c.do(http.MethodGet, path, nil, "", "application/vnd.kubernetes.protobuf")
+		if code != http.StatusOK || h.Get("Content-Type") != "application/vnd.kubernetes.protobuf" || !strings.HasPrefix(string(data), "k8s\x00") ||
+			!strings.Contains(string(data), "v1.apps") {
+			t.Errorf("GET %s as protobuf: %d %s %q", path, code, h.Get("Content-Type"), data)
+		}
 	}
 
 	c.createCRD(crontabCRD("stable.example.com"), "/apis/stable.example.com/v1/crontabs")

@@ -4,7 +4,8 @@
 // k8s.io/component-base to go.mod's requirements (checked with go get and
 // go mod graph), which the product must not depend on.
 //
-// Invariants: JSON field names, omitempty and OpenAPI definition names are
+// Invariants: JSON field names, omitempty, protobuf field numbers and
+// OpenAPI definition names are
 // upstream's, so kubectl and client-go read these objects as they read
-// upstream's; the package depends on k8s.io/apimachinery only.
+// upstream's; the package depends on k8s.io/apimachinery and protowire only.
 package v1
