@@ -251,7 +251,7 @@ metadata:
   name: widgets.e2e.skiff.sh
 spec:
   group: e2e.skiff.sh
-  names: {plural: widgets, singular: widget, kind: Widget, shortNames: [wdg]}
+  names: {plural: widgets, singular: widget, kind: Widget, shortNames: [wdg], categories: [gadgetry]}
   scope: Namespaced
   versions:
   - name: v1
@@ -264,27 +264,71 @@ spec:
           spec:
             type: object
             description: The widget's desired state.
+            x-kubernetes-validations:
+            - rule: "self.color != 'red'"
+              message: red widgets are not allowed
             properties:
               size: {type: integer, minimum: 1, description: How big.}
-              color: {type: string}
+              color: {type: string, default: blue}
+          status:
+            type: object
+            properties:
+              phase: {type: string}
     additionalPrinterColumns:
     - {name: Size, type: integer, jsonPath: .spec.size}
+    - {name: Color, type: string, jsonPath: .spec.color}
+    - {name: Phase, type: string, jsonPath: .status.phase}
     - {name: Age, type: date, jsonPath: .metadata.creationTimestamp}
     subresources: {status: {}}
 `
 	wantLines(t, k.withStdin(crd).ok(t, "apply", "-f", "-"), "customresourcedefinition.apiextensions.k8s.io/widgets.e2e.skiff.sh created")
 	wantLines(t, k.withStdin(crd).ok(t, "apply", "-f", "-"), "customresourcedefinition.apiextensions.k8s.io/widgets.e2e.skiff.sh unchanged")
 	wantEqual(t, "storedVersions", jsonpath(t, k, "{.status.storedVersions}", "get", "crd", "widgets.e2e.skiff.sh"), `["v1"]`)
+	k.ok(t, "wait", "--for=condition=Established", "--timeout=30s", "crd/widgets.e2e.skiff.sh")
 	wantMatch(t, k.ok(t, "get", "crd", "widgets.e2e.skiff.sh"), `^NAME\s+SCOPE\s+VERSIONS\s+CREATED AT$`, `^widgets\.e2e\.skiff\.sh\s+Namespaced\s+v1\(storage\)\s+20[0-9-]+T[0-9:]+Z$`)
 	// An invalid definition is refused with upstream's field errors.
 	bad := strings.Replace(crd, "name: widgets.e2e.skiff.sh", "name: gadgets.e2e.skiff.sh", 1)
 	errOut := k.withStdin(bad).fails(t, "apply", "-f", "-")
 	wantMatch(t, errOut, `^The CustomResourceDefinition "gadgets\.e2e\.skiff\.sh" is invalid: metadata\.name: Invalid value: "gadgets\.e2e\.skiff\.sh": must be spec\.names\.plural\+"\."\+spec\.group`)
-	// Custom resources themselves are served once the controllers issue
-	// lands (CRD establishment); until then the definition is only stored.
-	wantLines(t, k.ok(t, "delete", "crd", "widgets.e2e.skiff.sh"),
+	badRule := strings.Replace(crd, `rule: "self.color != 'red'"`, `rule: "self.color !="`, 1)
+	wantContains(t, k.withStdin(badRule).fails(t, "apply", "-f", "-"),
+		`spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Invalid value:`, `compilation failed: ERROR: <input>:1:14: Syntax error`)
+
+	// The resource is served: discovery lists it, kubectl uses it.
+	wantMatch(t, k.ok(t, "api-resources", "--api-group=e2e.skiff.sh"),
+		`^NAME\s+SHORTNAMES\s+APIVERSION\s+NAMESPACED\s+KIND$`, `^widgets\s+wdg\s+e2e\.skiff\.sh/v1\s+true\s+Widget$`)
+	widget := func(name, color string) string {
+		return "apiVersion: e2e.skiff.sh/v1\nkind: Widget\nmetadata: {name: " + name + ", namespace: " + ns + "}\nspec: {size: 3" + color + "}\n"
+	}
+	wantLines(t, k.withStdin(widget("w1", "")).ok(t, "apply", "-f", "-"), "widget.e2e.skiff.sh/w1 created")
+	wantLines(t, k.withStdin(widget("w2", ", color: green")).ok(t, "create", "-f", "-"), "widget.e2e.skiff.sh/w2 created")
+	wantEqual(t, "defaulted color", jsonpath(t, k, "{.spec.color}", "-n", ns, "get", "widget", "w1"), "blue")
+	k.ok(t, "-n", ns, "patch", "widget", "w1", "--subresource=status", "--type=merge", "-p", `{"status":{"phase":"Ready"}}`)
+	out := k.ok(t, "-n", ns, "get", "widgets")
+	wantMatch(t, out, `^NAME\s+SIZE\s+COLOR\s+PHASE\s+AGE$`, `^w1\s+3\s+blue\s+Ready\s+[0-9]+s$`, `^w2\s+3\s+green\s+\s*[0-9]+s$`)
+	wantContains(t, k.ok(t, "-n", ns, "get", "wdg", "w2"), "green")
+	wantMatch(t, k.ok(t, "-n", ns, "get", "gadgetry"), `^w1\s+3\s+blue\s+Ready\s+[0-9]+s$`)
+	// The CEL rule refuses a red widget with upstream's message.
+	errOut = k.withStdin(widget("w3", ", color: red")).fails(t, "apply", "-f", "-")
+	wantContains(t, errOut, `The Widget "w3" is invalid: spec: Invalid value: red widgets are not allowed`)
+	// And the schema a size below its minimum.
+	errOut = k.withStdin(strings.Replace(widget("w3", ""), "size: 3", "size: 0", 1)).fails(t, "apply", "-f", "-")
+	wantContains(t, errOut, `spec.size: Invalid value: 0: spec.size in body should be greater than or equal to 1`)
+
+	// Deleting the definition deletes its objects first.
+	wantLines(t, k.ok(t, "delete", "crd", "widgets.e2e.skiff.sh", "--timeout=60s"),
 		`customresourcedefinition.apiextensions.k8s.io "widgets.e2e.skiff.sh" deleted`)
-	_ = ns
+	eventually(t, 30*time.Second, "the resource to go from discovery", func() (bool, string) {
+		_, errOut, err := k.run(t, "get", "--raw", "/apis/e2e.skiff.sh/v1")
+		return err != nil && strings.Contains(errOut, "NotFound"), errOut
+	})
+	wantLines(t, k.withStdin(crd).ok(t, "apply", "-f", "-"), "customresourcedefinition.apiextensions.k8s.io/widgets.e2e.skiff.sh created")
+	k.ok(t, "wait", "--for=condition=Established", "--timeout=30s", "crd/widgets.e2e.skiff.sh")
+	eventually(t, 30*time.Second, "the re-created resource, empty", func() (bool, string) {
+		out, errOut, err := k.run(t, "-n", ns, "get", "widgets")
+		return err == nil && strings.Contains(errOut, "No resources found"), out + errOut
+	})
+	k.ok(t, "delete", "crd", "widgets.e2e.skiff.sh", "--timeout=60s")
 }
 
 func kubectlFinalizers(t *testing.T, c *cluster, k kc) {
