@@ -71,9 +71,12 @@ func validateSelectorMatchesTemplate(sel *metav1.LabelSelector, t *corev1.PodTem
 
 // validateReplicaSetTemplate is upstream's ValidatePodTemplateSpecForReplicaSet,
 // used by Deployments and ReplicaSets.
-func validateReplicaSetTemplate(sel *metav1.LabelSelector, t *corev1.PodTemplateSpec, kind string, p *field.Path) field.ErrorList {
+func validateReplicaSetTemplate(sel *metav1.LabelSelector, t *corev1.PodTemplateSpec, replicas *int32, kind string, p *field.Path) field.ErrorList {
 	allErrs := validateSelectorMatchesTemplate(sel, t, p)
 	allErrs = append(allErrs, core.ValidatePodTemplateSpec(t, p)...)
+	if replicas != nil && *replicas > 1 {
+		allErrs = append(allErrs, core.ValidateReadOnlyPersistentDisks(t.Spec.Volumes, p.Child("spec", "volumes"))...)
+	}
 	allErrs = append(allErrs, validateTemplateRestartPolicy(t, kind, p.Child("spec"))...)
 	return allErrs
 }
@@ -173,7 +176,7 @@ func validateDeploymentSpec(spec *appsv1.DeploymentSpec, p *field.Path) field.Er
 	if _, err := metav1.LabelSelectorAsSelector(spec.Selector); err != nil {
 		allErrs = append(allErrs, field.Invalid(p.Child("selector"), spec.Selector, "invalid label selector"))
 	} else {
-		allErrs = append(allErrs, validateReplicaSetTemplate(spec.Selector, &spec.Template, "ReplicaSet", p.Child("template"))...)
+		allErrs = append(allErrs, validateReplicaSetTemplate(spec.Selector, &spec.Template, spec.Replicas, "ReplicaSet", p.Child("template"))...)
 	}
 	allErrs = append(allErrs, validateDeploymentStrategy(&spec.Strategy, p.Child("strategy"))...)
 	allErrs = append(allErrs, nonneg(int64(spec.MinReadySeconds), p.Child("minReadySeconds"))...)
@@ -262,7 +265,7 @@ func validateReplicaSetSpec(spec *appsv1.ReplicaSetSpec, p *field.Path) field.Er
 	if _, err := metav1.LabelSelectorAsSelector(spec.Selector); err != nil {
 		allErrs = append(allErrs, field.Invalid(p.Child("selector"), spec.Selector, "invalid label selector"))
 	} else {
-		allErrs = append(allErrs, validateReplicaSetTemplate(spec.Selector, &spec.Template, "ReplicaSet", p.Child("template"))...)
+		allErrs = append(allErrs, validateReplicaSetTemplate(spec.Selector, &spec.Template, spec.Replicas, "ReplicaSet", p.Child("template"))...)
 	}
 	return allErrs
 }

@@ -45,6 +45,16 @@ func TestValidateDeployment(t *testing.T) {
 			want: []string{"spec.template.spec.restartPolicy: Unsupported value"}},
 		{name: "container without image", mutate: func(d *appsv1.Deployment) { d.Spec.Template.Spec.Containers[0].Image = "" },
 			want: []string{"spec.template.spec.containers[0].image: Required value"}},
+		{name: "writable GCE PD with 2 replicas", mutate: func(d *appsv1.Deployment) {
+			d.Spec.Replicas = ptrOf(int32(2))
+			d.Spec.Template.Spec.Volumes = []corev1.Volume{{Name: "pd", VolumeSource: corev1.VolumeSource{
+				GCEPersistentDisk: &corev1.GCEPersistentDiskVolumeSource{PDName: "disk", FSType: "ext4"}}}}
+		}, want: []string{"spec.template.spec.volumes[0].gcePersistentDisk.readOnly: Invalid value"}},
+		{name: "read-only GCE PD with 2 replicas", mutate: func(d *appsv1.Deployment) {
+			d.Spec.Replicas = ptrOf(int32(2))
+			d.Spec.Template.Spec.Volumes = []corev1.Volume{{Name: "pd", VolumeSource: corev1.VolumeSource{
+				GCEPersistentDisk: &corev1.GCEPersistentDiskVolumeSource{PDName: "disk", FSType: "ext4", ReadOnly: true}}}}
+		}},
 		{name: "both zero", mutate: func(d *appsv1.Deployment) {
 			d.Spec.Strategy.RollingUpdate.MaxSurge = ptrOf(intstr.FromInt32(0))
 			d.Spec.Strategy.RollingUpdate.MaxUnavailable = ptrOf(intstr.FromString("0%"))

@@ -97,6 +97,9 @@ func validateReplicationControllerSpec(spec *corev1.ReplicationControllerSpec, p
 		allErrs = append(allErrs, field.Invalid(tp.Child("metadata", "labels"), t.Labels, "`selector` does not match template `labels`"))
 	}
 	allErrs = append(allErrs, ValidatePodTemplateSpec(t, tp)...)
+	if spec.Replicas != nil && *spec.Replicas > 1 {
+		allErrs = append(allErrs, ValidateReadOnlyPersistentDisks(t.Spec.Volumes, tp.Child("spec", "volumes"))...)
+	}
 	if t.Spec.RestartPolicy != corev1.RestartPolicyAlways {
 		allErrs = append(allErrs, field.NotSupported(tp.Child("spec", "restartPolicy"), t.Spec.RestartPolicy, []string{string(corev1.RestartPolicyAlways)}))
 	}
@@ -128,6 +131,20 @@ func ValidateReplicationControllerStatusUpdate(rc, old *corev1.ReplicationContro
 	}
 	if st.AvailableReplicas > st.ReadyReplicas {
 		allErrs = append(allErrs, field.Invalid(p.Child("availableReplicas"), st.AvailableReplicas, "cannot be greater than readyReplicas"))
+	}
+	return allErrs
+}
+
+// ValidateReadOnlyPersistentDisks: a GCE persistent disk can be mounted on
+// several machines only read-only, so a template for more than one replica
+// must mount it so.
+func ValidateReadOnlyPersistentDisks(volumes []corev1.Volume, fldPath *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	for i := range volumes {
+		if pd := volumes[i].GCEPersistentDisk; pd != nil && !pd.ReadOnly {
+			allErrs = append(allErrs, field.Invalid(fldPath.Index(i).Child("gcePersistentDisk", "readOnly"), false,
+				"must be true for replicated pods > 1; GCE PD can only be mounted on multiple machines if it is read-only"))
+		}
 	}
 	return allErrs
 }

@@ -67,6 +67,15 @@ func TestValidateReplicationController(t *testing.T) {
 			[]string{"spec.template.spec.restartPolicy: Unsupported value"}},
 		{"activeDeadlineSeconds", func(rc *corev1.ReplicationController) { rc.Spec.Template.Spec.ActiveDeadlineSeconds = new(int64(10)) },
 			[]string{"spec.template.spec.activeDeadlineSeconds: Forbidden"}},
+		{"writable GCE PD with 2 replicas", func(rc *corev1.ReplicationController) {
+			rc.Spec.Replicas = new(int32(2))
+			rc.Spec.Template.Spec.Volumes = []corev1.Volume{{Name: "pd", VolumeSource: corev1.VolumeSource{
+				GCEPersistentDisk: &corev1.GCEPersistentDiskVolumeSource{PDName: "disk", FSType: "ext4"}}}}
+		}, []string{"spec.template.spec.volumes[0].gcePersistentDisk.readOnly: Invalid value"}},
+		{"writable GCE PD with 1 replica", func(rc *corev1.ReplicationController) {
+			rc.Spec.Template.Spec.Volumes = []corev1.Volume{{Name: "pd", VolumeSource: corev1.VolumeSource{
+				GCEPersistentDisk: &corev1.GCEPersistentDiskVolumeSource{PDName: "disk", FSType: "ext4"}}}}
+		}, nil},
 		{"no containers", func(rc *corev1.ReplicationController) { rc.Spec.Template.Spec.Containers = nil },
 			[]string{"spec.template.spec.containers: Required value"}},
 	}
