@@ -3,6 +3,7 @@ package fieldmanager
 import (
 	"encoding"
 	"encoding/json"
+	"hash/maphash"
 	"reflect"
 	"sort"
 	"strconv"
@@ -30,7 +31,7 @@ const maxCreateShapes = 2048
 
 type createMemo struct {
 	mu sync.Mutex
-	m  map[string]createEntry
+	m  map[shape]createEntry
 }
 
 type createEntry struct {
@@ -51,12 +52,12 @@ func (m *Managers) TrackCreate(k Kind, live, obj runtime.Object, manager string)
 	if !ok || acc.GetManagedFields() != nil || k.CustomResource || k.Hub != k.GVK.GroupVersion() {
 		return fm.UpdateNoErrors(live, obj, manager), nil
 	}
-	key, ok = shapeKey(obj, key)
+	sk, ok := shapeKey(obj, key)
 	if !ok {
 		return fm.UpdateNoErrors(live, obj, manager), nil
 	}
 	g.creates.mu.Lock()
-	ce, hit := g.creates.m[key]
+	ce, hit := g.creates.m[sk]
 	g.creates.mu.Unlock()
 	if hit {
 		if !ce.none {
@@ -85,9 +86,9 @@ func (m *Managers) TrackCreate(k Kind, live, obj runtime.Object, manager string)
 	}
 	g.creates.mu.Lock()
 	if g.creates.m == nil || len(g.creates.m) >= maxCreateShapes {
-		g.creates.m = map[string]createEntry{}
+		g.creates.m = map[shape]createEntry{}
 	}
-	g.creates.m[key] = ce
+	g.creates.m[sk] = ce
 	g.creates.mu.Unlock()
 	return out, nil
 }
@@ -106,18 +107,30 @@ var (
 	}
 )
 
+// shape identifies a shape description by two independent 64-bit hashes
+// of it (a collision of both is not a practical concern).
+type shape [2]uint64
+
+var (
+	shapeSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
+	shapeBufs  = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
+)
+
 // shapeKey describes what of obj decides its field set: for every field
 // whether it is nil or zero (which, with the type's json tags, decides
 // whether structured-merge-diff sees it), map keys, list lengths, and every
 // scalar inside list items verbatim (list keys and set members). ok is
 // false for objects holding free-form JSON (RawExtension, JSON, maps of
 // any), whose set depends on content the walk does not describe.
-func shapeKey(obj runtime.Object, prefix string) (string, bool) {
-	w := shapeWalker{buf: make([]byte, 0, 1024)}
-	w.buf = append(w.buf, prefix...)
+func shapeKey(obj runtime.Object, prefix string) (shape, bool) {
+	bp := shapeBufs.Get().(*[]byte)
+	w := shapeWalker{buf: append((*bp)[:0], prefix...)}
 	w.buf = append(w.buf, 0)
 	w.walk(reflect.ValueOf(obj), false)
-	return string(w.buf), w.ok()
+	k := shape{maphash.Bytes(shapeSeeds[0], w.buf), maphash.Bytes(shapeSeeds[1], w.buf)}
+	*bp = w.buf
+	shapeBufs.Put(bp)
+	return k, w.ok()
 }
 
 type shapeWalker struct {
@@ -179,10 +192,7 @@ func (w *shapeWalker) walk(v reflect.Value, inList bool) {
 			return
 		}
 		w.buf = append(w.buf, '{')
-		for i := 0; i < v.NumField(); i++ {
-			if !t.Field(i).IsExported() {
-				continue
-			}
+		for _, i := range exportedFields(t) {
 			w.walk(v.Field(i), inList)
 		}
 		w.buf = append(w.buf, '}')
@@ -196,11 +206,18 @@ func (w *shapeWalker) walk(v reflect.Value, inList bool) {
 			return
 		}
 		w.buf = append(w.buf, 'm')
-		keys := v.MapKeys()
-		sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
-		for _, k := range keys {
-			w.str(k.String())
-			w.walk(v.MapIndex(k), inList)
+		if v.Len() == 1 {
+			it := v.MapRange()
+			it.Next()
+			w.str(it.Key().String())
+			w.walk(it.Value(), inList)
+		} else {
+			keys := v.MapKeys()
+			sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
+			for _, k := range keys {
+				w.str(k.String())
+				w.walk(v.MapIndex(k), inList)
+			}
 		}
 		w.buf = append(w.buf, '}')
 	case reflect.Slice:
@@ -260,4 +277,20 @@ func marshalsItself(t reflect.Type) bool {
 		t.Implements(textMarshalerType) || reflect.PointerTo(t).Implements(textMarshalerType)
 	selfMarshaling.Store(t, b)
 	return b
+}
+
+var fieldPlans sync.Map // reflect.Type → []int, the exported fields of a struct
+
+func exportedFields(t reflect.Type) []int {
+	if p, ok := fieldPlans.Load(t); ok {
+		return p.([]int)
+	}
+	var idx []int
+	for i := 0; i < t.NumField(); i++ {
+		if t.Field(i).IsExported() {
+			idx = append(idx, i)
+		}
+	}
+	fieldPlans.Store(t, idx)
+	return idx
 }
