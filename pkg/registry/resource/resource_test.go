@@ -1,6 +1,7 @@
 package resource
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 	"testing"
@@ -145,7 +146,7 @@ func TestValidateResourceClaim(t *testing.T) {
 			c.Spec.Devices.Requests[1].Exactly = &resourcev1.ExactDeviceRequest{DeviceClassName: "x", AllocationMode: resourcev1.DeviceAllocationModeAll}
 		}, want: []string{"spec.devices.requests[1]: Invalid value: null: exactly one of `exactly` or `firstAvailable` is required, but multiple fields are set"}},
 		{name: "duplicate request", mutate: func(c *resourcev1.ResourceClaim) { c.Spec.Devices.Requests[1].Name = "gpu" },
-			want: []string{`spec.devices.requests[1].name: Duplicate value: "gpu"`,
+			want: []string{`spec.devices.requests[1]: Duplicate value: "gpu"`,
 				`spec.devices.constraints[0].requests[1]: Invalid value: "nic/fast": must be the name of a request in the claim or the name of a request and a subrequest separated by '/'`}},
 		{name: "bad request name", mutate: func(c *resourcev1.ResourceClaim) { c.Spec.Devices.Requests[0].Name = "GPU" },
 			want: []string{`spec.devices.requests[0].name: Invalid value: "GPU": a lowercase RFC 1123 label must consist of`,
@@ -164,12 +165,12 @@ func TestValidateResourceClaim(t *testing.T) {
 		}, want: []string{"spec.devices.requests[0].exactly.tolerations[0].value: Invalid value: \"v\": must be empty for operator `Exists`",
 			`spec.devices.requests[0].exactly.tolerations[0].effect: Unsupported value: "PreferNoSchedule": supported values: "NoExecute", "NoSchedule", "None"`}},
 		{name: "duplicate subrequest", mutate: func(c *resourcev1.ResourceClaim) { c.Spec.Devices.Requests[1].FirstAvailable[1].Name = "fast" },
-			want: []string{`spec.devices.requests[1].firstAvailable[1].name: Duplicate value: "fast"`}},
+			want: []string{`spec.devices.requests[1].firstAvailable[1]: Duplicate value: "fast"`}},
 		{name: "constraint on unknown request", mutate: func(c *resourcev1.ResourceClaim) { c.Spec.Devices.Constraints[0].Requests[1] = "nic/medium" },
 			want: []string{`spec.devices.constraints[0].requests[1]: Invalid value: "nic/medium": must be the name of a request in the claim or the name of a request and a subrequest separated by '/'`}},
 		{name: "constraint attribute without domain", mutate: func(c *resourcev1.ResourceClaim) {
 			c.Spec.Devices.Constraints[0].MatchAttribute = ptr(resourcev1.FullyQualifiedName("numa"))
-		}, want: []string{`spec.devices.constraints[0].matchAttribute: Invalid value: "numa": must include a domain`}},
+		}, want: []string{`spec.devices.constraints[0].matchAttribute: Invalid value: "numa": a fully qualified name must be a domain and a name separated by a slash`}},
 		{name: "constraint without attribute", mutate: func(c *resourcev1.ResourceClaim) { c.Spec.Devices.Constraints[0].MatchAttribute = nil },
 			want: []string{`spec.devices.constraints[0]: Required value: exactly one of "matchAttribute" or "distinctAttribute" is required, but multiple fields are set`}},
 		{name: "config for unknown request", mutate: func(c *resourcev1.ResourceClaim) {
@@ -218,7 +219,7 @@ func TestValidateResourceClaimStatusUpdate(t *testing.T) {
 		{name: "duplicate consumer", mutate: func(c, _ *resourcev1.ResourceClaim) {
 			c.Status.Allocation = allocation.DeepCopy()
 			c.Status.ReservedFor = []resourcev1.ResourceClaimConsumerReference{pod, pod}
-		}, want: []string{`status.reservedFor[1].uid: Duplicate value: "1234"`}},
+		}, want: []string{`status.reservedFor[1]: Duplicate value: "1234"`}},
 		{name: "consumer without fields", mutate: func(c, _ *resourcev1.ResourceClaim) {
 			c.Status.Allocation = allocation.DeepCopy()
 			c.Status.ReservedFor = []resourcev1.ResourceClaimConsumerReference{{}}
@@ -311,19 +312,19 @@ func TestValidateResourceSlice(t *testing.T) {
 		}, want: []string{`spec.nodeSelector.nodeSelectorTerms: Invalid value: [{"matchExpressions":[{"key":"zone","operator":"Exists"}]},{"matchExpressions":[{"key":"zone","operator":"Exists"}]}]: must have exactly one node selector term`}},
 		{name: "duplicate device", mutate: func(s *resourcev1.ResourceSlice) {
 			s.Spec.Devices = append(s.Spec.Devices, resourcev1.Device{Name: "gpu-0"})
-		}, want: []string{`spec.devices[1].name: Duplicate value: "gpu-0"`}},
+		}, want: []string{`spec.devices[1]: Duplicate value: "gpu-0"`}},
 		{name: "attribute with two values", mutate: func(s *resourcev1.ResourceSlice) {
 			s.Spec.Devices[0].Attributes["model"] = resourcev1.DeviceAttribute{StringValue: ptr("a"), IntValue: ptr(int64(1))}
 		}, want: []string{`spec.devices[0].attributes[model]: Invalid value: {"int":1,"string":"a"}: exactly one value must be specified`}},
 		{name: "attribute without value", mutate: func(s *resourcev1.ResourceSlice) {
 			s.Spec.Devices[0].Attributes["model"] = resourcev1.DeviceAttribute{}
-		}, want: []string{"spec.devices[0].attributes[model]: Required value: exactly one value must be specified"}},
+		}, want: []string{`spec.devices[0].attributes[model]: Invalid value: "": exactly one value must be specified`}},
 		{name: "bad version", mutate: func(s *resourcev1.ResourceSlice) {
 			s.Spec.Devices[0].Attributes["gpu.example.com/driverVersion"] = resourcev1.DeviceAttribute{VersionValue: ptr("1.2")}
 		}, want: []string{`spec.devices[0].attributes[gpu.example.com/driverVersion].version: Invalid value: "1.2": must be a string compatible with semver.org spec 2.0.0`}},
 		{name: "bad attribute name", mutate: func(s *resourcev1.ResourceSlice) {
 			s.Spec.Devices[0].Attributes["gpu.example.com/"] = resourcev1.DeviceAttribute{BoolValue: ptr(true)}
-		}, want: []string{"spec.devices[0].attributes[gpu.example.com/]: Required value: the name must not be empty"}},
+		}, want: []string{`spec.devices[0].attributes: Invalid value: "": the name must not be empty`}},
 		{name: "bad taint", mutate: func(s *resourcev1.ResourceSlice) {
 			s.Spec.Devices[0].Taints = []resourcev1.DeviceTaint{{Key: "example.com/x", Effect: "PreferNoSchedule"}, {Effect: resourcev1.DeviceTaintEffectNone}}
 		}, want: []string{`spec.devices[0].taints[0].effect: Unsupported value: "PreferNoSchedule": supported values: "NoExecute", "NoSchedule", "None"`,
@@ -335,9 +336,46 @@ func TestValidateResourceSlice(t *testing.T) {
 			s.Spec.NodeName = nil
 			s.Spec.PerDeviceNodeSelection = ptr(true)
 		}, want: []string{"spec.devices[0]: Required value: exactly one of `nodeName`, `nodeSelector`, or `allNodes` is required when `perDeviceNodeSelection` is set to true in the ResourceSlice spec"}},
-		{name: "unknown counter set", mutate: func(s *resourcev1.ResourceSlice) {
+		{name: "devices and counter sets together", mutate: func(s *resourcev1.ResourceSlice) {
+			s.Spec.SharedCounters = []resourcev1.CounterSet{{Name: "mem", Counters: map[string]resourcev1.Counter{"bytes": {}}}}
+		}, want: []string{"spec: Invalid value: \"\": only one of `sharedCounters` or `devices` is allowed"}},
+		{name: "counter set", mutate: func(s *resourcev1.ResourceSlice) {
+			s.Spec.Devices = nil
+			s.Spec.SharedCounters = []resourcev1.CounterSet{{Name: "mem", Counters: map[string]resourcev1.Counter{"Bytes": {}}}, {Name: "mem"}}
+		}, want: []string{`spec.sharedCounters[0].counters: Invalid value: "Bytes": a lowercase RFC 1123 label must consist of`,
+			"spec.sharedCounters[1].counters: Required value", `spec.sharedCounters[1]: Duplicate value: "mem"`}},
+		{name: "devices consume counters of another slice", mutate: func(s *resourcev1.ResourceSlice) {
 			s.Spec.Devices[0].ConsumesCounters = []resourcev1.DeviceCounterConsumption{{CounterSet: "mem", Counters: map[string]resourcev1.Counter{"bytes": {}}}}
-		}, want: []string{`spec.devices[0].consumesCounters[0].counterSet: Invalid value: "mem": must reference a counterSet defined in the ResourceSlice sharedCounters`}},
+		}},
+		{name: "64 devices with taints", mutate: func(s *resourcev1.ResourceSlice) {
+			for i := 1; i <= resourcev1.ResourceSliceMaxDevicesWithAdvancedFeatures; i++ {
+				s.Spec.Devices = append(s.Spec.Devices, resourcev1.Device{Name: fmt.Sprintf("gpu-%d", i)})
+			}
+			s.Spec.Devices[0].Taints = []resourcev1.DeviceTaint{{Key: "example.com/x", Effect: resourcev1.DeviceTaintEffectNone}}
+		}, want: []string{"spec.devices: Too many: 65: must have at most 64 items"}},
+		{name: "65 plain devices", mutate: func(s *resourcev1.ResourceSlice) {
+			for i := 1; i <= resourcev1.ResourceSliceMaxDevicesWithAdvancedFeatures; i++ {
+				s.Spec.Devices = append(s.Spec.Devices, resourcev1.Device{Name: fmt.Sprintf("gpu-%d", i), Attributes: map[resourcev1.QualifiedName]resourcev1.DeviceAttribute{"a": {BoolValue: ptr(true)}}})
+			}
+		}},
+		{name: "prepare skipped without unprepare", mutate: func(s *resourcev1.ResourceSlice) {
+			s.Spec.SkipNodeOperations = []resourcev1.SkipNodeOperation{resourcev1.SkipNodeOperationNodePrepareResources}
+		}, want: []string{`spec.skipNodeOperations: Invalid value: ["NodePrepareResources"]: NodePrepareResources cannot be skipped unless NodeUnprepareResources is also skipped`}},
+		{name: "partition type attribute without counters", mutate: func(s *resourcev1.ResourceSlice) {
+			s.Spec.PartitionTypeAttribute = ptr(resourcev1.FullyQualifiedName("gpu.example.com/profile"))
+		}, want: []string{`spec.partitionTypeAttribute: Invalid value: "gpu.example.com/profile": may only be set on a slice which declares devices that consume counters`}},
+		{name: "partition type attribute missing on a device", mutate: func(s *resourcev1.ResourceSlice) {
+			s.Spec.PartitionTypeAttribute = ptr(resourcev1.FullyQualifiedName("gpu.example.com/profile"))
+			s.Spec.Devices[0].ConsumesCounters = []resourcev1.DeviceCounterConsumption{{CounterSet: "mem", Counters: map[string]resourcev1.Counter{"bytes": {}}}}
+		}, want: []string{"spec.devices[0].attributes[gpu.example.com/profile]: Required value: device consumes counters and `partitionTypeAttribute` names this attribute, so it must be set"}},
+		{name: "partition type attribute given bare", mutate: func(s *resourcev1.ResourceSlice) {
+			s.Spec.PartitionTypeAttribute = ptr(resourcev1.FullyQualifiedName("gpu.example.com/profile"))
+			s.Spec.Devices[0].ConsumesCounters = []resourcev1.DeviceCounterConsumption{{CounterSet: "mem", Counters: map[string]resourcev1.Counter{"bytes": {}}}}
+			s.Spec.Devices[0].Attributes["profile"] = resourcev1.DeviceAttribute{StringValue: ptr("1g")}
+		}},
+		{name: "empty list attribute", mutate: func(s *resourcev1.ResourceSlice) {
+			s.Spec.Devices[0].Attributes["cores"] = resourcev1.DeviceAttribute{IntValues: []int64{}}
+		}, want: []string{"spec.devices[0].attributes[cores].ints: Invalid value: []: must not be empty if specified"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	resourcev1 "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/validate/content"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
@@ -26,7 +27,8 @@ func ValidateDeviceClass(c *resourcev1.DeviceClass) field.ErrorList {
 
 // ValidateDeviceClassUpdate validates an update: the spec may change.
 func ValidateDeviceClassUpdate(c, old *resourcev1.DeviceClass) field.ErrorList {
-	allErrs := core.ValidateObjectMetaUpdate(&c.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
+	allErrs := core.ValidateObjectMeta(&c.ObjectMeta, false, apimachineryvalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	allErrs = append(allErrs, core.ValidateObjectMetaUpdate(&c.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))...)
 	return append(allErrs, validateDeviceClassSpec(&c.Spec, field.NewPath("spec"))...)
 }
 
@@ -62,11 +64,12 @@ func ValidateResourceClaim(c *resourcev1.ResourceClaim) field.ErrorList {
 	return append(allErrs, validateDeviceClaim(&c.Spec.Devices, field.NewPath("spec", "devices"))...)
 }
 
-// ValidateResourceClaimUpdate: a claim's spec is immutable.
+// ValidateResourceClaimUpdate: a claim's spec is immutable, so an update
+// is checked for that alone (its contents were checked on create).
 func ValidateResourceClaimUpdate(c, old *resourcev1.ResourceClaim) field.ErrorList {
-	allErrs := core.ValidateObjectMetaUpdate(&c.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
-	allErrs = append(allErrs, apimachineryvalidation.ValidateImmutableField(c.Spec, old.Spec, field.NewPath("spec"))...)
-	return append(allErrs, validateDeviceClaim(&c.Spec.Devices, field.NewPath("spec", "devices"))...)
+	allErrs := core.ValidateObjectMeta(&c.ObjectMeta, true, apimachineryvalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
+	allErrs = append(allErrs, core.ValidateObjectMetaUpdate(&c.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))...)
+	return append(allErrs, apimachineryvalidation.ValidateImmutableField(c.Spec, old.Spec, field.NewPath("spec"))...)
 }
 
 // ValidateResourceClaimStatusUpdate validates what the scheduler and the
@@ -79,7 +82,7 @@ func ValidateResourceClaimStatusUpdate(c, old *resourcev1.ResourceClaim) field.E
 	status, oldStatus := &c.Status, &old.Status
 	names := gatherRequestNames(&c.Spec.Devices)
 	allErrs = append(allErrs, validateSet(status.ReservedFor, resourcev1.ResourceClaimReservedForMaxSize, validateConsumerReference,
-		func(r resourcev1.ResourceClaimConsumerReference) (string, string) { return string(r.UID), "uid" }, p.Child("reservedFor"))...)
+		func(r resourcev1.ResourceClaimConsumerReference) string { return string(r.UID) }, p.Child("reservedFor"))...)
 	allocated := map[string]bool{}
 	if status.Allocation != nil {
 		for _, r := range status.Allocation.Devices.Results {
@@ -90,8 +93,8 @@ func ValidateResourceClaimStatusUpdate(c, old *resourcev1.ResourceClaim) field.E
 		func(d resourcev1.AllocatedDeviceStatus, p *field.Path) field.ErrorList {
 			return validateDeviceStatus(d, p, allocated)
 		},
-		func(d resourcev1.AllocatedDeviceStatus) (string, string) {
-			return deviceID(d.Driver, d.Pool, d.Device, d.ShareID), "deviceID"
+		func(d resourcev1.AllocatedDeviceStatus) string {
+			return deviceID(d.Driver, d.Pool, d.Device, d.ShareID)
 		}, p.Child("devices"))...)
 	if len(status.ReservedFor) > 0 {
 		if status.Allocation == nil {
@@ -149,10 +152,13 @@ func validateAllocationResult(a *resourcev1.AllocationResult, p *field.Path, nam
 			errs = append(errs, validatePoolName(r.Pool, p.Child("pool"))...)
 			errs = append(errs, validateDNSLabel(r.Device, p.Child("device"))...)
 			errs = append(errs, validateBindingConditions(r.BindingConditions, r.BindingFailureConditions, p)...)
+			for i, t := range r.Tolerations {
+				errs = append(errs, validateToleration(t, p.Child("tolerations").Index(i))...)
+			}
 			if r.ShareID != nil {
 				errs = append(errs, validateUID(string(*r.ShareID), p.Child("shareID"))...)
 			}
-			return errs
+			return append(errs, validateSkipNodeOperations(r.SkipNodeOperations, p.Child("skipNodeOperations"))...)
 		}, dp.Child("results"))
 	allErrs = append(allErrs, validateSlice(a.Devices.Config, 2*resourcev1.DeviceConfigMaxSize,
 		func(c resourcev1.DeviceAllocationConfiguration, p *field.Path) field.ErrorList {
@@ -220,11 +226,11 @@ func ValidateResourceClaimTemplate(t *resourcev1.ResourceClaimTemplate) field.Er
 	return append(allErrs, validateResourceClaimTemplateSpec(&t.Spec, field.NewPath("spec"))...)
 }
 
-// ValidateResourceClaimTemplateUpdate: a template's spec is immutable.
+// ValidateResourceClaimTemplateUpdate: a template's spec is immutable, so
+// an update is checked for that alone.
 func ValidateResourceClaimTemplateUpdate(t, old *resourcev1.ResourceClaimTemplate) field.ErrorList {
 	allErrs := core.ValidateObjectMetaUpdate(&t.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
-	allErrs = append(allErrs, apimachineryvalidation.ValidateImmutableField(t.Spec, old.Spec, field.NewPath("spec"))...)
-	return append(allErrs, validateResourceClaimTemplateSpec(&t.Spec, field.NewPath("spec"))...)
+	return append(allErrs, apimachineryvalidation.ValidateImmutableField(t.Spec, old.Spec, field.NewPath("spec"))...)
 }
 
 func validateResourceClaimTemplateSpec(spec *resourcev1.ResourceClaimTemplateSpec, p *field.Path) field.ErrorList {
@@ -235,14 +241,12 @@ func validateResourceClaimTemplateSpec(spec *resourcev1.ResourceClaimTemplateSpe
 func validateDeviceClaim(dc *resourcev1.DeviceClaim, p *field.Path) field.ErrorList {
 	names := gatherRequestNames(dc)
 	allErrs := validateSet(dc.Requests, resourcev1.DeviceRequestsMaxSize, validateDeviceRequest,
-		func(r resourcev1.DeviceRequest) (string, string) { return r.Name, "name" }, p.Child("requests"))
+		func(r resourcev1.DeviceRequest) string { return r.Name }, p.Child("requests"))
 	allErrs = append(allErrs, validateSlice(dc.Constraints, resourcev1.DeviceConstraintsMaxSize,
 		func(c resourcev1.DeviceConstraint, p *field.Path) field.ErrorList {
 			errs := validateSet(c.Requests, resourcev1.DeviceRequestsMaxSize,
 				func(n string, p *field.Path) field.ErrorList { return validateRequestNameRef(n, p, names) }, stringKey, p.Child("requests"))
 			switch {
-			case c.MatchAttribute != nil && c.DistinctAttribute != nil:
-				errs = append(errs, field.Invalid(p, nil, `exactly one of "matchAttribute" or "distinctAttribute" is required, but multiple fields are set`))
 			case c.MatchAttribute != nil:
 				errs = append(errs, validateFullyQualifiedName(*c.MatchAttribute, p.Child("matchAttribute"))...)
 			case c.DistinctAttribute != nil:
@@ -312,25 +316,21 @@ func validateRequestNameRef(name string, p *field.Path, names requestNames) fiel
 
 func validateDeviceRequest(r resourcev1.DeviceRequest, p *field.Path) field.ErrorList {
 	allErrs := validateDNSLabel(r.Name, p.Child("name"))
-	kinds := 0
-	if len(r.FirstAvailable) > 0 {
-		kinds++
+	switch first, exact := len(r.FirstAvailable) > 0, r.Exactly != nil; {
+	case !first && !exact:
+		allErrs = append(allErrs, field.Required(p, "exactly one of `exactly` or `firstAvailable` is required"))
+	case first && exact:
+		allErrs = append(allErrs, field.Invalid(p, nil, "exactly one of `exactly` or `firstAvailable` is required, but multiple fields are set"))
+	case first:
 		allErrs = append(allErrs, validateSet(r.FirstAvailable, resourcev1.FirstAvailableDeviceRequestMaxSize,
 			func(s resourcev1.DeviceSubRequest, p *field.Path) field.ErrorList {
 				errs := validateDNSLabel(s.Name, p.Child("name"))
 				return append(errs, validateExact(s.DeviceClassName, s.Selectors, s.AllocationMode, s.Count, s.Tolerations, p)...)
 			},
-			func(s resourcev1.DeviceSubRequest) (string, string) { return s.Name, "name" }, p.Child("firstAvailable"))...)
-	}
-	if e := r.Exactly; e != nil {
-		kinds++
+			func(s resourcev1.DeviceSubRequest) string { return s.Name }, p.Child("firstAvailable"))...)
+	default:
+		e := r.Exactly
 		allErrs = append(allErrs, validateExact(e.DeviceClassName, e.Selectors, e.AllocationMode, e.Count, e.Tolerations, p.Child("exactly"))...)
-	}
-	switch kinds {
-	case 0:
-		allErrs = append(allErrs, field.Required(p, "exactly one of `exactly` or `firstAvailable` is required"))
-	case 2:
-		allErrs = append(allErrs, field.Invalid(p, nil, "exactly one of `exactly` or `firstAvailable` is required, but multiple fields are set"))
 	}
 	return allErrs
 }
@@ -355,7 +355,9 @@ func validateExact(class string, selectors []resourcev1.DeviceSelector, mode res
 	default:
 		allErrs = append(allErrs, field.NotSupported(p.Child("allocationMode"), mode, []resourcev1.DeviceAllocationMode{resourcev1.DeviceAllocationModeAll, resourcev1.DeviceAllocationModeExactCount}))
 	}
-	allErrs = append(allErrs, validateSlice(tolerations, resourcev1.DeviceTolerationsMaxLength, validateToleration, p.Child("tolerations"))...)
+	for i, t := range tolerations {
+		allErrs = append(allErrs, validateToleration(t, p.Child("tolerations").Index(i))...)
+	}
 	return allErrs
 }
 
@@ -439,16 +441,20 @@ func validateToleration(t resourcev1.DeviceToleration, p *field.Path) field.Erro
 	return allErrs
 }
 
-func validateTaint(t resourcev1.DeviceTaint, p *field.Path) field.ErrorList {
+// validateTaint checks a device taint; its effect only when new or
+// changed (old is nil for a new taint).
+func validateTaint(t resourcev1.DeviceTaint, old *resourcev1.DeviceTaint, p *field.Path) field.ErrorList {
 	allErrs := metav1validation.ValidateLabelName(t.Key, p.Child("key"))
 	if t.Value != "" {
 		allErrs = append(allErrs, validateLabelValue(t.Value, p.Child("value"))...)
 	}
-	switch {
-	case t.Effect == "":
-		allErrs = append(allErrs, field.Required(p.Child("effect"), ""))
-	case !validTaintEffect(t.Effect):
-		allErrs = append(allErrs, field.NotSupported(p.Child("effect"), t.Effect, validTaintEffects))
+	if old == nil || old.Effect != t.Effect {
+		switch {
+		case t.Effect == "":
+			allErrs = append(allErrs, field.Required(p.Child("effect"), ""))
+		case !validTaintEffect(t.Effect):
+			allErrs = append(allErrs, field.NotSupported(p.Child("effect"), t.Effect, validTaintEffects))
+		}
 	}
 	return allErrs
 }
@@ -459,7 +465,8 @@ func ValidateResourceSlice(s *resourcev1.ResourceSlice) field.ErrorList {
 	return append(allErrs, validateResourceSliceSpec(&s.Spec, nil, field.NewPath("spec"))...)
 }
 
-// ValidateResourceSliceUpdate: driver, pool name and node name are fixed.
+// ValidateResourceSliceUpdate: driver, pool name and node name are fixed;
+// a device's capacity and taints are checked again only when they change.
 func ValidateResourceSliceUpdate(s, old *resourcev1.ResourceSlice) field.ErrorList {
 	allErrs := core.ValidateObjectMetaUpdate(&s.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
 	return append(allErrs, validateResourceSliceSpec(&s.Spec, &old.Spec, field.NewPath("spec"))...)
@@ -516,20 +523,21 @@ func validateResourceSliceSpec(spec, old *resourcev1.ResourceSliceSpec, p *field
 	default:
 		allErrs = append(allErrs, field.Invalid(p, "{"+strings.Join(set, ", ")+"}", "exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is required, but multiple fields are set"))
 	}
-	counters := map[string]map[string]bool{}
-	for _, cs := range spec.SharedCounters {
-		names := map[string]bool{}
-		for n := range cs.Counters {
-			names[n] = true
-		}
-		counters[cs.Name] = names
+	// Counter sets live in slices of their own; devices consume them from
+	// any slice of the same pool.
+	if spec.SharedCounters != nil && spec.Devices != nil {
+		allErrs = append(allErrs, field.Invalid(p, "", "only one of `sharedCounters` or `devices` is allowed"))
+	}
+	maxDevices := resourcev1.ResourceSliceMaxDevices
+	if usesAdvancedFeatures(spec) {
+		maxDevices = resourcev1.ResourceSliceMaxDevicesWithAdvancedFeatures
 	}
 	perDevice := spec.PerDeviceNodeSelection != nil && *spec.PerDeviceNodeSelection
-	allErrs = append(allErrs, validateSet(spec.Devices, resourcev1.ResourceSliceMaxDevices,
+	allErrs = append(allErrs, validateSet(spec.Devices, maxDevices,
 		func(d resourcev1.Device, p *field.Path) field.ErrorList {
-			return validateDevice(d, p, counters, perDevice)
+			return validateDevice(d, lookupDevice(old, d.Name), p, perDevice)
 		},
-		func(d resourcev1.Device) (string, string) { return d.Name, "name" }, p.Child("devices"))...)
+		func(d resourcev1.Device) string { return d.Name }, p.Child("devices"))...)
 	allErrs = append(allErrs, validateSet(spec.SharedCounters, resourcev1.ResourceSliceMaxCounterSets,
 		func(cs resourcev1.CounterSet, p *field.Path) field.ErrorList {
 			var errs field.ErrorList
@@ -539,66 +547,148 @@ func validateResourceSliceSpec(spec, old *resourcev1.ResourceSliceSpec, p *field
 				errs = append(errs, validateDNSLabel(cs.Name, p.Child("name"))...)
 			}
 			if len(cs.Counters) == 0 {
-				errs = append(errs, field.Required(p.Child("counters"), ""))
+				return append(errs, field.Required(p.Child("counters"), ""))
 			}
-			for _, n := range sortedKeys(cs.Counters) {
-				errs = append(errs, validateDNSLabel(n, p.Child("counters").Key(n))...)
-			}
-			return errs
+			return append(errs, validateMap(cs.Counters, resourcev1.ResourceSliceMaxCountersPerCounterSet, validation.DNS1123LabelMaxLength,
+				validateDNSLabel, nil, p.Child("counters"))...)
 		},
-		func(cs resourcev1.CounterSet) (string, string) { return cs.Name, "name" }, p.Child("sharedCounters"))...)
+		func(cs resourcev1.CounterSet) string { return cs.Name }, p.Child("sharedCounters"))...)
+	if spec.PartitionTypeAttribute != nil {
+		allErrs = append(allErrs, validatePartitionTypeAttribute(spec, p)...)
+	}
+	return append(allErrs, validateSkipNodeOperations(spec.SkipNodeOperations, p.Child("skipNodeOperations"))...)
+}
+
+// usesAdvancedFeatures: a slice whose devices have taints, consume
+// counters or carry list attributes may hold at most 64 devices.
+func usesAdvancedFeatures(spec *resourcev1.ResourceSliceSpec) bool {
+	for _, d := range spec.Devices {
+		if len(d.Taints) > 0 || len(d.ConsumesCounters) > 0 {
+			return true
+		}
+		for _, a := range d.Attributes {
+			if a.BoolValues != nil || a.IntValues != nil || a.StringValues != nil || a.VersionValues != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func lookupDevice(spec *resourcev1.ResourceSliceSpec, name string) *resourcev1.Device {
+	if spec == nil {
+		return nil
+	}
+	for i := range spec.Devices {
+		if spec.Devices[i].Name == name {
+			return &spec.Devices[i]
+		}
+	}
+	return nil
+}
+
+// validatePartitionTypeAttribute: only a slice whose devices consume
+// counters names a partition type attribute, and each such device carries
+// it as a string (a name in the driver's domain may be given bare).
+func validatePartitionTypeAttribute(spec *resourcev1.ResourceSliceSpec, p *field.Path) field.ErrorList {
+	name := string(*spec.PartitionTypeAttribute)
+	consumes := false
+	for _, d := range spec.Devices {
+		consumes = consumes || len(d.ConsumesCounters) > 0
+	}
+	if !consumes {
+		return field.ErrorList{field.Invalid(p.Child("partitionTypeAttribute"), name, "may only be set on a slice which declares devices that consume counters")}
+	}
+	allErrs := validateFullyQualifiedName(*spec.PartitionTypeAttribute, p.Child("partitionTypeAttribute"))
+	if len(allErrs) > 0 {
+		return allErrs
+	}
+	bare, _ := strings.CutPrefix(name, spec.Driver+"/")
+	for i, d := range spec.Devices {
+		if len(d.ConsumesCounters) == 0 {
+			continue
+		}
+		ap := p.Child("devices").Index(i).Child("attributes").Key(name)
+		a, ok := d.Attributes[resourcev1.QualifiedName(name)]
+		if !ok && bare != "" {
+			a, ok = d.Attributes[resourcev1.QualifiedName(bare)]
+		}
+		switch {
+		case !ok:
+			allErrs = append(allErrs, field.Required(ap, "device consumes counters and `partitionTypeAttribute` names this attribute, so it must be set"))
+		case a.StringValue == nil:
+			allErrs = append(allErrs, field.Invalid(ap, a, "must be a string value because `partitionTypeAttribute` names this attribute"))
+		}
+	}
 	return allErrs
+}
+
+// validateSkipNodeOperations: NodePrepareResources is skipped only
+// together with NodeUnprepareResources (or "*").
+func validateSkipNodeOperations(ops []resourcev1.SkipNodeOperation, p *field.Path) field.ErrorList {
+	has := map[resourcev1.SkipNodeOperation]bool{}
+	for _, o := range ops {
+		has[o] = true
+	}
+	if has[resourcev1.SkipNodeOperationNodePrepareResources] && !has[resourcev1.SkipNodeOperationNodeUnprepareResources] && !has[resourcev1.SkipNodeOperationAll] {
+		return field.ErrorList{field.Invalid(p, ops, "NodePrepareResources cannot be skipped unless NodeUnprepareResources is also skipped")}
+	}
+	return nil
 }
 
 var semverRE = regexp.MustCompile(`^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)` +
 	`(-(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(\.(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*)?` +
 	`(\+[0-9a-zA-Z-]+(\.[0-9a-zA-Z-]+)*)?$`)
 
-func validateDevice(d resourcev1.Device, p *field.Path, counters map[string]map[string]bool, perDevice bool) field.ErrorList {
+// attributeAndCapacityMaxKeyLength bounds the key shown in error paths.
+const attributeAndCapacityMaxKeyLength = resourcev1.DeviceMaxDomainLength + 1 + resourcev1.DeviceMaxIDLength
+
+func validateDevice(d resourcev1.Device, old *resourcev1.Device, p *field.Path, perDevice bool) field.ErrorList {
 	allErrs := validateDNSLabel(d.Name, p.Child("name"))
 	if n := len(d.Attributes) + len(d.Capacity); n > resourcev1.ResourceSliceMaxAttributesAndCapacitiesPerDevice {
 		allErrs = append(allErrs, field.Invalid(p, n, fmt.Sprintf("the total number of attributes and capacities must not exceed %d", resourcev1.ResourceSliceMaxAttributesAndCapacitiesPerDevice)))
 	}
-	for _, k := range sortedKeys(d.Attributes) {
-		kp := p.Child("attributes").Key(string(k))
-		allErrs = append(allErrs, validateQualifiedName(string(k), kp)...)
-		allErrs = append(allErrs, validateAttribute(d.Attributes[k], kp)...)
-	}
-	multi := d.AllowMultipleAllocations != nil && *d.AllowMultipleAllocations
-	for _, k := range sortedKeys(d.Capacity) {
-		kp := p.Child("capacity").Key(string(k))
-		allErrs = append(allErrs, validateQualifiedName(string(k), kp)...)
-		if d.Capacity[k].RequestPolicy != nil && !multi {
-			allErrs = append(allErrs, field.Forbidden(kp.Child("requestPolicy"), "allowMultipleAllocations must be true"))
+	values := 0
+	for _, a := range d.Attributes {
+		if n := len(a.BoolValues) + len(a.IntValues) + len(a.StringValues) + len(a.VersionValues); n > 0 {
+			values += n
+		} else {
+			values++
 		}
 	}
-	allErrs = append(allErrs, validateSlice(d.Taints, resourcev1.DeviceTaintsMaxLength, validateTaint, p.Child("taints"))...)
+	if values > resourcev1.ResourceSliceMaxAttributeValuesPerDevice {
+		allErrs = append(allErrs, field.Invalid(p, values, fmt.Sprintf("the total number of attribute values must not exceed %d", resourcev1.ResourceSliceMaxAttributeValuesPerDevice)))
+	}
+	allErrs = append(allErrs, validateMap(d.Attributes, -1, attributeAndCapacityMaxKeyLength, validateQualifiedName, validateAttribute, p.Child("attributes"))...)
+	if old == nil || !equality.Semantic.DeepEqual(old.Capacity, d.Capacity) {
+		multi := d.AllowMultipleAllocations != nil && *d.AllowMultipleAllocations
+		allErrs = append(allErrs, validateMap(d.Capacity, -1, attributeAndCapacityMaxKeyLength, validateQualifiedName,
+			func(c resourcev1.DeviceCapacity, p *field.Path) field.ErrorList {
+				if c.RequestPolicy != nil && !multi {
+					return field.ErrorList{field.Forbidden(p.Child("requestPolicy"), "allowMultipleAllocations must be true")}
+				}
+				return nil
+			}, p.Child("capacity"))...)
+	}
+	if old == nil || !equality.Semantic.DeepEqual(old.Taints, d.Taints) {
+		allErrs = append(allErrs, validateSlice(d.Taints, resourcev1.DeviceTaintsMaxLength,
+			func(t resourcev1.DeviceTaint, p *field.Path) field.ErrorList { return validateTaint(t, nil, p) }, p.Child("taints"))...)
+	}
 	allErrs = append(allErrs, validateSet(d.ConsumesCounters, resourcev1.ResourceSliceMaxDeviceCounterConsumptionsPerDevice,
 		func(c resourcev1.DeviceCounterConsumption, p *field.Path) field.ErrorList {
 			var errs field.ErrorList
 			if c.CounterSet == "" {
 				errs = append(errs, field.Required(p.Child("counterSet"), ""))
+			} else {
+				errs = append(errs, validateDNSLabel(c.CounterSet, p.Child("counterSet"))...)
 			}
 			if len(c.Counters) == 0 {
-				errs = append(errs, field.Required(p.Child("counters"), ""))
+				return append(errs, field.Required(p.Child("counters"), ""))
 			}
-			return errs
+			return append(errs, validateMap(c.Counters, resourcev1.ResourceSliceMaxCountersPerDeviceCounterConsumption, validation.DNS1123LabelMaxLength,
+				validateDNSLabel, nil, p.Child("counters"))...)
 		},
-		func(c resourcev1.DeviceCounterConsumption) (string, string) { return c.CounterSet, "counterSet" }, p.Child("consumesCounters"))...)
-	for i, c := range d.ConsumesCounters {
-		names, ok := counters[c.CounterSet]
-		if !ok {
-			if c.CounterSet != "" {
-				allErrs = append(allErrs, field.Invalid(p.Child("consumesCounters").Index(i).Child("counterSet"), c.CounterSet, "must reference a counterSet defined in the ResourceSlice sharedCounters"))
-			}
-			continue
-		}
-		for _, n := range sortedKeys(c.Counters) {
-			if !names[n] {
-				allErrs = append(allErrs, field.Invalid(p.Child("consumesCounters").Index(i).Child("counters"), n, "must reference a counter defined in the ResourceSlice sharedCounters"))
-			}
-		}
-	}
+		func(c resourcev1.DeviceCounterConsumption) string { return c.CounterSet }, p.Child("consumesCounters"))...)
 	const perDeviceMsg = "exactly one of `nodeName`, `nodeSelector`, or `allNodes` is required when `perDeviceNodeSelection` is set to true in the ResourceSlice spec"
 	if perDevice {
 		var set []string
@@ -637,37 +727,58 @@ func validateDevice(d resourcev1.Device, p *field.Path, counters map[string]map[
 func validateAttribute(a resourcev1.DeviceAttribute, p *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
 	n := 0
-	for _, set := range []bool{a.IntValue != nil, a.BoolValue != nil, a.StringValue != nil, a.VersionValue != nil,
-		a.IntValues != nil, a.BoolValues != nil, a.StringValues != nil, a.VersionValues != nil} {
+	value := func(v *string, child string, version bool) {
+		vp := p.Child(child)
+		if version && !semverRE.MatchString(*v) {
+			allErrs = append(allErrs, field.Invalid(vp, *v, "must be a string compatible with semver.org spec 2.0.0"))
+		}
+		if len(*v) > resourcev1.DeviceAttributeMaxValueLength {
+			allErrs = append(allErrs, field.TooLong(vp, "", resourcev1.DeviceAttributeMaxValueLength))
+		}
+	}
+	list := func(set bool, length int, child string, items any) {
+		if !set {
+			return
+		}
+		n++
+		if length == 0 {
+			allErrs = append(allErrs, field.Invalid(p.Child(child), items, "must not be empty if specified"))
+		}
+	}
+	for _, set := range []bool{a.BoolValue != nil, a.IntValue != nil} {
 		if set {
 			n++
 		}
 	}
-	strs := func(vs []string, child string, version bool) {
-		for i, v := range vs {
-			vp := p.Child(child)
-			if child == "strings" || child == "versions" {
-				vp = vp.Index(i)
-			}
-			if version && !semverRE.MatchString(v) {
-				allErrs = append(allErrs, field.Invalid(vp, v, "must be a string compatible with semver.org spec 2.0.0"))
-			}
-			if len(v) > resourcev1.DeviceAttributeMaxValueLength {
-				allErrs = append(allErrs, field.TooLong(vp, "", resourcev1.DeviceAttributeMaxValueLength))
-			}
-		}
-	}
 	if a.StringValue != nil {
-		strs([]string{*a.StringValue}, "string", false)
+		n++
+		value(a.StringValue, "string", false)
 	}
 	if a.VersionValue != nil {
-		strs([]string{*a.VersionValue}, "version", true)
+		n++
+		value(a.VersionValue, "version", true)
 	}
-	strs(a.StringValues, "strings", false)
-	strs(a.VersionValues, "versions", true)
+	list(a.BoolValues != nil, len(a.BoolValues), "bools", a.BoolValues)
+	list(a.IntValues != nil, len(a.IntValues), "ints", a.IntValues)
+	list(a.StringValues != nil, len(a.StringValues), "strings", a.StringValues)
+	for i := range a.StringValues {
+		if len(a.StringValues[i]) > resourcev1.DeviceAttributeMaxValueLength {
+			allErrs = append(allErrs, field.TooLong(p.Child("strings").Index(i), "", resourcev1.DeviceAttributeMaxValueLength))
+		}
+	}
+	list(a.VersionValues != nil, len(a.VersionValues), "versions", a.VersionValues)
+	for i := range a.VersionValues {
+		v := a.VersionValues[i]
+		if !semverRE.MatchString(v) {
+			allErrs = append(allErrs, field.Invalid(p.Child("versions").Index(i), v, "must be a string compatible with semver.org spec 2.0.0"))
+		}
+		if len(v) > resourcev1.DeviceAttributeMaxValueLength {
+			allErrs = append(allErrs, field.TooLong(p.Child("versions").Index(i), "", resourcev1.DeviceAttributeMaxValueLength))
+		}
+	}
 	switch n {
 	case 0:
-		allErrs = append(allErrs, field.Required(p, "exactly one value must be specified"))
+		allErrs = append(allErrs, field.Invalid(p, "", "exactly one value must be specified"))
 	case 1:
 	default:
 		allErrs = append(allErrs, field.Invalid(p, a, "exactly one value must be specified"))
@@ -707,13 +818,14 @@ func validateBindingConditions(conds, failure []string, p *field.Path) field.Err
 // ValidateDeviceTaintRule validates a new DeviceTaintRule.
 func ValidateDeviceTaintRule(r *resourcev1.DeviceTaintRule) field.ErrorList {
 	allErrs := core.ValidateObjectMeta(&r.ObjectMeta, false, apimachineryvalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
-	return append(allErrs, validateDeviceTaintRuleSpec(&r.Spec, field.NewPath("spec"))...)
+	return append(allErrs, validateDeviceTaintRuleSpec(&r.Spec, nil, field.NewPath("spec"))...)
 }
 
-// ValidateDeviceTaintRuleUpdate validates an update; the spec may change.
+// ValidateDeviceTaintRuleUpdate validates an update; the spec may change
+// (the taint's effect is checked only when it changes).
 func ValidateDeviceTaintRuleUpdate(r, old *resourcev1.DeviceTaintRule) field.ErrorList {
 	allErrs := core.ValidateObjectMetaUpdate(&r.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))
-	return append(allErrs, validateDeviceTaintRuleSpec(&r.Spec, field.NewPath("spec"))...)
+	return append(allErrs, validateDeviceTaintRuleSpec(&r.Spec, &old.Spec.Taint, field.NewPath("spec"))...)
 }
 
 // ValidateDeviceTaintRuleStatusUpdate: at most 8 conditions, unique by
@@ -727,7 +839,7 @@ func ValidateDeviceTaintRuleStatusUpdate(r, old *resourcev1.DeviceTaintRule) fie
 	return append(allErrs, metav1validation.ValidateConditions(r.Status.Conditions, cp)...)
 }
 
-func validateDeviceTaintRuleSpec(spec *resourcev1.DeviceTaintRuleSpec, p *field.Path) field.ErrorList {
+func validateDeviceTaintRuleSpec(spec *resourcev1.DeviceTaintRuleSpec, oldTaint *resourcev1.DeviceTaint, p *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
 	if s := spec.DeviceSelector; s != nil {
 		sp := p.Child("deviceSelector")
@@ -741,7 +853,7 @@ func validateDeviceTaintRuleSpec(spec *resourcev1.DeviceTaintRuleSpec, p *field.
 			allErrs = append(allErrs, validateDNSLabel(*s.Device, sp.Child("device"))...)
 		}
 	}
-	return append(allErrs, validateTaint(spec.Taint, p.Child("taint"))...)
+	return append(allErrs, validateTaint(spec.Taint, oldTaint, p.Child("taint"))...)
 }
 
 // validateDriverName: a driver is named like a CSI driver (a DNS subdomain
@@ -811,9 +923,6 @@ func validateLabelValue(v string, p *field.Path) field.ErrorList {
 // validateQualifiedName: an attribute or capacity name, a C identifier
 // optionally prefixed by a driver-like domain and "/".
 func validateQualifiedName(name string, p *field.Path) field.ErrorList {
-	if name == "" {
-		return field.ErrorList{field.Required(p, "name required")}
-	}
 	var allErrs field.ErrorList
 	parts := strings.Split(name, "/")
 	switch len(parts) {
@@ -821,23 +930,25 @@ func validateQualifiedName(name string, p *field.Path) field.ErrorList {
 		allErrs = append(allErrs, validateCIdentifier(parts[0], p)...)
 	case 2:
 		if parts[0] == "" {
-			allErrs = append(allErrs, field.Required(p, "the domain must not be empty"))
+			allErrs = append(allErrs, field.Invalid(p, "", "the domain must not be empty"))
 		} else {
 			allErrs = append(allErrs, validateDriverName(parts[0], p)...)
 		}
 		if parts[1] == "" {
-			allErrs = append(allErrs, field.Required(p, "the name must not be empty"))
+			allErrs = append(allErrs, field.Invalid(p, "", "the name must not be empty"))
 		} else {
 			allErrs = append(allErrs, validateCIdentifier(parts[1], p)...)
 		}
+	default:
+		allErrs = append(allErrs, field.Invalid(p, name, "must not contain more than one slash"))
 	}
 	return allErrs
 }
 
 func validateFullyQualifiedName(name resourcev1.FullyQualifiedName, p *field.Path) field.ErrorList {
 	allErrs := validateQualifiedName(string(name), p)
-	if name != "" && !strings.Contains(string(name), "/") {
-		allErrs = append(allErrs, field.Invalid(p, name, "must include a domain"))
+	if !strings.Contains(string(name), "/") {
+		allErrs = append(allErrs, field.Invalid(p, name, "a fully qualified name must be a domain and a name separated by a slash"))
 	}
 	return allErrs
 }
@@ -853,39 +964,67 @@ func validateCIdentifier(id string, p *field.Path) field.ErrorList {
 	return allErrs
 }
 
-// validateSlice validates every item, then the length (a negative max
-// means unbounded); the TooMany error shows only the count.
+// validateSlice checks the length first (a negative max means unbounded):
+// an over-long list gets only a TooMany error that shows the count, as
+// upstream (a guard against huge inputs); otherwise every item is checked.
 func validateSlice[T any](items []T, max int, item func(T, *field.Path) field.ErrorList, p *field.Path) field.ErrorList {
+	if max >= 0 && len(items) > max {
+		return field.ErrorList{field.TooMany(p, len(items), max)}
+	}
 	var allErrs field.ErrorList
 	for i, it := range items {
 		allErrs = append(allErrs, item(it, p.Index(i))...)
-	}
-	if max >= 0 && len(items) > max {
-		allErrs = append(allErrs, field.TooMany(p, len(items), max))
 	}
 	return allErrs
 }
 
 // validateSet is validateSlice plus uniqueness by key (reported at the
-// key's field of the later duplicate).
-func validateSet[T any, K comparable](items []T, max int, item func(T, *field.Path) field.ErrorList, key func(T) (K, string), p *field.Path) field.ErrorList {
-	allErrs := validateSlice(items, max, item, p)
+// index of the later duplicate).
+func validateSet[T any, K comparable](items []T, max int, item func(T, *field.Path) field.ErrorList, key func(T) K, p *field.Path) field.ErrorList {
+	if max >= 0 && len(items) > max {
+		return field.ErrorList{field.TooMany(p, len(items), max)}
+	}
+	allErrs := validateSlice(items, -1, item, p)
 	seen := map[K]bool{}
 	for i, it := range items {
-		k, name := key(it)
-		kp := p.Index(i)
-		if name != "" {
-			kp = kp.Child(name)
-		}
+		k := key(it)
 		if seen[k] {
-			allErrs = append(allErrs, field.Duplicate(kp, k))
+			allErrs = append(allErrs, field.Duplicate(p.Index(i), k))
 		}
 		seen[k] = true
 	}
 	return allErrs
 }
 
-func stringKey(s string) (string, string) { return s, "" }
+// validateMap checks a map's size (an over-long map gets only TooMany),
+// then each key (errors at the map's path, as upstream) and each value
+// (at the key's path, long keys shortened in the middle).
+func validateMap[K ~string, V any](m map[K]V, max, truncateKeyLen int, key func(string, *field.Path) field.ErrorList, value func(V, *field.Path) field.ErrorList, p *field.Path) field.ErrorList {
+	if max >= 0 && len(m) > max {
+		return field.ErrorList{field.TooMany(p, len(m), max)}
+	}
+	var allErrs field.ErrorList
+	for _, k := range sortedKeys(m) {
+		allErrs = append(allErrs, key(string(k), p)...)
+		if value != nil {
+			allErrs = append(allErrs, value(m[k], p.Key(truncateKey(string(k), truncateKeyLen)))...)
+		}
+	}
+	return allErrs
+}
+
+func truncateKey(s string, max int) string {
+	if max < 16 {
+		max = 16
+	}
+	if len(s) <= max {
+		return s
+	}
+	rest := max - len("...")
+	return s[:(rest+1)/2] + "..." + s[len(s)-rest/2:]
+}
+
+func stringKey(s string) string { return s }
 
 func sortedKeys[K ~string, V any](m map[K]V) []K {
 	keys := make([]K, 0, len(m))
