@@ -62,6 +62,15 @@ spec:
 	wantTable(t, k.ok(t, "get", "csr", "e2e-user"),
 		[]string{"NAME", "AGE", "SIGNERNAME", "REQUESTOR", "REQUESTEDDURATION", "CONDITION"},
 		[]string{"e2e-user", `\S+`, "kubernetes.io/kube-apiserver-client", me, "24h", "Approved"})
+	// CertificateSubjectRestriction: no client certificates for system:masters.
+	der, err = x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: "e2e-admin", Organization: []string{"system:masters"}}}, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	masters := strings.Replace(strings.Replace(csr, "e2e-user}", "e2e-masters}", 1), request,
+		base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der})), 1)
+	wantContains(t, k.withStdin(masters).fails(t, "create", "-f", "-"),
+		`certificatesigningrequests.certificates.k8s.io "e2e-masters" is forbidden: use of kubernetes.io/kube-apiserver-client signer with system:masters group is not allowed`)
 	short := strings.Replace(strings.Replace(csr, "e2e-user}", "e2e-short}", 1), "86400", "60", 1)
 	wantContains(t, k.withStdin(short).fails(t, "create", "-f", "-"),
 		"spec.expirationSeconds: Invalid value: 60: may not specify a duration less than 600 seconds (10 minutes)")

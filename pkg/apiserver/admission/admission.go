@@ -137,6 +137,7 @@ func NewDefaultChain(d Deps) *Chain {
 		&priority{d: d},
 		&defaultTolerationSeconds{},
 		&defaultStorageClass{d: d},
+		&certificateSubjectRestriction{},
 		&defaultIngressClass{d: d},
 	)
 }
