@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"mime"
+	"net/http"
 	"sort"
 	"strings"
 	"time"
@@ -504,4 +506,40 @@ func (s *Server) CustomResourceSchema(gvk schema.GroupVersionKind) (sch *structu
 		return nil, false
 	}
 	return e.cr.version.Validator.Structural(), true
+}
+
+// crMediaTypes limits a custom resource request to what upstream serves
+// custom resources in: JSON and YAML (protobuf only for the meta.k8s.io
+// forms, Table and PartialObjectMetadata). Protobuf clauses for the object
+// itself are dropped from Accept (406 if nothing is left); a protobuf body
+// is 415.
+func crMediaTypes(r *http.Request) error {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		if mt, _, err := mime.ParseMediaType(ct); err == nil && mt == mediaProtobuf {
+			return &apierrors.StatusError{ErrStatus: metav1.Status{
+				Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
+				Message: "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml",
+			}}
+		}
+	}
+	accept := r.Header.Get("Accept")
+	if strings.TrimSpace(accept) == "" {
+		return nil
+	}
+	var keep []string
+	for _, clause := range strings.Split(accept, ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(clause))
+		if err == nil && mt == mediaProtobuf && params["as"] == "" {
+			continue
+		}
+		keep = append(keep, clause)
+	}
+	if len(keep) == 0 {
+		return &apierrors.StatusError{ErrStatus: metav1.Status{
+			Status: metav1.StatusFailure, Code: http.StatusNotAcceptable, Reason: metav1.StatusReasonNotAcceptable,
+			Message: "only the following media types are accepted: application/json, application/yaml",
+		}}
+	}
+	r.Header.Set("Accept", strings.Join(keep, ","))
+	return nil
 }

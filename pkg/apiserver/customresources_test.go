@@ -275,6 +275,27 @@ func TestCustomResourceServing(t *testing.T) {
 		c.call(http.MethodDelete, base+"/pruned", nil, http.StatusOK, nil)
 	})
 
+	t.Run("media types", func(t *testing.T) {
+		c := c.on(t)
+		// Protobuf is not offered for custom resources: a client that
+		// prefers it gets JSON, one that only takes it a 406.
+		code, hdr, _ := c.do(http.MethodGet, base+"/a", nil, "", "application/vnd.kubernetes.protobuf, application/json")
+		if code != http.StatusOK || hdr.Get("Content-Type") != "application/json" {
+			t.Errorf("protobuf then JSON: %d %s", code, hdr.Get("Content-Type"))
+		}
+		code, _, data := c.do(http.MethodGet, base, nil, "", "application/vnd.kubernetes.protobuf")
+		if code != http.StatusNotAcceptable || !strings.Contains(string(data), "only the following media types are accepted: application/json, application/yaml") {
+			t.Errorf("protobuf only: %d %q", code, data)
+		}
+		code, _, data = c.do(http.MethodPost, base, "x", "application/vnd.kubernetes.protobuf", "")
+		expectStatus(t, code, data, http.StatusUnsupportedMediaType, metav1.StatusReasonUnsupportedMediaType, "")
+		// Metadata-only lists work in protobuf (the garbage collector's).
+		code, hdr, _ = c.do(http.MethodGet, base, nil, "", "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json")
+		if code != http.StatusOK || hdr.Get("Content-Type") != "application/vnd.kubernetes.protobuf" {
+			t.Errorf("PartialObjectMetadataList: %d %s", code, hdr.Get("Content-Type"))
+		}
+	})
+
 	t.Run("managed fields and server-side apply", func(t *testing.T) {
 		c := c.on(t)
 		var got map[string]any
@@ -324,6 +345,22 @@ func TestCustomResourceServing(t *testing.T) {
 			t.Errorf("Established = %s/%s", st, reason)
 		}
 		c.call(http.MethodDelete, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/crontabz.stable.example.com", nil, http.StatusOK, nil)
+	})
+
+	t.Run("namespace deletion deletes custom resources", func(t *testing.T) {
+		c := c.on(t)
+		gone := c.namespace("cr-gone")
+		c.call(http.MethodPost, "/apis/stable.example.com/v1/namespaces/"+gone+"/crontabs", crontab("x", "stable.example.com/v1", map[string]any{"image": "i"}, nil), http.StatusCreated, nil)
+		c.call(http.MethodDelete, "/api/v1/namespaces/"+gone, nil, http.StatusOK, nil)
+		eventually(t, "namespace gone", func() bool {
+			code, _, _ := c.do(http.MethodGet, "/api/v1/namespaces/"+gone, nil, "", "")
+			return code == http.StatusNotFound
+		})
+		var list struct{ Items []any }
+		c.call(http.MethodGet, "/apis/stable.example.com/v1/namespaces/"+gone+"/crontabs", nil, http.StatusOK, &list)
+		if len(list.Items) != 0 {
+			t.Errorf("custom resources survived their namespace: %v", list.Items)
+		}
 	})
 
 	t.Run("delete CRD deletes objects", func(t *testing.T) {

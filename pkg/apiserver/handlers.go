@@ -43,6 +43,12 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info *Req
 		s.writeError(w, r, pageNotFound())
 		return
 	}
+	if e.cr != nil {
+		if err := crMediaTypes(r); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+	}
 	if e.review != nil {
 		if err := s.serveReview(w, r, info, e.review); err != nil {
 			s.writeError(w, r, err)
