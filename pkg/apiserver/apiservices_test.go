@@ -45,6 +45,15 @@ func TestAPIServices(t *testing.T) {
 		}
 	}
 
+	// OpenAPI names, documents and merges them as upstream's.
+	doc := string(c.call(http.MethodGet, "/openapi/v3/apis/apiregistration.k8s.io/v1", nil, http.StatusOK, nil))
+	for _, want := range []string{`"io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIService"`, `"x-kubernetes-list-map-keys":["type"]`,
+		"APIService represents a server for a particular GroupVersion."} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("OpenAPI v3 lacks %s", want)
+		}
+	}
+
 	c.createCRD(crontabCRD("stable.example.com"), "/apis/stable.example.com/v1/crontabs")
 	var cr apiregistrationv1.APIService
 	eventually(t, "the CRD's APIServices", func() bool {

@@ -105,6 +105,14 @@ type swaggerDocer interface{ SwaggerDoc() map[string]string }
 
 type modelNamer interface{ OpenAPIModelName() string }
 
+// fieldExtensioner is implemented by API types outside the generated
+// marker table (skiff's own, e.g. apiregistration/v1) to give their fields
+// the extensions upstream's comment markers would (x-kubernetes-list-type,
+// -list-map-keys, ...), keyed by JSON field name.
+type fieldExtensioner interface {
+	OpenAPIFieldExtensions() map[string]map[string]any
+}
+
 type schemaTyper interface{ OpenAPISchemaType() []string }
 
 type schemaFormatter interface{ OpenAPISchemaFormat() string }
@@ -257,6 +265,10 @@ func parseJSONTag(f reflect.StructField) jsonTag {
 func (m *model) addMembers(t reflect.Type, s *schema) error {
 	doc := swaggerDoc(t)
 	fms := m.markers.Fields[typeKey(t)]
+	var exts map[string]map[string]any
+	if fe, ok := asInterface(t).(fieldExtensioner); ok {
+		exts = fe.OpenAPIFieldExtensions()
+	}
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		jt := parseJSONTag(f)
@@ -327,6 +339,9 @@ func (m *model) addMembers(t reflect.Type, s *schema) error {
 			p.setExt("x-kubernetes-patch-merge-key", pk)
 		}
 		for k, v := range fm.Ext {
+			p.setExt(k, v)
+		}
+		for k, v := range exts[name] {
 			p.setExt(k, v)
 		}
 		required := !jt.omitEmpty
