@@ -273,6 +273,15 @@ func TestCustomResourceServing(t *testing.T) {
 			t.Errorf("strategic merge patch: %d %s", code, data)
 		}
 		c.call(http.MethodDelete, base+"/pruned", nil, http.StatusOK, nil)
+
+		// Unknown metadata fields are dropped with a warning too.
+		cr := crontab("meta", "stable.example.com/v1", map[string]any{}, nil)
+		cr["metadata"].(map[string]any)["unknownMeta"] = "x"
+		code, hdr, _ = c.do(http.MethodPost, base, cr, "", "")
+		if code != http.StatusCreated || !strings.Contains(hdr.Get("Warning"), `unknown field \"metadata.unknownMeta\"`) {
+			t.Errorf("unknown metadata: %d %q", code, hdr.Values("Warning"))
+		}
+		c.call(http.MethodDelete, base+"/meta", nil, http.StatusOK, nil)
 	})
 
 	t.Run("media types", func(t *testing.T) {
@@ -382,4 +391,30 @@ func TestCustomResourceServing(t *testing.T) {
 			t.Errorf("objects survived their CRD: %v", list.Items)
 		}
 	})
+}
+
+// A default added to the schema later applies to objects read from
+// storage (upstream's "custom resource defaulting for requests and from
+// storage works").
+func TestCustomResourceDefaultingFromStorage(t *testing.T) {
+	c := start(t)
+	ns := c.namespace("crdef")
+	base := "/apis/defaults.example.com/v1/namespaces/" + ns + "/crontabs"
+	c.createCRD(crontabCRD("defaults.example.com"), base)
+	c.call(http.MethodPost, base, crontab("a", "defaults.example.com/v1", map[string]any{"cronSpec": "x"}, nil), http.StatusCreated, nil)
+	code, data := c.patch("/apis/apiextensions.k8s.io/v1/customresourcedefinitions/crontabs.defaults.example.com", "application/json-patch+json",
+		[]map[string]any{{"op": "add", "path": "/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/image/default", "value": "def"}})
+	if code != http.StatusOK {
+		t.Fatalf("patch CRD: %d %s", code, data)
+	}
+	eventually(t, "default applied on read", func() bool {
+		var got map[string]any
+		c.call(http.MethodGet, base+"/a", nil, http.StatusOK, &got)
+		return got["spec"].(map[string]any)["image"] == "def"
+	})
+	var list struct{ Items []map[string]any }
+	c.call(http.MethodGet, base, nil, http.StatusOK, &list)
+	if len(list.Items) != 1 || list.Items[0]["spec"].(map[string]any)["image"] != "def" {
+		t.Errorf("list = %v", list.Items)
+	}
 }

@@ -242,9 +242,18 @@ func newVersion(crd *apiextensionsv1.CustomResourceDefinition, names apiextensio
 			u.SetAPIVersion(storageAPIVersion)
 			return u, nil
 		}
+	}
+	// Reads are defaulted as upstream defaults objects read from storage
+	// (a default added to the schema later shows on old objects); in the
+	// storage version without defaults a read is the stored object as is.
+	readDefaults := ver.Validator != nil && ver.Validator.Structural().HasDefaults()
+	if !ver.Storage || readDefaults {
 		ver.VersionDef.FromStorage = func(obj runtime.Object) (runtime.Object, error) {
 			u := obj.(*unstructured.Unstructured).DeepCopy()
 			u.SetAPIVersion(gv.String())
+			if readDefaults {
+				ver.Validator.Structural().Default(u.Object)
+			}
 			return u, nil
 		}
 	}

@@ -3,6 +3,7 @@ package structural
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -10,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/api/validation/path"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	kjson "k8s.io/apimachinery/pkg/util/json"
@@ -53,6 +53,24 @@ type Schema struct {
 	validator *validate.SchemaValidator
 	// status validates .status alone (the status subresource).
 	status *validate.SchemaValidator
+}
+
+// HasDefaults reports whether the schema declares any default.
+func (s *Schema) HasDefaults() bool { return hasDefaults(s.Root) }
+
+func hasDefaults(n *Node) bool {
+	if n == nil {
+		return false
+	}
+	if n.HasDefault || hasDefaults(n.Items) || hasDefaults(n.Additional) {
+		return true
+	}
+	for _, p := range n.Props {
+		if hasDefaults(p) {
+			return true
+		}
+	}
+	return false
 }
 
 // New compiles props (a valid structural schema).
@@ -507,8 +525,10 @@ func prune(x any, n *Node, path string, unknown *[]string) {
 	case map[string]any:
 		for k, v := range x {
 			if n != nil && n.Embedded && metaFields[k] {
-				if k == "metadata" && path != "" {
-					pruneMetadata(v)
+				if k == "metadata" {
+					for _, f := range pruneMetadata(v) {
+						*unknown = append(*unknown, join(join(path, "metadata"), f))
+					}
 				}
 				continue
 			}
@@ -544,8 +564,10 @@ func skipPrune(x any, n *Node, path string, unknown *[]string) {
 	case map[string]any:
 		for k, v := range x {
 			if n.Embedded && metaFields[k] {
-				if k == "metadata" && path != "" {
-					pruneMetadata(v)
+				if k == "metadata" {
+					for _, f := range pruneMetadata(v) {
+						*unknown = append(*unknown, join(join(path, "metadata"), f))
+					}
 				}
 				continue
 			}
@@ -564,31 +586,36 @@ func skipPrune(x any, n *Node, path string, unknown *[]string) {
 	}
 }
 
-// pruneMetadata keeps only ObjectMeta's fields in an embedded resource's
-// metadata (upstream coerces it through ObjectMeta).
-func pruneMetadata(v any) {
+// pruneMetadata keeps only ObjectMeta's fields in the metadata of the
+// object or of an embedded resource (upstream coerces it through
+// ObjectMeta) and returns the dropped field names.
+func pruneMetadata(v any) []string {
 	m, ok := v.(map[string]any)
 	if !ok {
-		return
+		return nil
 	}
-	var om metav1.ObjectMeta
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &om); err != nil {
-		return
-	}
-	out, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&om)
-	if err != nil {
-		return
-	}
-	unstructured.RemoveNestedField(out, "creationTimestamp")
-	if _, ok := m["creationTimestamp"]; ok {
-		out["creationTimestamp"] = m["creationTimestamp"]
-	}
+	var dropped []string
 	for k := range m {
-		if _, ok := out[k]; !ok {
+		if !objectMetaFields[k] {
 			delete(m, k)
+			dropped = append(dropped, k)
 		}
 	}
+	return dropped
 }
+
+// objectMetaFields are ObjectMeta's JSON field names.
+var objectMetaFields = func() map[string]bool {
+	out := map[string]bool{}
+	t := reflect.TypeOf(metav1.ObjectMeta{})
+	for i := 0; i < t.NumField(); i++ {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name != "" && name != "-" {
+			out[name] = true
+		}
+	}
+	return out
+}()
 
 func nonNullableNull(x any, n *Node) bool { return x == nil && n != nil && !n.Nullable }
 

@@ -122,7 +122,7 @@ func TestValidate(t *testing.T) {
 
 func TestPruneAndDefault(t *testing.T) {
 	s := testSchema(t)
-	in := obj(t, `{"apiVersion": "stable.example.com/v1", "kind": "CronTab", "metadata": {"name": "x"}, "junk": 1,
+	in := obj(t, `{"apiVersion": "stable.example.com/v1", "kind": "CronTab", "metadata": {"name": "x", "unknownMeta": 1}, "junk": 1,
 	  "spec": {"cronSpec": "* * * * *", "unknown": {"a": 1}, "notnull": null, "nullable": null,
 	    "ports": [{"name": "a", "bogus": true}],
 	    "extra": {"free": 1, "known": {"a": "x", "b": "dropped"}},
@@ -130,7 +130,7 @@ func TestPruneAndDefault(t *testing.T) {
 	    "template": {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "bogus": 1}, "spec": {"kept": true}}},
 	  "status": {"num": 1, "gone": 2}}`)
 	unknown := s.Prune(in)
-	want := []string{"junk", "spec.extra.known.b", "spec.ports[0].bogus", "spec.unknown", "status.gone"}
+	want := []string{"junk", "metadata.unknownMeta", "spec.extra.known.b", "spec.ports[0].bogus", "spec.template.metadata.bogus", "spec.unknown", "status.gone"}
 	if !reflect.DeepEqual(unknown, want) {
 		t.Errorf("pruned %v, want %v", unknown, want)
 	}
