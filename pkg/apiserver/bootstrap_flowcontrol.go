@@ -62,7 +62,9 @@ func (s *Server) ensureFlowControl(ctx context.Context) error {
 // brought in line with the priority levels that exist.
 const flowSchemaStatusInterval = 5 * time.Second
 
-// flowSchemaStatusLoop maintains the FlowSchemas' Dangling conditions, as
+// flowSchemaStatusLoop keeps the bootstrap configuration in place (a
+// deleted mandatory or suggested object comes back, as upstream's ensurer
+// brings it back) and the FlowSchemas' Dangling conditions current, as
 // upstream's APF configuration controller, until ctx ends.
 func (s *Server) flowSchemaStatusLoop(ctx context.Context) {
 	t := s.cfg.Clock.NewTicker(flowSchemaStatusInterval)
@@ -73,7 +75,7 @@ func (s *Server) flowSchemaStatusLoop(ctx context.Context) {
 			return
 		case <-t.C():
 		}
-		if err := s.syncFlowSchemaStatus(ctx); err != nil && ctx.Err() == nil {
+		if err := s.ensureFlowControl(ctx); err != nil && ctx.Err() == nil {
 			s.cfg.Logger.Debug("updating FlowSchema status", "err", err)
 		}
 	}

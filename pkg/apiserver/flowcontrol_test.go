@@ -91,4 +91,14 @@ func TestFlowSchemaDangling(t *testing.T) {
 		"spec": map[string]any{"type": "Limited", "limited": map[string]any{"limitResponse": map[string]any{"type": "Reject"}}},
 	}, http.StatusCreated, nil)
 	eventually(t, "mine to find its level", func() bool { fake.Step(5 * time.Second); return dangling() == "False" })
+
+	// A deleted bootstrap object comes back.
+	c.call(http.MethodDelete, base+"flowschemas/global-default", nil, http.StatusOK, nil)
+	c.call(http.MethodDelete, base+"prioritylevelconfigurations/catch-all", nil, http.StatusOK, nil)
+	eventually(t, "the bootstrap objects to come back", func() bool {
+		fake.Step(5 * time.Second)
+		a, _, _ := c.do(http.MethodGet, base+"flowschemas/global-default", nil, "", "")
+		b, _, _ := c.do(http.MethodGet, base+"prioritylevelconfigurations/catch-all", nil, "", "")
+		return a == http.StatusOK && b == http.StatusOK
+	})
 }
