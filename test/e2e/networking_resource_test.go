@@ -105,6 +105,14 @@ spec:
 	wantContains(t, k.withStdin(bad).fails(t, "apply", "-f", "-"),
 		`The Ingress "bad" is invalid: spec.rules[0].http.paths[0].pathType: Required value: pathType must be specified`)
 
+	badClass := `apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: e2e-bad.example.com}
+spec:
+  selectors: [{cel: {expression: 'device.driver =='}}]
+`
+	wantContains(t, k.withStdin(badClass).fails(t, "apply", "-f", "-"),
+		`The DeviceClass "e2e-bad.example.com" is invalid: spec.selectors[0].cel.expression: Invalid value: "device.driver ==": compilation failed: ERROR: <input>:1:17: Syntax error: mismatched input '<EOF>'`)
 	wantTable(t, k.ok(t, "get", "deviceclass", "e2e-gpu.example.com", "-o", "wide"), []string{"NAME", "AGE"},
 		[]string{`e2e-gpu\.example\.com`, age})
 	wantTable(t, k.ok(t, "get", "resourceslices", "--field-selector", "spec.nodeName=e2e-node-b", "-o", "wide"),

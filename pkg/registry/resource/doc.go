@@ -14,6 +14,7 @@
 // subresource. A claim or claim template asking for admin access to
 // devices is created only in a namespace labelled
 // resource.kubernetes.io/admin-access=true (a create hook reads the
-// namespace, as upstream's strategy does). CEL selector expressions are length-checked but not
-// compiled (skiff does not link a CEL environment for DRA yet).
+// namespace, as upstream's strategy does). CEL selector expressions are
+// compiled with github.com/google/cel-go when written (not when unchanged
+// by an update), with upstream's messages; skiff never evaluates them.
 package resource

@@ -49,6 +49,20 @@ func validClass() *resourcev1.DeviceClass {
 	}}
 }
 
+func TestValidateDeviceClassUpdateKeepsStoredSelectors(t *testing.T) {
+	old := validClass()
+	old.ResourceVersion = "1"
+	old.Spec.Selectors[0].CEL.Expression = "no longer compiles("
+	relabelled := old.DeepCopy()
+	relabelled.Labels = map[string]string{"a": "b"}
+	expectMessages(t, ValidateDeviceClassUpdate(relabelled, old))
+	changed := old.DeepCopy()
+	changed.Spec.Selectors[0].CEL.Expression = "still broken("
+	if errs := ValidateDeviceClassUpdate(changed, old); len(errs) != 1 || errs[0].Field != "spec.selectors[0].cel.expression" {
+		t.Errorf("a changed selector was not compiled: %v", errs)
+	}
+}
+
 func TestValidateDeviceClass(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -66,6 +80,10 @@ func TestValidateDeviceClass(t *testing.T) {
 		{name: "cel too long", mutate: func(c *resourcev1.DeviceClass) {
 			c.Spec.Selectors[0].CEL.Expression = strings.Repeat("x", resourcev1.CELSelectorExpressionMaxLength+1)
 		}, want: []string{"spec.selectors[0].cel.expression: Too long: may not be more than 10240 bytes"}},
+		{name: "selector does not compile", mutate: func(c *resourcev1.DeviceClass) { c.Spec.Selectors[0].CEL.Expression = `device.driver == "a" || "a".startsWith(1)` },
+			want: []string{`spec.selectors[0].cel.expression: Invalid value: "device.driver == \"a\" || \"a\".startsWith(1)": compilation failed: ERROR: <input>:1:39: found no matching overload for 'startsWith' applied to 'string.(int)'`}},
+		{name: "selector not a bool", mutate: func(c *resourcev1.DeviceClass) { c.Spec.Selectors[0].CEL.Expression = `device.driver.size()` },
+			want: []string{`spec.selectors[0].cel.expression: Invalid value: "device.driver.size()": must evaluate to bool or the unknown type, not int`}},
 		{name: "config without opaque", mutate: func(c *resourcev1.DeviceClass) { c.Spec.Config[0].Opaque = nil },
 			want: []string{"spec.config[0].opaque: Required value"}},
 		{name: "opaque parameters not an object", mutate: func(c *resourcev1.DeviceClass) {

@@ -22,18 +22,22 @@ import (
 // ValidateDeviceClass validates a new DeviceClass.
 func ValidateDeviceClass(c *resourcev1.DeviceClass) field.ErrorList {
 	allErrs := core.ValidateObjectMeta(&c.ObjectMeta, false, apimachineryvalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
-	return append(allErrs, validateDeviceClassSpec(&c.Spec, field.NewPath("spec"))...)
+	return append(allErrs, validateDeviceClassSpec(&c.Spec, nil, field.NewPath("spec"))...)
 }
 
 // ValidateDeviceClassUpdate validates an update: the spec may change.
 func ValidateDeviceClassUpdate(c, old *resourcev1.DeviceClass) field.ErrorList {
 	allErrs := core.ValidateObjectMeta(&c.ObjectMeta, false, apimachineryvalidation.NameIsDNSSubdomain, field.NewPath("metadata"))
 	allErrs = append(allErrs, core.ValidateObjectMetaUpdate(&c.ObjectMeta, &old.ObjectMeta, field.NewPath("metadata"))...)
-	return append(allErrs, validateDeviceClassSpec(&c.Spec, field.NewPath("spec"))...)
+	return append(allErrs, validateDeviceClassSpec(&c.Spec, &old.Spec, field.NewPath("spec"))...)
 }
 
-func validateDeviceClassSpec(spec *resourcev1.DeviceClassSpec, p *field.Path) field.ErrorList {
-	allErrs := validateSlice(spec.Selectors, resourcev1.DeviceSelectorsMaxSize, validateSelector, p.Child("selectors"))
+func validateDeviceClassSpec(spec, old *resourcev1.DeviceClassSpec, p *field.Path) field.ErrorList {
+	stored := old != nil && equality.Semantic.DeepEqual(spec.Selectors, old.Selectors)
+	allErrs := validateSlice(spec.Selectors, resourcev1.DeviceSelectorsMaxSize,
+		func(sel resourcev1.DeviceSelector, p *field.Path) field.ErrorList {
+			return validateSelectorStored(sel, p, stored)
+		}, p.Child("selectors"))
 	allErrs = append(allErrs, validateSlice(spec.Config, resourcev1.DeviceConfigMaxSize,
 		func(c resourcev1.DeviceClassConfiguration, p *field.Path) field.ErrorList {
 			return validateDeviceConfiguration(c.DeviceConfiguration, p)
@@ -362,16 +366,25 @@ func validateExact(class string, selectors []resourcev1.DeviceSelector, mode res
 }
 
 func validateSelector(s resourcev1.DeviceSelector, p *field.Path) field.ErrorList {
+	return validateSelectorStored(s, p, false)
+}
+
+// validateSelectorStored: a stored expression (unchanged by an update) is
+// not compiled again, as upstream, so a stricter compiler never makes a
+// stored object unwritable.
+func validateSelectorStored(s resourcev1.DeviceSelector, p *field.Path, stored bool) field.ErrorList {
 	if s.CEL == nil {
 		return field.ErrorList{field.Required(p.Child("cel"), "")}
 	}
+	if stored {
+		return nil
+	}
 	ep := p.Child("cel", "expression")
-	switch {
-	case len(s.CEL.Expression) > resourcev1.CELSelectorExpressionMaxLength:
+	if len(s.CEL.Expression) > resourcev1.CELSelectorExpressionMaxLength {
 		return field.ErrorList{field.TooLong(ep, "", resourcev1.CELSelectorExpressionMaxLength)}
-	case strings.TrimSpace(s.CEL.Expression) == "":
-		// upstream's compiler reports an empty expression as a syntax error.
-		return field.ErrorList{field.Invalid(ep, s.CEL.Expression, "compilation failed: ERROR: <input>:1:1: Syntax error: mismatched input '<EOF>'")}
+	}
+	if msg := compileSelector(s.CEL.Expression); msg != "" {
+		return field.ErrorList{field.Invalid(ep, s.CEL.Expression, msg)}
 	}
 	return nil
 }
