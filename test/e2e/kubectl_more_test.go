@@ -297,6 +297,11 @@ spec:
 	// The resource is served: discovery lists it, kubectl uses it.
 	wantMatch(t, k.ok(t, "api-resources", "--api-group=e2e.skiff.sh"),
 		`^NAME\s+SHORTNAMES\s+APIVERSION\s+NAMESPACED\s+KIND$`, `^widgets\s+wdg\s+e2e\.skiff\.sh/v1\s+true\s+Widget$`)
+	// kubectl explain reads the published OpenAPI schema.
+	eventually(t, 30*time.Second, "kubectl explain widgets.spec", func() (bool, string) {
+		out, errOut, err := k.run(t, "explain", "widgets.spec")
+		return err == nil && strings.Contains(out, "The widget's desired state.") && strings.Contains(out, "How big."), out + errOut
+	})
 	widget := func(name, color string) string {
 		return "apiVersion: e2e.skiff.sh/v1\nkind: Widget\nmetadata: {name: " + name + ", namespace: " + ns + "}\nspec: {size: 3" + color + "}\n"
 	}

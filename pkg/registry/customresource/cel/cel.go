@@ -42,6 +42,7 @@ var baseEnv = func() *cel.Env {
 		ext.Sets(),
 		ext.Lists(ext.ListsVersion(3)),
 		ext.TwoVarComprehensions(),
+		kubernetesLibrary(),
 		cel.CostEstimatorOptions(checker.PresenceTestHasCost(false)),
 	)
 	if err != nil {

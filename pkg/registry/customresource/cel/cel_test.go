@@ -150,3 +150,31 @@ func TestRuntimeCostLimit(t *testing.T) {
 		t.Errorf("got %v", got)
 	}
 }
+
+func TestKubernetesLibrary(t *testing.T) {
+	obj := map[string]any{"l": []any{int64(1), int64(3), int64(2)}, "s": []any{"a", "b"}, "ip": "10.0.0.1", "cidr": "10.0.0.0/8",
+		"url": "https://example.com/x", "q": "100Mi", "bad": "not an ip", "text": "a1b22c333"}
+	for _, rule := range []string{
+		"!self.l.isSorted() && self.s.isSorted()",
+		"self.l.sum() == 6 && self.l.min() == 1 && self.l.max() == 3",
+		"self.l.indexOf(3) == 1 && self.l.lastIndexOf(9) == -1",
+		"self.text.find('[0-9]+') == '1' && self.text.findAll('[0-9]+') == ['1', '22', '333'] && self.text.findAll('[0-9]+', 2).size() == 2",
+		"isIP(self.ip) && !isIP(self.bad) && isCIDR(self.cidr) && !isCIDR(self.ip)",
+		"isURL(self.url) && isQuantity(self.q) && !isQuantity(self.bad)",
+		"'x,y'.split(',').size() == 2",
+	} {
+		v, errs := compileSchema(t, `{"type": "object", "x-kubernetes-preserve-unknown-fields": true, "x-kubernetes-validations": [{"rule": `+strconvQuote(rule)+`}]}`)
+		if len(errs) > 0 {
+			t.Errorf("%s: %v", rule, errs)
+			continue
+		}
+		if got := v.Validate(context.Background(), obj, nil); len(got) > 0 {
+			t.Errorf("%s: %v", rule, got)
+		}
+	}
+}
+
+func strconvQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}

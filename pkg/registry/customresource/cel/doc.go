@@ -17,6 +17,14 @@
 //     messageExpression, or "failed rule: <rule>"; reason
 //     (FieldValueInvalid, Forbidden, Required, Duplicate) and fieldPath.
 //
+// The environment is upstream's base: cel-go's standard library with
+// optional types, cross-type numeric comparisons and the strings (v2),
+// sets, lists (v3) and two-variable comprehension extensions, plus the
+// commonly used part of the Kubernetes libraries (library.go): isSorted,
+// sum, min, max, indexOf, lastIndexOf on lists, find/findAll, isIP, isCIDR,
+// isURL, isQuantity. Not yet: the ip(), cidr(), url(), quantity(),
+// semver and format.named() value types.
+//
 // self and oldSelf are dynamically typed (the decoded JSON values), so a
 // reference to an undeclared field is found when a rule runs ("no such
 // key") rather than when the CRD is written as upstream's typed
