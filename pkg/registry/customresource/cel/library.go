@@ -51,7 +51,7 @@ func kubernetesLibrary() cel.EnvOption {
 
 type k8sLib struct{ opts []cel.EnvOption }
 
-func (l k8sLib) CompileOptions() []cel.EnvOption    { return l.opts }
+func (l k8sLib) CompileOptions() []cel.EnvOption     { return l.opts }
 func (l k8sLib) ProgramOptions() []cel.ProgramOption { return nil }
 
 func stringCheck(f func(string) bool) func(ref.Val) ref.Val {
