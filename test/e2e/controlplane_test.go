@@ -58,6 +58,8 @@ spec:
 	wantTable(t, k.ok(t, "get", "csr", "e2e-user"),
 		[]string{"NAME", "AGE", "SIGNERNAME", "REQUESTOR", "REQUESTEDDURATION", "CONDITION"},
 		[]string{"e2e-user", `\S+`, "kubernetes.io/kube-apiserver-client", me, "24h", "Pending"})
+	wantMatch(t, k.ok(t, "describe", "csr", "e2e-user"), `Requesting User:\s+`+me, `Signer:\s+kubernetes.io/kube-apiserver-client`,
+		`Common Name:\s+e2e-user`, `Status:\s+Pending`)
 	wantLines(t, k.ok(t, "certificate", "approve", "e2e-user"), "certificatesigningrequest.certificates.k8s.io/e2e-user approved")
 	wantTable(t, k.ok(t, "get", "csr", "e2e-user"),
 		[]string{"NAME", "AGE", "SIGNERNAME", "REQUESTOR", "REQUESTEDDURATION", "CONDITION"},
