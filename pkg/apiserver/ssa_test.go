@@ -406,3 +406,33 @@ func TestManagedFieldsOfSystemObjects(t *testing.T) {
 		t.Errorf("default namespace managedFields %+v", md.ManagedFields)
 	}
 }
+
+// TestManagedFieldsReset: an update sending an empty managedFields list
+// clears them, later updates of the untracked object record nothing, and
+// the first apply hands its existing fields to "before-first-apply", as
+// upstream does for objects written before field management.
+func TestManagedFieldsReset(t *testing.T) {
+	c := start(t)
+	ns := c.namespace("ssa-reset")
+	path := "/api/v1/namespaces/" + ns + "/configmaps/cm"
+	c.call(http.MethodPost, "/api/v1/namespaces/"+ns+"/configmaps?fieldManager=creator", configMap("cm", nil, map[string]string{"a": "1"}), http.StatusCreated, nil)
+	code, data := c.patch(path, "application/merge-patch+json", `{"metadata":{"managedFields":[]}}`)
+	if code != http.StatusOK || len(metaOf(t, data).ManagedFields) != 0 {
+		t.Fatalf("reset: %d %s", code, data)
+	}
+	code, data = c.patch(path+"?fieldManager=editor", "application/merge-patch+json", `{"data":{"b":"2"}}`)
+	if code != http.StatusOK || len(metaOf(t, data).ManagedFields) != 0 {
+		t.Fatalf("update of an untracked object: %d %s", code, data)
+	}
+	code, data = c.apply(path, "applier", false, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm"},"data":{"a":"changed"}}`)
+	expectStatus(t, code, data, http.StatusConflict, metav1.StatusReasonConflict,
+		`Apply failed with 1 conflict: conflict with "before-first-apply" using v1: .data.a`)
+	code, data = c.apply(path, "applier", false, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm"},"data":{"c":"3"}}`)
+	if code != http.StatusOK {
+		t.Fatalf("apply: %d %s", code, data)
+	}
+	got := managers(t, metaOf(t, data))
+	if got["before-first-apply/Update"] != `{"f:data":{".":{},"f:a":{},"f:b":{}}}` || got["applier/Apply"] != `{"f:data":{"f:c":{}}}` {
+		t.Errorf("managedFields %v", got)
+	}
+}
