@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/ext"
 )
 
@@ -12,16 +13,54 @@ import (
 // syntax error or an unknown name is refused with upstream's "compilation
 // failed: ..." message. skiff never evaluates them (the scheduler does),
 // so the environment only declares what an expression may use: the
-// `device` variable (a map here: driver, attributes, capacity,
-// allowMultipleAllocations are read dynamically, which accepts a few
-// expressions upstream's typed device would reject) and the Kubernetes
-// CEL functions DRA selectors use (quantity, semver and their methods,
-// isQuantity, isSemver, the regex and list helpers).
+// `device` variable, typed as upstream's kubernetes.DRADevice (driver,
+// attributes by domain and name, capacity quantities by domain and name,
+// allowMultipleAllocations), and the Kubernetes CEL functions DRA
+// selectors use (quantity, semver and their methods, isQuantity,
+// isSemver, the regex and list helpers).
 
 var (
 	quantityType = cel.OpaqueType("kubernetes.Quantity")
 	semverType   = cel.OpaqueType("kubernetes.Semver")
+	deviceType   = types.NewObjectType("kubernetes.DRADevice")
 )
+
+// deviceFields are the fields of the `device` variable.
+var deviceFields = map[string]*types.Type{
+	"driver":                   types.StringType,
+	"attributes":               types.NewMapType(types.StringType, types.NewMapType(types.StringType, types.DynType)),
+	"capacity":                 types.NewMapType(types.StringType, types.NewMapType(types.StringType, quantityType)),
+	"allowMultipleAllocations": types.BoolType,
+}
+
+// deviceProvider declares kubernetes.DRADevice to the type checker and
+// leaves every other type to the standard provider.
+type deviceProvider struct{ *types.Registry }
+
+func (p deviceProvider) FindStructType(name string) (*types.Type, bool) {
+	if name == deviceType.TypeName() {
+		return types.NewTypeTypeWithParam(deviceType), true
+	}
+	return p.Registry.FindStructType(name)
+}
+
+func (p deviceProvider) FindStructFieldNames(name string) ([]string, bool) {
+	if name == deviceType.TypeName() {
+		return []string{"allowMultipleAllocations", "attributes", "capacity", "driver"}, true
+	}
+	return p.Registry.FindStructFieldNames(name)
+}
+
+func (p deviceProvider) FindStructFieldType(name, fieldName string) (*types.FieldType, bool) {
+	if name == deviceType.TypeName() {
+		t, ok := deviceFields[fieldName]
+		if !ok {
+			return nil, false
+		}
+		return &types.FieldType{Type: t}, true
+	}
+	return p.Registry.FindStructFieldType(name, fieldName)
+}
 
 var selectorEnv = func() *cel.Env {
 	fn := func(name string, overloads ...cel.FunctionOpt) cel.EnvOption { return cel.Function(name, overloads...) }
@@ -29,8 +68,13 @@ var selectorEnv = func() *cel.Env {
 		id := fmt.Sprintf("%s_%s", recv.String(), name)
 		return fn(name, cel.MemberOverload(id, append([]*cel.Type{recv}, args...), result))
 	}
+	reg, err := types.NewRegistry()
+	if err != nil {
+		panic(err)
+	}
 	opts := []cel.EnvOption{
-		cel.Variable("device", cel.MapType(cel.StringType, cel.DynType)),
+		cel.CustomTypeProvider(deviceProvider{reg}),
+		cel.Variable("device", deviceType),
 		cel.HomogeneousAggregateLiterals(),
 		cel.EagerlyValidateDeclarations(true),
 		cel.DefaultUTCTimeZone(true),

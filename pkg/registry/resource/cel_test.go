@@ -16,6 +16,9 @@ func TestCompileSelector(t *testing.T) {
 		{expr: `device.driver ==`, want: "compilation failed: ERROR: <input>:1:17: Syntax error: mismatched input '<EOF>'"},
 		{expr: `dev.driver == "x"`, want: "compilation failed: ERROR: <input>:1:1: undeclared reference to 'dev' (in container '')"},
 		{expr: `"x"`, want: "must evaluate to bool or the unknown type, not string"},
+		{expr: `device.driver`, want: "must evaluate to bool or the unknown type, not string"},
+		{expr: `device.drivr == "x"`, want: "compilation failed: ERROR: <input>:1:7: undefined field 'drivr'"},
+		{expr: `device.capacity["x"].memory > 1`, want: "compilation failed: ERROR: <input>:1:29: found no matching overload for '_>_' applied to '(kubernetes.Quantity, int)'"},
 		{expr: `quantity(1)`, want: "compilation failed: ERROR: <input>:1:9: found no matching overload for 'quantity' applied to '(int)'"},
 	}
 	for _, tt := range tests {
