@@ -80,7 +80,9 @@ func TestValidateDeviceClass(t *testing.T) {
 		{name: "cel too long", mutate: func(c *resourcev1.DeviceClass) {
 			c.Spec.Selectors[0].CEL.Expression = strings.Repeat("x", resourcev1.CELSelectorExpressionMaxLength+1)
 		}, want: []string{"spec.selectors[0].cel.expression: Too long: may not be more than 10240 bytes"}},
-		{name: "selector does not compile", mutate: func(c *resourcev1.DeviceClass) { c.Spec.Selectors[0].CEL.Expression = `device.driver == "a" || "a".startsWith(1)` },
+		{name: "selector does not compile", mutate: func(c *resourcev1.DeviceClass) {
+			c.Spec.Selectors[0].CEL.Expression = `device.driver == "a" || "a".startsWith(1)`
+		},
 			want: []string{`spec.selectors[0].cel.expression: Invalid value: "device.driver == \"a\" || \"a\".startsWith(1)": compilation failed: ERROR: <input>:1:39: found no matching overload for 'startsWith' applied to 'string.(int)'`}},
 		{name: "selector not a bool", mutate: func(c *resourcev1.DeviceClass) { c.Spec.Selectors[0].CEL.Expression = `device.driver.size()` },
 			want: []string{`spec.selectors[0].cel.expression: Invalid value: "device.driver.size()": must evaluate to bool or the unknown type, not int`}},
