@@ -297,10 +297,15 @@ func DefaultIngressClass(ic *networkingv1.IngressClass) {
 func ValidateIngressClass(ic *networkingv1.IngressClass) field.ErrorList {
 	allErrs := validateObjectMeta(&ic.ObjectMeta, false, apimachineryvalidation.NameIsDNSSubdomain)
 	p := field.NewPath("spec")
-	if len(ic.Spec.Controller) > maxLenIngressClassController {
+	switch c := ic.Spec.Controller; {
+	case c == "":
+		allErrs = append(allErrs, field.Required(p.Child("controller"), ""))
+	case len(c) > maxLenIngressClassController:
 		allErrs = append(allErrs, field.TooLong(p.Child("controller"), "", maxLenIngressClassController))
+		fallthrough
+	default:
+		allErrs = append(allErrs, validation.IsDomainPrefixedPath(p.Child("controller"), c)...)
 	}
-	allErrs = append(allErrs, validation.IsDomainPrefixedPath(p.Child("controller"), ic.Spec.Controller)...)
 	if params := ic.Spec.Parameters; params != nil {
 		pp := p.Child("parameters")
 		allErrs = append(allErrs, validateTypedReference(params.APIGroup, params.Kind, params.Name, pp)...)

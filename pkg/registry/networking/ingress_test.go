@@ -146,6 +146,8 @@ func TestIngressClass(t *testing.T) {
 	}{
 		{name: "controller not domain-prefixed", mutate: func(c *networkingv1.IngressClass) { c.Spec.Controller = "nginx" },
 			want: []string{`spec.controller: Invalid value: "nginx": must be a domain-prefixed path (such as "acme.io/foo")`}},
+		{name: "no controller", mutate: func(c *networkingv1.IngressClass) { c.Spec.Controller = "" },
+			want: []string{"spec.controller: Required value"}},
 		{name: "namespace scope without namespace", mutate: func(c *networkingv1.IngressClass) { c.Spec.Parameters.Scope = ptr("Namespace") },
 			want: []string{"spec.parameters.namespace: Required value: `parameters.scope` is set to 'Namespace'"}},
 		{name: "cluster scope with namespace", mutate: func(c *networkingv1.IngressClass) { c.Spec.Parameters.Namespace = ptr("default") },
