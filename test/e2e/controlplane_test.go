@@ -88,6 +88,9 @@ spec:
 	wantLines(t, k.withStdin(policy).ok(t, "apply", "-f", "-"), "validatingadmissionpolicy.admissionregistration.k8s.io/e2e-replicas created")
 	wantTable(t, k.ok(t, "get", "validatingadmissionpolicy", "e2e-replicas"),
 		[]string{"NAME", "VALIDATIONS", "PARAMKIND", "AGE"}, []string{"e2e-replicas", "1", "<unset>", `\S+`})
+	broken := strings.Replace(strings.Replace(policy, "e2e-replicas}", "e2e-broken}", 1), "object.spec.replicas <= 5", "object.spec.replicas <=", 1)
+	wantContains(t, k.withStdin(broken).fails(t, "apply", "-f", "-"),
+		`spec.validations[0].expression: Invalid value: "object.spec.replicas <=": compilation failed: ERROR: <input>:1:24: Syntax error`)
 	hook := `apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingWebhookConfiguration
 metadata: {name: e2e-hook}

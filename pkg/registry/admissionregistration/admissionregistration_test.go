@@ -1,6 +1,7 @@
 package admissionregistration
 
 import (
+	"strings"
 	"testing"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -260,4 +261,64 @@ func TestValidateMutatingAdmissionPolicy(t *testing.T) {
 			registrytest.ExpectErrors(t, ValidateMutatingAdmissionPolicy(p), tt.want...)
 		})
 	}
+}
+
+// CEL: syntax errors are refused with upstream's "compilation failed"
+// message, results of a definitely wrong type too; what this environment
+// cannot type (upstream's libraries, typed request fields) is accepted.
+func TestCELExpressions(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*admissionregistrationv1.ValidatingAdmissionPolicySpec)
+		want   []string
+		msg    string
+	}{
+		{name: "typed request field", mutate: func(s *admissionregistrationv1.ValidatingAdmissionPolicySpec) {
+			s.Validations[0].Expression = "request.dryRun"
+		}},
+		{name: "upstream library function", mutate: func(s *admissionregistrationv1.ValidatingAdmissionPolicySpec) {
+			s.Validations[0].Expression = "isURL(object.spec.url) && authorizer.group('apps').resource('deployments').check('get').allowed()"
+		}},
+		{name: "syntax error", mutate: func(s *admissionregistrationv1.ValidatingAdmissionPolicySpec) {
+			s.Validations[0].Expression = "object.spec.replicas <="
+		}, want: []string{"spec.validations[0].expression: Invalid value"},
+			msg: "spec.validations[0].expression: Invalid value: \"object.spec.replicas <=\": compilation failed: ERROR: <input>:1:24: Syntax error: mismatched input '<EOF>' expecting"},
+		{name: "not a bool", mutate: func(s *admissionregistrationv1.ValidatingAdmissionPolicySpec) { s.Validations[0].Expression = "'yes'" },
+			want: []string{"spec.validations[0].expression: Invalid value"}, msg: `spec.validations[0].expression: Invalid value: "'yes'": must evaluate to bool`},
+		{name: "message expression not a string", mutate: func(s *admissionregistrationv1.ValidatingAdmissionPolicySpec) {
+			s.Validations[0].MessageExpression = "1 + 2"
+		}, want: []string{"spec.validations[0].messageExpression: Invalid value"}, msg: `spec.validations[0].messageExpression: Invalid value: "1 + 2": must evaluate to string`},
+		{name: "audit annotation value", mutate: func(s *admissionregistrationv1.ValidatingAdmissionPolicySpec) {
+			s.AuditAnnotations = []admissionregistrationv1.AuditAnnotation{{Key: "a", ValueExpression: "true"}, {Key: "b", ValueExpression: "null"}}
+		}, want: []string{"spec.auditAnnotations[0].valueExpression: Invalid value"},
+			msg: `spec.auditAnnotations[0].valueExpression: Invalid value: "true": must evaluate to one of [string null_type]`},
+		{name: "match condition syntax", mutate: func(s *admissionregistrationv1.ValidatingAdmissionPolicySpec) {
+			s.MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "m", Expression: "object.(x"}}
+		}, want: []string{"spec.matchConditions[0].expression: Invalid value"}},
+		{name: "variable syntax", mutate: func(s *admissionregistrationv1.ValidatingAdmissionPolicySpec) {
+			s.Variables = []admissionregistrationv1.Variable{{Name: "v", Expression: "[1,"}}
+		}, want: []string{"spec.variables[0].expression: Invalid value"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := &admissionregistrationv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: "replicas"}, Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+				MatchConstraints: matchAll(), Validations: []admissionregistrationv1.Validation{{Expression: "object.spec.replicas <= 5"}}}}
+			DefaultValidatingAdmissionPolicy(p)
+			tt.mutate(&p.Spec)
+			errs := ValidateValidatingAdmissionPolicy(p)
+			registrytest.ExpectErrors(t, errs, tt.want...)
+			if tt.msg != "" && (len(errs) == 0 || !strings.HasPrefix(errs[0].Error(), tt.msg)) {
+				t.Errorf("got %v\nwant prefix %q", errs, tt.msg)
+			}
+		})
+	}
+	// Webhook match conditions and mutations are parsed too.
+	c := validWebhookConfig()
+	c.Webhooks[0].MatchConditions = []admissionregistrationv1.MatchCondition{{Name: "m", Expression: "'x'"}}
+	registrytest.ExpectErrors(t, ValidateValidatingWebhookConfiguration(c), "webhooks[0].matchConditions[0].expression: Invalid value")
+	m := &admissionregistrationv1.MutatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: "m"}, Spec: admissionregistrationv1.MutatingAdmissionPolicySpec{
+		MatchConstraints: matchAll(), ReinvocationPolicy: "Never",
+		Mutations: []admissionregistrationv1.Mutation{{PatchType: "JSONPatch", JSONPatch: &admissionregistrationv1.JSONPatch{Expression: "[JSONPatch{op: "}}}}}
+	DefaultMutatingAdmissionPolicy(m)
+	registrytest.ExpectErrors(t, ValidateMutatingAdmissionPolicy(m), "spec.mutations[0].jsonPatch.expression: Invalid value")
 }

@@ -3,8 +3,10 @@
 // admission policies (with status) and their bindings, and mutating
 // admission policies and their bindings (GA and on by default since
 // 1.36). They are stored and validated only: nothing calls the webhooks or
-// evaluates the policies yet. CEL expressions are checked for presence and
-// shape but not compiled (cel-go is not a dependency yet).
+// evaluates the policies yet. CEL expressions are parsed with cel-go when
+// written (syntax errors refused as upstream's "compilation failed"), and
+// a result type that is definitely wrong is refused; see cel.go for what
+// is not checked.
 //
 // Invariants: defaulting is idempotent and only fills unset fields;
 // validation never mutates; error paths and messages follow upstream's; an

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/google/cel-go/cel"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -390,8 +391,10 @@ func validateMatchConditions(conds []admissionregistrationv1.MatchCondition, fld
 	names := map[string]bool{}
 	for i, c := range conds {
 		p := fldPath.Index(i)
-		if strings.TrimSpace(c.Expression) == "" {
+		if expr := strings.TrimSpace(c.Expression); expr == "" {
 			allErrs = append(allErrs, field.Required(p.Child("expression"), ""))
+		} else {
+			allErrs = appendCEL(allErrs, p.Child("expression"), expr, cel.BoolType)
 		}
 		if c.Name == "" {
 			allErrs = append(allErrs, field.Required(p.Child("name"), ""))
@@ -458,6 +461,11 @@ func validateVAP(p *admissionregistrationv1.ValidatingAdmissionPolicy, ignoreMat
 			allErrs = append(allErrs, field.Required(ap.Child("valueExpression"), "valueExpression is not specified"))
 		case len(v) > maxAuditAnnotationValueExpr:
 			allErrs = append(allErrs, field.Required(ap.Child("valueExpression"), fmt.Sprintf("must not exceed %d bytes in length", maxAuditAnnotationValueExpr)))
+		default:
+			if err := checkCEL(ap.Child("valueExpression"), v, cel.StringType, cel.NullType); err != nil {
+				err.BadValue = a.ValueExpression
+				allErrs = append(allErrs, err)
+			}
 		}
 		if keys[a.Key] {
 			allErrs = append(allErrs, field.Duplicate(ap.Child("key"), a.Key))
@@ -511,6 +519,8 @@ func validatePolicyCommon(fp *admissionregistrationv1.FailurePolicyType, pk *adm
 		}
 		if strings.TrimSpace(v.Expression) == "" {
 			allErrs = append(allErrs, field.Required(vp.Child("expression"), "expression is not specified"))
+		} else {
+			allErrs = appendCEL(allErrs, vp.Child("expression"), v.Expression)
 		}
 	}
 	return allErrs
@@ -522,9 +532,13 @@ func validateValidation(v *admissionregistrationv1.Validation, fldPath *field.Pa
 	var allErrs field.ErrorList
 	if strings.TrimSpace(v.Expression) == "" {
 		allErrs = append(allErrs, field.Required(fldPath.Child("expression"), "expression is not specified"))
+	} else {
+		allErrs = appendCEL(allErrs, fldPath.Child("expression"), v.Expression, cel.BoolType)
 	}
 	if v.MessageExpression != "" && strings.TrimSpace(v.MessageExpression) == "" {
 		allErrs = append(allErrs, field.Invalid(fldPath.Child("messageExpression"), v.MessageExpression, "must be non-empty if specified"))
+	} else if v.MessageExpression != "" {
+		allErrs = appendCEL(allErrs, fldPath.Child("messageExpression"), v.MessageExpression, cel.StringType)
 	}
 	msg := strings.TrimSpace(v.Message)
 	if v.Message != "" && msg == "" {
@@ -754,6 +768,8 @@ func validateMutation(m *admissionregistrationv1.Mutation, fldPath *field.Path) 
 			allErrs = append(allErrs, field.Required(ac, "applyConfiguration field is required when patchType is 'ApplyConfiguration'"))
 		} else if strings.TrimSpace(m.ApplyConfiguration.Expression) == "" {
 			allErrs = append(allErrs, field.Required(ac.Child("expression"), ""))
+		} else {
+			allErrs = appendCEL(allErrs, ac.Child("expression"), m.ApplyConfiguration.Expression)
 		}
 		if m.JSONPatch != nil {
 			allErrs = append(allErrs, field.Forbidden(jp, "must not be specified when patchType is ApplyConfiguration"))
@@ -763,6 +779,8 @@ func validateMutation(m *admissionregistrationv1.Mutation, fldPath *field.Path) 
 			allErrs = append(allErrs, field.Required(jp, "jsonPatch field is required when patchType is 'JSONPatch'"))
 		} else if strings.TrimSpace(m.JSONPatch.Expression) == "" {
 			allErrs = append(allErrs, field.Required(jp.Child("expression"), ""))
+		} else {
+			allErrs = appendCEL(allErrs, jp.Child("expression"), m.JSONPatch.Expression)
 		}
 		if m.ApplyConfiguration != nil {
 			allErrs = append(allErrs, field.Forbidden(ac, "must not be specified when patchType is JSONPatch"))
