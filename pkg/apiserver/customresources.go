@@ -107,7 +107,7 @@ type crServing struct {
 	signature  string // scope and selectable fields: a change restarts the cache
 	cacher     *cacher.Cacher
 	cancel     context.CancelFunc
-	crdVersion string // the CRD resourceVersion the endpoints were built from
+	crdVersion string // servingKey of the CRD the endpoints were built from
 	endpoints  map[schema.GroupVersionResource]*endpoint
 	store      *registry.Store
 }
@@ -397,12 +397,20 @@ func signature(crd *apiextensionsv1.CustomResourceDefinition) string {
 	return b.String()
 }
 
+// servingKey changes when what is served from a CRD changes: its spec
+// (generation), accepted names, or deletion; not on other status writes.
+func servingKey(crd *apiextensionsv1.CustomResourceDefinition) string {
+	names, _ := json.Marshal(crd.Status.AcceptedNames)
+	return fmt.Sprintf("%d|%s|%v", crd.Generation, names, crd.DeletionTimestamp != nil)
+}
+
 // serve returns the serving state of an established CRD, reusing the
 // current one when the CRD has not changed.
 func (c *crdController) serve(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) (*crServing, error) {
 	cur := c.serving[crd.Name]
 	terminating := crd.DeletionTimestamp != nil
-	if cur != nil && cur.uid == crd.UID && cur.crdVersion == crd.ResourceVersion {
+	key := servingKey(crd)
+	if cur != nil && cur.uid == crd.UID && cur.crdVersion == key {
 		return cur, nil
 	}
 	res, err := customresource.New(crd)
@@ -411,7 +419,7 @@ func (c *crdController) serve(ctx context.Context, crd *apiextensionsv1.CustomRe
 	}
 	def := res.Def
 	gr := schema.GroupResource{Group: def.Group, Resource: def.Resource}
-	sv := &crServing{uid: crd.UID, signature: signature(crd), crdVersion: crd.ResourceVersion}
+	sv := &crServing{uid: crd.UID, signature: signature(crd), crdVersion: key}
 	prefix := def.StoragePrefix()
 	base := &registry.Store{
 		Resource: gr, Kind: schema.GroupKind{Group: def.Group, Kind: def.Kind}, Namespaced: def.Namespaced,
