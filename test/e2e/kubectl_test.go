@@ -135,6 +135,7 @@ func TestKubectl(t *testing.T) {
 		{"cluster-info-dump", kubectlClusterInfoDump},
 		{"server-side-apply", kubectlServerSideApply},
 		{"networking-dra", kubectlNetworkingAndDRA},
+		{"migrations-trustbundles", kubectlMigrationsAndTrustBundles},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

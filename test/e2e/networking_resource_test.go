@@ -1,6 +1,14 @@
 package e2e
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"strings"
 	"testing"
 	"time"
 )
@@ -123,4 +131,63 @@ spec:
 		[]string{"gpu", "pending", age})
 	wantEqual(t, "defaulted request", jsonpath(t, k, "{.spec.devices.requests[0].exactly.allocationMode}/{.spec.devices.requests[0].exactly.count}",
 		"-n", ns, "get", "resourceclaim", "gpu"), "ExactCount/1")
+}
+
+// storagemigration.k8s.io StorageVersionMigrations and certificates.k8s.io
+// ClusterTrustBundles (both stable in 1.37) with kubectl: upstream's
+// columns, the signer field selector, a 422 with upstream's message.
+func kubectlMigrationsAndTrustBundles(t *testing.T, c *cluster, k kc) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "e2e-ca"}, NotBefore: time.Now().Add(-time.Hour),
+		NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca := string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+	indented := "    " + strings.ReplaceAll(strings.TrimSpace(ca), "\n", "\n    ")
+	objs := `apiVersion: storagemigration.k8s.io/v1
+kind: StorageVersionMigration
+metadata: {name: e2e-secrets}
+spec: {resource: {resource: secrets}}
+---
+apiVersion: certificates.k8s.io/v1
+kind: ClusterTrustBundle
+metadata: {name: "e2e.example.com:signer:ca"}
+spec:
+  signerName: e2e.example.com/signer
+  trustBundle: |
+` + indented + `
+---
+apiVersion: certificates.k8s.io/v1
+kind: ClusterTrustBundle
+metadata: {name: e2e-plain}
+spec:
+  trustBundle: |
+` + indented + `
+`
+	wantLines(t, k.withStdin(objs).ok(t, "apply", "-f", "-"),
+		"storageversionmigration.storagemigration.k8s.io/e2e-secrets created",
+		"clustertrustbundle.certificates.k8s.io/e2e.example.com:signer:ca created",
+		"clustertrustbundle.certificates.k8s.io/e2e-plain created")
+	t.Cleanup(func() {
+		k.run(t, "delete", "storageversionmigration/e2e-secrets", "clustertrustbundle/e2e.example.com:signer:ca", "clustertrustbundle/e2e-plain")
+	})
+	wantTable(t, k.ok(t, "get", "storageversionmigration", "e2e-secrets"), []string{"NAME", "RESOURCE"}, []string{"e2e-secrets", "secrets"})
+	wantTable(t, k.ok(t, "get", "clustertrustbundles", "--field-selector", "spec.signerName=e2e.example.com/signer", "-o", "wide"),
+		[]string{"NAME", "SIGNERNAME"}, []string{`e2e\.example\.com:signer:ca`, `e2e\.example\.com/signer`})
+	wantTable(t, k.ok(t, "get", "clustertrustbundle", "e2e-plain"), []string{"NAME", "SIGNERNAME"}, []string{"e2e-plain", "<none>"})
+	bad := `apiVersion: certificates.k8s.io/v1
+kind: ClusterTrustBundle
+metadata: {name: e2e-bad}
+spec:
+  signerName: e2e.example.com/signer
+  trustBundle: |
+` + indented + `
+`
+	wantContains(t, k.withStdin(bad).fails(t, "apply", "-f", "-"),
+		`The ClusterTrustBundle "e2e-bad" is invalid: metadata.name: Invalid value: "e2e-bad": ClusterTrustBundle for signerName e2e.example.com/signer must be named with prefix e2e.example.com:signer:`)
 }
