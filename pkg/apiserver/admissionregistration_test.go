@@ -3,15 +3,20 @@ package apiserver_test
 import (
 	"net/http"
 	"testing"
+	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/skiff-sh/skiff/pkg/clock"
+	"github.com/skiff-sh/skiff/pkg/testenv"
 )
 
 // Webhook configurations and admission policies are stored with
 // upstream's defaults and refused with upstream's messages.
 func TestAdmissionRegistrationServed(t *testing.T) {
-	c := start(t)
+	fake := clock.NewFake(time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC))
+	c := start(t, testenv.Config{Clock: fake})
 	const base = "/apis/admissionregistration.k8s.io/v1/"
 	hook := func(sideEffects any) map[string]any {
 		w := map[string]any{"name": "check.example.com", "admissionReviewVersions": []string{"v1"},
@@ -51,6 +56,13 @@ func TestAdmissionRegistrationServed(t *testing.T) {
 	if len(st.Status.Conditions) != 1 {
 		t.Errorf("status not stored: %+v", st.Status)
 	}
+	// type checking is reported done for the current generation
+	eventually(t, "the policy to be type-checked", func() bool {
+		fake.Step(5 * time.Second)
+		var p admissionregistrationv1.ValidatingAdmissionPolicy
+		c.call(http.MethodGet, base+"validatingadmissionpolicies/replicas", nil, http.StatusOK, &p)
+		return p.Status.TypeChecking != nil && p.Status.ObservedGeneration == p.Generation
+	})
 	code, _, data = c.do(http.MethodPost, base+"validatingadmissionpolicybindings", map[string]any{
 		"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding", "metadata": map[string]any{"name": "replicas"},
 		"spec": map[string]any{"policyName": "replicas"},

@@ -62,7 +62,8 @@ func (s *Server) ensureFlowControl(ctx context.Context) error {
 // brought in line with the priority levels that exist.
 const flowSchemaStatusInterval = 5 * time.Second
 
-// flowSchemaStatusLoop keeps the bootstrap configuration in place (a
+// flowSchemaStatusLoop (which also marks ValidatingAdmissionPolicies
+// type-checked, see policies_status.go) keeps the bootstrap configuration in place (a
 // deleted mandatory or suggested object comes back, as upstream's ensurer
 // brings it back) and the FlowSchemas' Dangling conditions current, as
 // upstream's APF configuration controller, until ctx ends.
@@ -77,6 +78,9 @@ func (s *Server) flowSchemaStatusLoop(ctx context.Context) {
 		}
 		if err := s.ensureFlowControl(ctx); err != nil && ctx.Err() == nil {
 			s.cfg.Logger.Debug("updating FlowSchema status", "err", err)
+		}
+		if err := s.syncPolicyStatus(ctx); err != nil && ctx.Err() == nil {
+			s.cfg.Logger.Debug("updating ValidatingAdmissionPolicy status", "err", err)
 		}
 	}
 }

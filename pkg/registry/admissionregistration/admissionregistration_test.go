@@ -322,3 +322,17 @@ func TestCELExpressions(t *testing.T) {
 	DefaultMutatingAdmissionPolicy(m)
 	registrytest.ExpectErrors(t, ValidateMutatingAdmissionPolicy(m), "spec.mutations[0].jsonPatch.expression: Invalid value")
 }
+
+func TestMarkTypeChecked(t *testing.T) {
+	p := &admissionregistrationv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Generation: 2}}
+	if !MarkTypeChecked(p) || p.Status.ObservedGeneration != 2 || p.Status.TypeChecking == nil {
+		t.Fatalf("status = %+v", p.Status)
+	}
+	if MarkTypeChecked(p) {
+		t.Errorf("unchanged policy marked again")
+	}
+	p.Generation = 3
+	if !MarkTypeChecked(p) || p.Status.ObservedGeneration != 3 {
+		t.Errorf("new generation not observed: %+v", p.Status)
+	}
+}

@@ -57,3 +57,19 @@ func Definitions() []*registry.Definition {
 	mapb.Categories = []string{"api-extensions"}
 	return []*registry.Definition{mwc, vwc, vap, vapb, map_, mapb}
 }
+
+// MarkTypeChecked records that the policy's current generation has been
+// type-checked, as upstream's type-checking controller does (clients wait
+// for a non-nil status.typeChecking). skiff does not check expressions
+// against the matched resources' schemas, so it reports no warnings. It
+// reports whether the status changed.
+func MarkTypeChecked(p *admissionregistrationv1.ValidatingAdmissionPolicy) bool {
+	if p.Status.ObservedGeneration == p.Generation && p.Status.TypeChecking != nil {
+		return false
+	}
+	p.Status.ObservedGeneration = p.Generation
+	if p.Status.TypeChecking == nil {
+		p.Status.TypeChecking = &admissionregistrationv1.TypeChecking{}
+	}
+	return true
+}
