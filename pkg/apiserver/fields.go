@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"reflect"
 
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -146,6 +148,17 @@ func (c fieldConvertor) ConvertToVersion(in runtime.Object, target runtime.Group
 	} else if to, ok = target.KindForGroupVersionKinds([]schema.GroupVersionKind{from}); !ok {
 		return nil, runtime.NewNotRegisteredGVKErrForTarget("skiff", from, target)
 	}
+	if from == scaleGVK && to == scaleGVK {
+		// the scale subresource's kind (its own field manager)
+		if u, ok := in.(runtime.Unstructured); ok {
+			sc := &autoscalingv1.Scale{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.UnstructuredContent(), sc); err != nil {
+				return nil, err
+			}
+			in = sc
+		}
+		return withKind(in, to), nil
+	}
 	src, dst := c.s.endpointOfKind(from), c.s.endpointOfKind(to)
 	if src == nil || dst == nil || !sameResource(src, dst) {
 		return nil, runtime.NewNotRegisteredGVKErrForTarget("skiff", from, target)
@@ -199,6 +212,9 @@ func (c fieldConvertor) ConvertFieldLabel(gvk schema.GroupVersionKind, label, va
 }
 
 func (c fieldConvertor) New(gvk schema.GroupVersionKind) (runtime.Object, error) {
+	if gvk == scaleGVK {
+		return &autoscalingv1.Scale{TypeMeta: metav1.TypeMeta{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind}}, nil
+	}
 	e := c.s.endpointOfKind(gvk)
 	if e == nil {
 		return nil, runtime.NewNotRegisteredErrForKind("skiff", gvk)

@@ -58,15 +58,7 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, info *RequestInfo
 		return err
 	}
 	apply := pt == types.ApplyYAMLPatchType
-	var errs field.ErrorList
-	if !apply && o.ForceSet {
-		errs = append(errs, field.Forbidden(field.NewPath("force"), "may not be specified for non-apply patch"))
-	}
-	if apply && o.FieldManager == "" {
-		// kubectl defaults it; controllers have to set it.
-		errs = append(errs, field.Required(field.NewPath("fieldManager"), "is required for apply patch"))
-	}
-	if len(errs) > 0 {
+	if errs := patchOptionErrors(apply, o); len(errs) > 0 {
 		return apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "PatchOptions"}, "", errs)
 	}
 	body, err := readBody(r, s.cfg.MaxRequestBodyBytes)
@@ -188,6 +180,20 @@ func (s *Server) apply(w http.ResponseWriter, r *http.Request, info *RequestInfo
 		storage.InternManagedFields(obj)
 		return s.defaultAndConvert(e, obj)
 	})
+}
+
+// patchOptionErrors validates PatchOptions as upstream: force only for an
+// apply, which needs a fieldManager.
+func patchOptionErrors(apply bool, o writeOptions) field.ErrorList {
+	var errs field.ErrorList
+	if !apply && o.ForceSet {
+		errs = append(errs, field.Forbidden(field.NewPath("force"), "may not be specified for non-apply patch"))
+	}
+	if apply && o.FieldManager == "" {
+		// kubectl defaults it; controllers have to set it.
+		errs = append(errs, field.Required(field.NewPath("fieldManager"), "is required for apply patch"))
+	}
+	return errs
 }
 
 func interpretPatchError(err error) error {

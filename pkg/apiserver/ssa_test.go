@@ -255,6 +255,29 @@ func TestServerSideApplyDeployment(t *testing.T) {
 		expectStatus(t, code, data, http.StatusConflict, metav1.StatusReasonConflict,
 			`Apply failed with 1 conflict: conflict with "scaler" with subresource "scale" using apps/v1: .spec.replicas`)
 	})
+	t.Run("apply through the scale subresource", func(t *testing.T) {
+		sc := `{"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"web"},"spec":{"replicas":6}}`
+		code, data := c.on(t).apply(path+"/scale", "autoscaler", false, sc)
+		expectStatus(t, code, data, http.StatusConflict, metav1.StatusReasonConflict,
+			`Apply failed with 1 conflict: conflict with "scaler" with subresource "scale" using autoscaling/v1: .spec.replicas`)
+		code, data = c.on(t).apply(path+"/scale", "autoscaler", true, sc)
+		if code != http.StatusOK || !strings.Contains(string(data), `"kind":"Scale"`) || !strings.Contains(string(data), `"replicas":6`) {
+			t.Fatalf("forced scale apply: %d %s", code, data)
+		}
+		d := get(t)
+		all := managers(t, d.ObjectMeta)
+		if *d.Spec.Replicas != 6 || all["autoscaler/Apply/scale"] != `{"f:spec":{"f:replicas":{}}}` {
+			t.Errorf("replicas %d, managedFields %v", *d.Spec.Replicas, all)
+		}
+		for _, f := range d.ManagedFields {
+			if f.Manager == "autoscaler" && f.APIVersion != "apps/v1" {
+				t.Errorf("scale apply recorded in %s, want the parent's apps/v1", f.APIVersion)
+			}
+		}
+		if _, ok := all["scaler/Update/scale"]; ok {
+			t.Errorf("scaler still owns replicas: %v", all)
+		}
+	})
 	t.Run("a status write is owned through the status subresource", func(t *testing.T) {
 		d := get(t)
 		d.Status.ObservedGeneration = d.Generation

@@ -17,8 +17,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/skiff-sh/skiff/pkg/apiserver/admission"
 	"github.com/skiff-sh/skiff/pkg/apiserver/fieldmanager"
@@ -67,7 +69,11 @@ func (s *Server) serveScale(w http.ResponseWriter, r *http.Request, info *Reques
 	if info.Verb != "update" && info.Verb != "patch" {
 		return methodNotSupported(schema.GroupResource{Group: e.qualified.Group, Resource: e.qualified.Resource + "/scale"}, info.Verb)
 	}
-	o, err := parseWriteOptions(r.URL.Query(), "UpdateOptions")
+	optionsKind := "UpdateOptions"
+	if info.Verb == "patch" {
+		optionsKind = "PatchOptions"
+	}
+	o, err := parseWriteOptions(r.URL.Query(), optionsKind)
 	if err != nil {
 		return err
 	}
@@ -86,7 +92,16 @@ func (s *Server) serveScale(w http.ResponseWriter, r *http.Request, info *Reques
 	}
 	patchType, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	manager := fieldmanager.ManagerName(o.FieldManager, r.UserAgent())
+	apply := info.Verb == "patch" && types.PatchType(patchType) == types.ApplyYAMLPatchType
+	if info.Verb == "patch" {
+		if errs := patchOptionErrors(apply, o); len(errs) > 0 {
+			return apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "PatchOptions"}, "", errs)
+		}
+	}
 	newObj := func(ctx context.Context, old runtime.Object) (runtime.Object, error) {
+		if apply {
+			return s.applyScale(e, storage.Unwrap(old), body, o)
+		}
 		cur, err := sf.Get(old)
 		if err != nil {
 			return nil, err
@@ -116,6 +131,126 @@ func (s *Server) serveScale(w http.ResponseWriter, r *http.Request, info *Reques
 		return err
 	}
 	return writeScale(http.StatusOK, out)
+}
+
+// applyScale serves a server-side apply of the scale subresource as
+// upstream: the parent's managedFields are shown to a Scale field manager
+// as Scale fields (the replicas path mapped to .spec.replicas), the apply
+// merges there, and the result goes back to the parent (ScaleHandler).
+func (s *Server) applyScale(e *endpoint, parent runtime.Object, body []byte, o writeOptions) (runtime.Object, error) {
+	sf := e.def.Scale
+	cur, err := sf.Get(parent)
+	if err != nil {
+		return nil, err
+	}
+	cur.SetGroupVersionKind(scaleGVK)
+	pm, err := apimeta.Accessor(parent)
+	if err != nil {
+		return nil, err
+	}
+	path, err := s.replicasPath(e)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	mappings := managedfields.ResourcePathMappings{}
+	for gvk, ep := range s.kinds {
+		if sameResource(ep, e) {
+			mappings[gvk.GroupVersion().String()] = path
+		}
+	}
+	for _, ep := range s.crs.Load().kinds {
+		if sameResource(ep, e) {
+			mappings[ep.gvk.GroupVersion().String()] = path
+		}
+	}
+	sh := managedfields.NewScaleHandler(pm.GetManagedFields(), e.gvk.GroupVersion(), mappings)
+	if cur.ManagedFields, err = sh.ToSubresource(); err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	applied, err := fieldmanager.DecodeApply(body)
+	if err != nil {
+		return nil, err
+	}
+	fm, err := s.fields.For(fieldmanager.Kind{GVK: scaleGVK, Hub: scaleGVK.GroupVersion(), Subresource: "scale"})
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	merged, err := fm.Apply(cur, applied, o.FieldManager, o.Force)
+	if err != nil {
+		if _, ok := err.(apierrors.APIStatus); ok {
+			return nil, err
+		}
+		return nil, &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure,
+			Code: http.StatusInternalServerError, Message: err.Error()}}
+	}
+	target, err := (fieldConvertor{s}).ConvertToVersion(merged, scaleGVK.GroupVersion())
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	sc := target.(*autoscalingv1.Scale)
+	if sc.Spec.Replicas < 0 {
+		return nil, apierrors.NewInvalid(scaleQualified, cur.Name, field.ErrorList{
+			field.Invalid(field.NewPath("spec", "replicas"), sc.Spec.Replicas, "must be greater than or equal to 0")})
+	}
+	entries, err := sh.ToParent(sc.ManagedFields)
+	if err != nil {
+		return nil, apierrors.NewInternalError(err)
+	}
+	for i := range entries {
+		// ToParent keeps the parent's times: a manager new to the parent
+		// has none, give it the apply's.
+		if entries[i].Time == nil && entries[i].Manager == o.FieldManager {
+			for _, se := range sc.ManagedFields {
+				if se.Manager == o.FieldManager && se.Time != nil {
+					t := *se.Time
+					entries[i].Time = &t
+				}
+			}
+		}
+	}
+	obj := parent.DeepCopyObject()
+	sf.SetReplicas(obj, sc.Spec.Replicas)
+	om, _ := apimeta.Accessor(obj)
+	om.SetManagedFields(entries)
+	storage.InternManagedFields(obj)
+	return obj, nil
+}
+
+// replicasPath finds where e's objects keep their desired replicas: the
+// field SetReplicas writes.
+func (s *Server) replicasPath(e *endpoint) (fieldpath.Path, error) {
+	obj := e.def.New()
+	e.def.Scale.SetReplicas(obj, 7919)
+	var content map[string]any
+	if u, ok := obj.(runtime.Unstructured); ok {
+		content = u.UnstructuredContent()
+	} else {
+		var err error
+		if content, err = runtime.DefaultUnstructuredConverter.ToUnstructured(obj); err != nil {
+			return nil, err
+		}
+	}
+	var find func(m map[string]any, at []any) []any
+	find = func(m map[string]any, at []any) []any {
+		for k, v := range m {
+			switch v := v.(type) {
+			case int64:
+				if v == 7919 {
+					return append(at, k)
+				}
+			case map[string]any:
+				if p := find(v, append(append([]any(nil), at...), k)); p != nil {
+					return p
+				}
+			}
+		}
+		return nil
+	}
+	p := find(content, nil)
+	if p == nil {
+		return nil, fmt.Errorf("%s: cannot tell where the scale subresource keeps replicas", e.qualified)
+	}
+	return fieldpath.MakePath(p...)
 }
 
 func (s *Server) patchScale(cur *autoscalingv1.Scale, pt types.PatchType, body []byte) (*autoscalingv1.Scale, error) {
