@@ -63,7 +63,9 @@ func (c *apiServiceController) run(ctx context.Context) {
 				continue
 			}
 		}
-		err := c.s.syncAPIServices(ctx)
+		// Woken by the CRD controller, which has published the custom
+		// resources: only now may APIServices of CRDs gone be deleted.
+		err := c.s.syncAPIServices(ctx, true)
 		failed = err != nil
 		if failed && ctx.Err() == nil {
 			c.s.cfg.Logger.Warn("syncing local APIServices", "err", err)
@@ -93,9 +95,11 @@ func (s *Server) desiredAPIServices() map[string]*apiregistrationv1.APIService {
 }
 
 // syncAPIServices creates missing local APIServices, brings managed ones
-// back to their spec, marks them Available, and deletes the custom
-// resource ones nothing serves any more.
-func (s *Server) syncAPIServices(ctx context.Context) error {
+// back to their spec, marks them Available, and (with prune) deletes the
+// custom resource ones nothing serves any more. At start the custom
+// resources are not served yet, so start does not prune (as upstream waits
+// for the CRD controller's first sync).
+func (s *Server) syncAPIServices(ctx context.Context, prune bool) error {
 	st := s.stores[grAPIServices]
 	if st == nil {
 		return nil
@@ -150,6 +154,9 @@ func (s *Server) syncAPIServices(ctx context.Context) error {
 		if err != nil && !apierrors.IsNotFound(err) {
 			return err
 		}
+	}
+	if !prune {
+		return nil
 	}
 	objs, _, err := st.List(ctx, "", registry.ListOptions{})
 	if err != nil {

@@ -64,7 +64,7 @@ func (s *Server) bootstrap(ctx context.Context) error {
 	if err := s.ensureFlowControl(ctx); err != nil {
 		return err
 	}
-	if err := s.syncAPIServices(ctx); err != nil {
+	if err := s.syncAPIServices(ctx, false); err != nil {
 		return err
 	}
 	if s.stores[grServices] != nil {
