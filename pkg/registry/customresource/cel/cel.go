@@ -336,6 +336,17 @@ func (e *estimator) EstimateSize(el checker.AstNode) *checker.SizeEstimate {
 }
 
 func (e *estimator) EstimateCallCost(function, overloadID string, target *checker.AstNode, args []checker.AstNode) *checker.CallEstimate {
+	// Comparing ip, cidr, url and quantity values is constant work.
+	if function == "_==_" || function == "_!=_" {
+		for _, a := range args {
+			if t := a.Type(); t != nil {
+				switch t.TypeName() {
+				case ipType.TypeName(), cidrType.TypeName(), urlType.TypeName(), quantityType.TypeName():
+					return &checker.CallEstimate{CostEstimate: checker.CostEstimate{Min: 1, Max: 1}}
+				}
+			}
+		}
+	}
 	return nil
 }
 

@@ -162,6 +162,10 @@ func TestKubernetesLibrary(t *testing.T) {
 		"isIP(self.ip) && !isIP(self.bad) && isCIDR(self.cidr) && !isCIDR(self.ip)",
 		"isURL(self.url) && isQuantity(self.q) && !isQuantity(self.bad)",
 		"'x,y'.split(',').size() == 2",
+		"ip(self.ip).family() == 4 && !ip(self.ip).isLoopback() && ip('::1').isLoopback() && string(ip(self.ip)) == '10.0.0.1'",
+		"cidr(self.cidr).containsIP(self.ip) && cidr(self.cidr).containsIP(ip('10.1.2.3')) && cidr(self.cidr).prefixLength() == 8 && cidr('10.0.0.0/8').containsCIDR('10.1.0.0/16')",
+		"url(self.url).getScheme() == 'https' && url(self.url).getHost() == 'example.com' && url(self.url).getEscapedPath() == '/x'",
+		"quantity(self.q).isGreaterThan(quantity('1Mi')) && quantity(self.q).compareTo(quantity('100Mi')) == 0 && quantity('1').add(2).asInteger() == 3 && quantity(self.q) == quantity('100Mi')",
 	} {
 		v, errs := compileSchema(t, `{"type": "object", "x-kubernetes-preserve-unknown-fields": true, "x-kubernetes-validations": [{"rule": `+strconvQuote(rule)+`}]}`)
 		if len(errs) > 0 {

@@ -22,8 +22,9 @@
 // sets, lists (v3) and two-variable comprehension extensions, plus the
 // commonly used part of the Kubernetes libraries (library.go): isSorted,
 // sum, min, max, indexOf, lastIndexOf on lists, find/findAll, isIP, isCIDR,
-// isURL, isQuantity. Not yet: the ip(), cidr(), url(), quantity(),
-// semver and format.named() value types.
+// isURL, isQuantity, and the ip(), cidr(), url() and quantity() value types
+// with their common members (values.go). Not yet: semver, format.named()
+// and the authorizer library (admission policies only).
 //
 // self and oldSelf are dynamically typed (the decoded JSON values), so a
 // reference to an undeclared field is found when a rule runs ("no such

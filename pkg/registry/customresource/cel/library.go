@@ -19,7 +19,7 @@ import (
 // and the format checks isIP, isCIDR, isURL and isQuantity.
 func kubernetesLibrary() cel.EnvOption {
 	listOf := cel.ListType(cel.DynType)
-	return cel.Lib(k8sLib{opts: []cel.EnvOption{
+	return cel.Lib(k8sLib{opts: append(valueTypesLibrary(),
 		cel.Function("isSorted", cel.MemberOverload("list_is_sorted", []*cel.Type{listOf}, cel.BoolType, cel.UnaryBinding(isSorted))),
 		cel.Function("sum", cel.MemberOverload("list_sum", []*cel.Type{listOf}, cel.DynType, cel.UnaryBinding(sum))),
 		cel.Function("min", cel.MemberOverload("list_min", []*cel.Type{listOf}, cel.DynType, cel.UnaryBinding(func(v ref.Val) ref.Val { return extreme(v, -1) }))),
@@ -46,7 +46,7 @@ func kubernetesLibrary() cel.EnvOption {
 			_, err := resource.ParseQuantity(s)
 			return err == nil
 		})))),
-	}})
+	)})
 }
 
 type k8sLib struct{ opts []cel.EnvOption }
