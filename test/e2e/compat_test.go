@@ -58,6 +58,15 @@ func TestKubectlOldest(t *testing.T) {
 		`^runtimeclasses\s+node\.k8s\.io/v1\s+false\s+RuntimeClass$`,
 		`^customresourcedefinitions\s+crd,crds\s+apiextensions\.k8s\.io/v1\s+false\s+CustomResourceDefinition$`)
 	wantMatch(t, k.ok(t, "api-versions"), `^apps/v1$`, `^v1$`, `^node\.k8s\.io/v1$`, `^storage\.k8s\.io/v1$`)
+	// server-side apply with the oldest kubectl: create, conflict, force
+	ssaCM := func(v string) string {
+		return "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ssa, namespace: " + ns + "}\ndata: {a: " + v + "}\n"
+	}
+	wantLines(t, k.withStdin(ssaCM("one")).ok(t, "apply", "--server-side", "-f", "-"), "configmap/ssa serverside-applied")
+	errOut = k.withStdin(ssaCM("two")).fails(t, "apply", "--server-side", "--field-manager=other", "-f", "-")
+	wantContains(t, errOut, `Apply failed with 1 conflict: conflict with "kubectl": .data.a`)
+	wantLines(t, k.withStdin(ssaCM("two")).ok(t, "apply", "--server-side", "--field-manager=other", "--force-conflicts", "-f", "-"), "configmap/ssa serverside-applied")
+	wantContains(t, k.ok(t, "-n", ns, "get", "cm", "ssa", "-o", "yaml", "--show-managed-fields"), "    manager: other\n    operation: Apply\n")
 	// cluster-info dump lists every kind it knows in each namespace
 	wantContains(t, k.withTimeout(60*time.Second).ok(t, "cluster-info", "dump", "--namespaces", ns),
 		`"kind": "NodeList"`, `"kind": "ReplicationControllerList"`, `"kind": "DaemonSetList"`, `"kind": "EventList"`)
