@@ -20,6 +20,11 @@
 //   - definitions that do not build (a schema structured-merge-diff
 //     rejects) keep the last good generation's types: one bad custom
 //     resource schema never takes field management from the other kinds;
+//   - TrackCreate answers exactly what the field manager's UpdateNoErrors
+//     would: it memoizes a create's entry by the object's shape (set
+//     fields, map keys, list items) and computes it on a miss; objects with
+//     free-form JSON, custom resources and version conversions always take
+//     the field manager;
 //   - apply bodies are decoded as upstream's (apimachinery's YAML, integers
 //     stay integers).
 package fieldmanager
