@@ -6,7 +6,8 @@
 // evaluates the policies yet. CEL expressions are parsed with cel-go when
 // written (syntax errors refused as upstream's "compilation failed"), and
 // a result type that is definitely wrong is refused; see cel.go for what
-// is not checked.
+// is not checked. A policy's generation is marked type-checked with no
+// warnings (MarkTypeChecked), since schemas are not consulted.
 //
 // Invariants: defaulting is idempotent and only fills unset fields;
 // validation never mutates; error paths and messages follow upstream's; an

@@ -2,8 +2,10 @@
 // flowschemas and prioritylevelconfigurations (API Priority and Fairness
 // configuration, stored and validated; skiff does not yet classify requests
 // by them): upstream's defaulting and validation as pure functions over the
-// k8s.io/api types, the registry Definitions, and upstream's mandatory and
-// suggested bootstrap objects with the rule that keeps them up to date.
+// k8s.io/api types, the registry Definitions, upstream's mandatory and
+// suggested bootstrap objects with the rule that keeps them up to date
+// (the API server applies it at start and periodically), and the Dangling
+// condition a FlowSchema carries when its priority level is missing.
 //
 // Invariants: defaulting is idempotent and only fills unset fields;
 // validation never mutates; error paths and messages follow upstream's;
