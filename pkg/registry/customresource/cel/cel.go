@@ -101,8 +101,8 @@ func Compile(root *structural.Node, schemaPath *field.Path) (*Validator, field.E
 	c := &compiler{}
 	n := c.compile(root, schemaPath, 1, true)
 	if c.total > StaticEstimatedCRDCostLimit {
-		for _, p := range c.expensive {
-			c.errs = append(c.errs, field.Forbidden(p, "contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema"))
+		for _, e := range c.expensive {
+			c.errs = append(c.errs, field.Forbidden(e.path, "contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema"))
 		}
 		c.errs = append(c.errs, field.Forbidden(schemaPath, costErrorMessage("x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema", c.total, StaticEstimatedCRDCostLimit)))
 	}
@@ -112,7 +112,12 @@ func Compile(root *structural.Node, schemaPath *field.Path) (*Validator, field.E
 type compiler struct {
 	errs      field.ErrorList
 	total     uint64
-	expensive []*field.Path
+	expensive []costed
+}
+
+type costed struct {
+	path *field.Path
+	cost uint64
 }
 
 func (c *compiler) compile(s *structural.Node, pth *field.Path, cardinality uint64, root bool) *node {
@@ -175,10 +180,15 @@ func (c *compiler) compile(s *structural.Node, pth *field.Path, cardinality uint
 	return n
 }
 
+// observe adds an expression's cost to the schema's total and keeps the
+// four most expensive (upstream's report when the total is exceeded).
 func (c *compiler) observe(p *field.Path, cost uint64) {
 	c.total = addGuard(c.total, cost)
-	c.expensive = append(c.expensive, p)
-
+	c.expensive = append(c.expensive, costed{p, cost})
+	sort.SliceStable(c.expensive, func(i, j int) bool { return c.expensive[i].cost > c.expensive[j].cost })
+	if len(c.expensive) > 4 {
+		c.expensive = c.expensive[:4]
+	}
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -313,7 +323,7 @@ func (e *estimator) EstimateSize(el checker.AstNode) *checker.SizeEstimate {
 				return &checker.SizeEstimate{Min: 0, Max: maxStringLen(nil)}
 			}
 		default:
-			if p, ok := n.Props[step]; ok {
+			if p, ok := unescape(n, step); ok {
 				n = p
 			} else if n.Additional != nil {
 				n = n.Additional
@@ -550,7 +560,10 @@ func (a *activation) Parent() interpreter.Activation { return nil }
 func (n *node) evalRules(ctx context.Context, pth *field.Path, x, old any, budget int64) (field.ErrorList, int64) {
 	var errs field.ErrorList
 	typ := typeName(n.schema, x)
-	act := &activation{self: x, oldSelf: old, hasOld: old != nil}
+	act := &activation{self: toCEL(x, n.schema), hasOld: old != nil}
+	if old != nil {
+		act.oldSelf = toCEL(old, n.schema)
+	}
 	for _, r := range n.rules {
 		if r.err != "" {
 			errs = append(errs, field.Invalid(pth, typ, "rule compile error: "+r.err))

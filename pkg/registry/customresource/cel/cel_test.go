@@ -182,3 +182,33 @@ func strconvQuote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// Property names that are CEL keywords or contain '-', '.', '/' or "__"
+// are reached escaped, as upstream; map keys are not.
+func TestEscapedPropertyNames(t *testing.T) {
+	v, errs := compileSchema(t, `{"type": "object", "properties": {
+	  "namespace": {"type": "string", "maxLength": 10},
+	  "x-y": {"type": "integer"},
+	  "a.b": {"type": "integer"},
+	  "labels": {"type": "object", "maxProperties": 5, "additionalProperties": {"type": "string", "maxLength": 10}},
+	  "refs": {"type": "array", "maxItems": 4, "items": {"type": "object", "properties": {"namespace": {"type": "string", "maxLength": 10}}}}},
+	  "x-kubernetes-validations": [
+	    {"rule": "self.__namespace__ == 'ns'"},
+	    {"rule": "self.x__dash__y == 1 && self.a__dot__b == 2"},
+	    {"rule": "self.labels['app.kubernetes.io/name'] == 'web'"},
+	    {"rule": "self.refs.all(r, !has(r.__namespace__) || r.__namespace__ == self.__namespace__)"}
+	  ]}`)
+	if len(errs) > 0 {
+		t.Fatalf("compile: %v", errs)
+	}
+	good := map[string]any{"namespace": "ns", "x-y": int64(1), "a.b": int64(2), "labels": map[string]any{"app.kubernetes.io/name": "web"},
+		"refs": []any{map[string]any{"namespace": "ns"}, map[string]any{}}}
+	if got := v.Validate(context.Background(), good, nil); len(got) > 0 {
+		t.Errorf("good object: %v", got)
+	}
+	good["refs"] = []any{map[string]any{"namespace": "other"}}
+	got := v.Validate(context.Background(), good, nil)
+	if len(got) != 1 || got[0].Error() != "<nil>: Invalid value: failed rule: self.refs.all(r, !has(r.__namespace__) || r.__namespace__ == self.__namespace__)" {
+		t.Errorf("bad ref: %v", got)
+	}
+}
