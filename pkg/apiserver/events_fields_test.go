@@ -52,3 +52,22 @@ func TestEventsV1FieldSelectors(t *testing.T) {
 		expectStatus(t, code, data, http.StatusBadRequest, metav1.StatusReasonBadRequest, "field label not supported: "+field)
 	}
 }
+
+// An events.k8s.io/v1 Event posted without metadata.namespace takes the
+// request's namespace, as upstream (its validation requires one).
+func TestEventsV1CreateTakesRequestNamespace(t *testing.T) {
+	c := start(t)
+	ns := c.namespace("evns")
+	body := jsonObj{"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": jsonObj{"name": "e1"},
+		"eventTime": "2026-01-01T00:00:00.000000Z", "reportingController": "example.com/ctl", "reportingInstance": "ctl-1",
+		"action": "Sync", "reason": "Synced", "type": "Normal", "regarding": jsonObj{"kind": "Pod", "name": "web", "namespace": ns}}
+	got := decodeObj(t, c.call(http.MethodPost, "/apis/events.k8s.io/v1/namespaces/"+ns+"/events", body, http.StatusCreated, nil))
+	if err := expectEqual("namespace", jsonField(got, "metadata", "namespace"), ns); err != nil {
+		t.Error(err)
+	}
+	// A mismatched namespace is still refused.
+	body["metadata"] = jsonObj{"name": "e2", "namespace": "other"}
+	code, _, data := c.do(http.MethodPost, "/apis/events.k8s.io/v1/namespaces/"+ns+"/events", body, "", "")
+	expectStatus(t, code, data, http.StatusBadRequest, metav1.StatusReasonBadRequest,
+		"the namespace of the provided object does not match the namespace sent on the request")
+}

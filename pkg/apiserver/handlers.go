@@ -508,11 +508,19 @@ func (s *Server) readTyped(w http.ResponseWriter, r *http.Request, gvk schema.Gr
 
 // decodeBody reads and decodes a create/update body into the endpoint's
 // version, applies field validation and defaulting, and converts it to the
-// storage version.
-func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, e *endpoint, o writeOptions) (runtime.Object, error) {
+// storage version. A namespaced object without a namespace takes the
+// request's (ns) before conversion, as upstream fills it before its
+// strategy runs: a version whose conversion validates (events.k8s.io/v1)
+// sees the namespace the object will have.
+func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request, e *endpoint, o writeOptions, ns string) (runtime.Object, error) {
 	obj, err := s.readTyped(w, r, e.gvk, e.newObj(), &o)
 	if err != nil {
 		return nil, err
+	}
+	if ns != "" && e.def.Namespaced {
+		if m, err := meta.Accessor(obj); err == nil && m.GetNamespace() == "" {
+			m.SetNamespace(ns)
+		}
 	}
 	if err := s.unknownCRFields(w, e, o, obj); err != nil {
 		return nil, err
@@ -558,7 +566,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, info *RequestInf
 	if err != nil {
 		return err
 	}
-	obj, err := s.decodeBody(w, r, e, o)
+	obj, err := s.decodeBody(w, r, e, o, info.Namespace)
 	if err != nil {
 		return err
 	}
@@ -612,7 +620,7 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, info *RequestInf
 	if err != nil {
 		return err
 	}
-	obj, err := s.decodeBody(w, r, e, o)
+	obj, err := s.decodeBody(w, r, e, o, info.Namespace)
 	if err != nil {
 		return err
 	}

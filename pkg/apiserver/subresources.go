@@ -706,7 +706,7 @@ func (s *Server) serveFinalize(w http.ResponseWriter, r *http.Request, info *Req
 	if err != nil {
 		return err
 	}
-	obj, err := s.decodeBody(w, r, e, o)
+	obj, err := s.decodeBody(w, r, e, o, info.Namespace)
 	if err != nil {
 		return err
 	}
