@@ -212,3 +212,29 @@ func TestEscapedPropertyNames(t *testing.T) {
 		t.Errorf("bad ref: %v", got)
 	}
 }
+
+// Strings with format date-time, duration and byte are timestamps,
+// durations and bytes in rules, as upstream.
+func TestFormattedStrings(t *testing.T) {
+	v, errs := compileSchema(t, `{"type": "object", "properties": {
+	  "at": {"type": "string", "format": "date-time"},
+	  "every": {"type": "string", "format": "duration"},
+	  "data": {"type": "string", "format": "byte"}},
+	  "x-kubernetes-validations": [
+	    {"rule": "self.at > timestamp('2020-01-01T00:00:00Z')", "message": "too early"},
+	    {"rule": "self.every <= duration('1h')", "message": "too long"},
+	    {"rule": "self.data == b'hi'", "message": "wrong data"}
+	  ]}`)
+	if len(errs) > 0 {
+		t.Fatalf("compile: %v", errs)
+	}
+	obj := map[string]any{"at": "2021-05-01T10:00:00Z", "every": "30m", "data": "aGk="}
+	if got := v.Validate(context.Background(), obj, nil); len(got) > 0 {
+		t.Errorf("valid: %v", got)
+	}
+	obj = map[string]any{"at": "2019-05-01T10:00:00Z", "every": "2h", "data": "aGk="}
+	got := v.Validate(context.Background(), obj, nil)
+	if len(got) != 2 || got[0].Detail != "too early" || got[1].Detail != "too long" {
+		t.Errorf("invalid: %v", got)
+	}
+}

@@ -1,8 +1,12 @@
 package cel
 
 import (
+	"encoding/base64"
 	"regexp"
 	"strings"
+	"time"
+
+	"k8s.io/kube-openapi/pkg/validation/strfmt"
 
 	"github.com/skiff-sh/skiff/pkg/registry/customresource/structural"
 )
@@ -52,9 +56,30 @@ func unescape(n *structural.Node, field string) (*structural.Node, bool) {
 }
 
 // toCEL copies a decoded JSON value for evaluation, escaping the property
-// names of objects with declared properties.
+// names of objects with declared properties and, as upstream, turning
+// strings of format date-time into timestamps, of format duration into
+// durations and of format byte into bytes.
 func toCEL(x any, n *structural.Node) any {
 	switch v := x.(type) {
+	case string:
+		if n == nil {
+			return v
+		}
+		switch n.Format {
+		case "date-time":
+			if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+				return t
+			}
+		case "duration":
+			if d, err := strfmt.ParseDuration(v); err == nil {
+				return d
+			}
+		case "byte":
+			if b, err := base64.StdEncoding.DecodeString(v); err == nil {
+				return b
+			}
+		}
+		return v
 	case map[string]any:
 		if n == nil || len(n.Props) == 0 {
 			if n != nil && n.Additional != nil {
@@ -83,7 +108,7 @@ func toCEL(x any, n *structural.Node) any {
 		}
 		return out
 	case []any:
-		if n == nil || n.Items == nil || !needsEscaping(n.Items) {
+		if n == nil || n.Items == nil || !needsConversion(n.Items) {
 			return v
 		}
 		out := make([]any, len(v))
@@ -95,15 +120,20 @@ func toCEL(x any, n *structural.Node) any {
 	return x
 }
 
-// needsEscaping reports whether values of n can contain escaped names.
-func needsEscaping(n *structural.Node) bool {
+// needsConversion reports whether values of n can contain escaped names
+// or formatted strings.
+func needsConversion(n *structural.Node) bool {
 	if n == nil {
 		return false
 	}
+	switch n.Format {
+	case "date-time", "duration", "byte":
+		return true
+	}
 	for k, p := range n.Props {
-		if e, _ := escape(k); e != k || needsEscaping(p) {
+		if e, _ := escape(k); e != k || needsConversion(p) {
 			return true
 		}
 	}
-	return needsEscaping(n.Items) || needsEscaping(n.Additional)
+	return needsConversion(n.Items) || needsConversion(n.Additional)
 }
