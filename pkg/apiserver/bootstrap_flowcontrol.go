@@ -132,7 +132,7 @@ func (s *Server) syncFlowSchemaStatus(ctx context.Context) error {
 func (s *Server) ensureBootstrap(ctx context.Context, gr schema.GroupResource, want runtime.Object, update func(cur runtime.Object) runtime.Object) error {
 	st := s.stores[gr]
 	ns, name := objectName(want)
-	cur, err := st.Get(ctx, ns, name, metav1.GetOptions{})
+	cur, err := st.Get(ctx, ns, name, metav1.GetOptions{ResourceVersion: "0"}) // the watch cache: this runs every few seconds
 	if apierrors.IsNotFound(err) {
 		return s.ensure(ctx, gr, want.DeepCopyObject())
 	}
