@@ -56,7 +56,11 @@ func TestKubectlOldest(t *testing.T) {
 		`^replicationcontrollers\s+rc\s+v1\s+true\s+ReplicationController$`,
 		`^csinodes\s+storage\.k8s\.io/v1\s+false\s+CSINode$`,
 		`^runtimeclasses\s+node\.k8s\.io/v1\s+false\s+RuntimeClass$`,
-		`^customresourcedefinitions\s+crd,crds\s+apiextensions\.k8s\.io/v1\s+false\s+CustomResourceDefinition$`)
+		`^customresourcedefinitions\s+crd,crds\s+apiextensions\.k8s\.io/v1\s+false\s+CustomResourceDefinition$`,
+		`^certificatesigningrequests\s+csr\s+certificates\.k8s\.io/v1\s+false\s+CertificateSigningRequest$`,
+		`^flowschemas\s+flowcontrol\.apiserver\.k8s\.io/v1\s+false\s+FlowSchema$`,
+		`^apiservices\s+apiregistration\.k8s\.io/v1\s+false\s+APIService$`,
+		`^validatingadmissionpolicies\s+admissionregistration\.k8s\.io/v1\s+false\s+ValidatingAdmissionPolicy$`)
 	wantMatch(t, k.ok(t, "api-versions"), `^apps/v1$`, `^v1$`, `^node\.k8s\.io/v1$`, `^storage\.k8s\.io/v1$`)
 	// server-side apply with the oldest kubectl: create, conflict, force
 	ssaCM := func(v string) string {
