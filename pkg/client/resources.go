@@ -97,6 +97,7 @@ func init() {
 		{&storagemigrationv1.StorageVersionMigration{}, "storagemigration.k8s.io", "storageversionmigrations", false},
 		{&certificatesv1.CertificateSigningRequest{}, "certificates.k8s.io", "certificatesigningrequests", false},
 		{&certificatesv1.ClusterTrustBundle{}, "certificates.k8s.io", "clustertrustbundles", false},
+		{&certificatesv1.PodCertificateRequest{}, "certificates.k8s.io", "podcertificaterequests", true},
 		{&apiregistrationv1.APIService{}, "apiregistration.k8s.io", "apiservices", false},
 		{&admissionregistrationv1.MutatingWebhookConfiguration{}, "admissionregistration.k8s.io", "mutatingwebhookconfigurations", false},
 		{&admissionregistrationv1.ValidatingWebhookConfiguration{}, "admissionregistration.k8s.io", "validatingwebhookconfigurations", false},

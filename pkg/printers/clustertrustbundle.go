@@ -24,3 +24,29 @@ func clusterTrustBundleHandler() Handler {
 		}),
 	}
 }
+
+// podCertificateRequestHandler has upstream's columns; State is Pending
+// until a signer sets Issued, Denied or Failed.
+func podCertificateRequestHandler() Handler {
+	spec := certificatesv1.PodCertificateRequestSpec{}.SwaggerDoc()
+	return Handler{
+		Columns: []metav1.TableColumnDefinition{
+			nameColumn(),
+			col("PodName", "string", spec["podName"]),
+			col("ServiceAccountName", "string", spec["serviceAccountName"]),
+			col("NodeName", "string", spec["nodeName"]),
+			col("SignerName", "string", spec["signerName"]),
+			col("State", "string", "Is the request Pending, Issued, Denied, or Failed?"),
+		},
+		Cells: typed(func(r *certificatesv1.PodCertificateRequest, _ time.Time) ([]interface{}, error) {
+			state := "Pending"
+			for _, c := range r.Status.Conditions {
+				switch c.Type {
+				case "Issued", "Denied", "Failed":
+					state = c.Type
+				}
+			}
+			return []interface{}{r.Name, r.Spec.PodName, r.Spec.ServiceAccountName, string(r.Spec.NodeName), r.Spec.SignerName, state}, nil
+		}),
+	}
+}

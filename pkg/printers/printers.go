@@ -158,6 +158,7 @@ func buildRegistry() map[schema.GroupResource]Handler {
 	add("admissionregistration.k8s.io", "mutatingadmissionpolicybindings", mutatingAdmissionPolicyBindingHandler())
 	add("certificates.k8s.io", "certificatesigningrequests", csrHandler())
 	add("certificates.k8s.io", "clustertrustbundles", clusterTrustBundleHandler())
+	add("certificates.k8s.io", "podcertificaterequests", podCertificateRequestHandler())
 	add("apiextensions.k8s.io", "customresourcedefinitions", crdHandler())
 	add("flowcontrol.apiserver.k8s.io", "flowschemas", flowSchemaHandler())
 	add("apiregistration.k8s.io", "apiservices", apiServiceHandler())

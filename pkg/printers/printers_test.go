@@ -165,6 +165,7 @@ func TestColumns(t *testing.T) {
 		{gr("admissionregistration.k8s.io", "mutatingadmissionpolicybindings"), "Name PolicyName ParamRef Age"},
 		{gr("certificates.k8s.io", "certificatesigningrequests"), "Name Age SignerName Requestor RequestedDuration Condition"},
 		{gr("certificates.k8s.io", "clustertrustbundles"), "Name SignerName"},
+		{gr("certificates.k8s.io", "podcertificaterequests"), "Name PodName ServiceAccountName NodeName SignerName State"},
 		{gr("apiextensions.k8s.io", "customresourcedefinitions"), "Name Scope Versions Created At Group* Kind* ShortNames* Established*"},
 		{gr("apiregistration.k8s.io", "apiservices"), "Name Service Available Age"},
 		{gr("flowcontrol.apiserver.k8s.io", "flowschemas"), "Name PriorityLevel MatchingPrecedence DistinguisherMethod Age MissingPL"},
@@ -1096,6 +1097,12 @@ func TestClusterCells(t *testing.T) {
 		Spec: certificatesv1.ClusterTrustBundleSpec{SignerName: "example.com/signer"}}, []interface{}{"example.com:signer:ca", "example.com/signer"})
 	check("clustertrustbundle without signer", gr("certificates.k8s.io", "clustertrustbundles"), &certificatesv1.ClusterTrustBundle{ObjectMeta: om("ca", time.Hour)},
 		[]interface{}{"ca", "<none>"})
+	check("podcertificaterequest", gr("certificates.k8s.io", "podcertificaterequests"), &certificatesv1.PodCertificateRequest{ObjectMeta: om("pcr", time.Hour),
+		Spec:   certificatesv1.PodCertificateRequestSpec{PodName: "web", ServiceAccountName: "default", NodeName: "node1", SignerName: "example.com/signer"},
+		Status: certificatesv1.PodCertificateRequestStatus{Conditions: []metav1.Condition{{Type: "Issued", Status: metav1.ConditionTrue}}}},
+		[]interface{}{"pcr", "web", "default", "node1", "example.com/signer", "Issued"})
+	check("podcertificaterequest pending", gr("certificates.k8s.io", "podcertificaterequests"), &certificatesv1.PodCertificateRequest{ObjectMeta: om("pcr", time.Hour)},
+		[]interface{}{"pcr", "", "", "", "", "Pending"})
 	check("csr pending", gr("certificates.k8s.io", "certificatesigningrequests"), &certificatesv1.CertificateSigningRequest{ObjectMeta: om("csr-2", time.Hour)},
 		[]interface{}{"csr-2", "60m", "<none>", "", "<none>", "Pending"})
 	check("vap", gr("admissionregistration.k8s.io", "validatingadmissionpolicies"), &admissionregistrationv1.ValidatingAdmissionPolicy{ObjectMeta: om("replicas", time.Hour),
@@ -1306,6 +1313,7 @@ func TestCellTypes(t *testing.T) {
 		gr("admissionregistration.k8s.io", "mutatingadmissionpolicybindings"):   &admissionregistrationv1.MutatingAdmissionPolicyBinding{ObjectMeta: om("p", time.Minute)},
 		gr("certificates.k8s.io", "certificatesigningrequests"):                 &certificatesv1.CertificateSigningRequest{ObjectMeta: om("p", time.Minute)},
 		gr("certificates.k8s.io", "clustertrustbundles"):                        &certificatesv1.ClusterTrustBundle{ObjectMeta: om("p", time.Minute)},
+		gr("certificates.k8s.io", "podcertificaterequests"):                     &certificatesv1.PodCertificateRequest{ObjectMeta: om("p", time.Minute)},
 		gr("flowcontrol.apiserver.k8s.io", "flowschemas"):                       &flowcontrolv1.FlowSchema{ObjectMeta: om("p", time.Minute)},
 		gr("apiregistration.k8s.io", "apiservices"):                             &apiregistrationv1.APIService{ObjectMeta: om("p", time.Minute)},
 		gr("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations"):       &flowcontrolv1.PriorityLevelConfiguration{ObjectMeta: om("p", time.Minute)},

@@ -77,7 +77,7 @@ func kubectlAPIResources(t *testing.T, c *cluster, k kc) {
 		"volumeattributesclasses.storage.k8s.io", "runtimeclasses.node.k8s.io",
 		"ingresses.networking.k8s.io", "ingressclasses.networking.k8s.io", "networkpolicies.networking.k8s.io",
 		"deviceclasses.resource.k8s.io", "resourceclaims.resource.k8s.io", "resourceclaimtemplates.resource.k8s.io",
-		"resourceslices.resource.k8s.io", "devicetaintrules.resource.k8s.io", "storageversionmigrations.storagemigration.k8s.io", "clustertrustbundles.certificates.k8s.io",
+		"resourceslices.resource.k8s.io", "devicetaintrules.resource.k8s.io", "storageversionmigrations.storagemigration.k8s.io", "clustertrustbundles.certificates.k8s.io", "podcertificaterequests.certificates.k8s.io",
 		"flowschemas.flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations.flowcontrol.apiserver.k8s.io",
 		"apiservices.apiregistration.k8s.io", "certificatesigningrequests.certificates.k8s.io",
 		"mutatingwebhookconfigurations.admissionregistration.k8s.io", "validatingwebhookconfigurations.admissionregistration.k8s.io",

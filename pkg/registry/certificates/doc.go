@@ -1,6 +1,7 @@
 // Package certificates defines the certificates.k8s.io/v1
 // certificatesigningrequests with their status and approval
-// subresources, and clustertrustbundles (stable in 1.37): upstream's
+// subresources, clustertrustbundles and podcertificaterequests (+status;
+// both stable in 1.37): upstream's
 // defaulting, validation and strategy as pure functions over the
 // k8s.io/api types, and the registry Definitions.
 //
@@ -13,5 +14,11 @@
 // Failed condition or replaces an issued certificate. A ClusterTrustBundle
 // for a signer is named after it and its signer never changes; its bundle
 // holds at least one CA certificate, each once (an unchanged bundle is not
-// parsed again on update).
+// parsed again on update). A PodCertificateRequest's spec never changes;
+// its stub PKCS#10 request must verify and use a supported key type; its
+// status only moves to one terminal condition (Issued, Denied, Failed) and
+// then never changes; an issued chain certifies the requested key with
+// consistent times. (1.37 moved the request's key from pkixPublicKey and
+// proofOfPossession into stubPKCS10Request; the messages about that field
+// are skiff's own wording.)
 package certificates

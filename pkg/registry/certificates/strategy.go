@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/skiff-sh/skiff/pkg/clock"
 	"github.com/skiff-sh/skiff/pkg/registry"
 )
 
@@ -33,7 +34,7 @@ func Definitions() []*registry.Definition {
 		{Name: "status", Keep: registry.PrepareUpdate(PrepareForStatusUpdate), ValidateUpdate: registry.ValidateUpdate(ValidateCSRUpdate), Stamp: stamp},
 		{Name: "approval", Keep: registry.PrepareUpdate(PrepareForApprovalUpdate), ValidateUpdate: registry.ValidateUpdate(ValidateCSRUpdate), Stamp: stamp},
 	}
-	return []*registry.Definition{csr, ClusterTrustBundleDefinition()}
+	return []*registry.Definition{csr, ClusterTrustBundleDefinition(), PodCertificateRequestDefinition(clock.Real{})}
 }
 
 func setRequester(obj runtime.Object, u *authenticationv1.UserInfo) {
