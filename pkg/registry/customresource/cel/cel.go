@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/checker"
+	"github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/ext"
 	"github.com/google/cel-go/interpreter"
@@ -29,10 +30,10 @@ const (
 	maxMessageExpressionBytes   = 5 * 1024
 )
 
-var baseEnv = func() *cel.Env {
+// libEnv is upstream's base environment without variables; rules get self
+// and oldSelf typed from their schema node (typed.go).
+var libEnv = func() *cel.Env {
 	env, err := cel.NewEnv(
-		cel.Variable("self", cel.DynType),
-		cel.Variable("oldSelf", cel.DynType),
 		cel.HomogeneousAggregateLiterals(),
 		cel.EagerlyValidateDeclarations(true),
 		cel.DefaultUTCTimeZone(true),
@@ -98,7 +99,7 @@ func toInternal(r apiextensionsv1.ValidationRule) internalRule {
 // those of the CRD (paths under schemaPath, e.g.
 // spec.validation.openAPIV3Schema); a Validator is returned either way.
 func Compile(root *structural.Node, schemaPath *field.Path) (*Validator, field.ErrorList) {
-	c := &compiler{}
+	c := &compiler{types: newSchemaTypes(root)}
 	n := c.compile(root, schemaPath, 1, true)
 	if c.total > StaticEstimatedCRDCostLimit {
 		for _, e := range c.expensive {
@@ -110,6 +111,7 @@ func Compile(root *structural.Node, schemaPath *field.Path) (*Validator, field.E
 }
 
 type compiler struct {
+	types     *schemaTypes
 	errs      field.ErrorList
 	total     uint64
 	expensive []costed
@@ -128,7 +130,7 @@ func (c *compiler) compile(s *structural.Node, pth *field.Path, cardinality uint
 	if s.Source != nil {
 		for i, r := range s.Source.XValidations {
 			rp := pth.Child("x-kubernetes-validations").Index(i)
-			cr := compileRule(r, s, root)
+			cr := c.compileRule(r, s)
 			if cr == nil {
 				continue
 			}
@@ -233,12 +235,17 @@ func costErrorMessage(name string, cost, limit uint64) string {
 
 func (r *rule) msgErr() string { return r.msgError }
 
-func compileRule(r apiextensionsv1.ValidationRule, s *structural.Node, root bool) *rule {
+func (c *compiler) compileRule(r apiextensionsv1.ValidationRule, s *structural.Node) *rule {
 	out := &rule{src: r, fieldPath: strings.TrimPrefix(r.FieldPath, ".")}
 	if strings.TrimSpace(r.Rule) == "" {
 		return nil // reported by the CRD validation
 	}
 	est := &estimator{root: s}
+	baseEnv, err := c.types.envFor(s)
+	if err != nil {
+		out.err = "unexpected compilation error: " + err.Error()
+		return out
+	}
 	ast, iss := baseEnv.Compile(r.Rule)
 	if iss.Err() != nil {
 		out.err = "compilation failed: " + iss.String()
@@ -304,7 +311,14 @@ type estimator struct {
 
 func (e *estimator) EstimateSize(el checker.AstNode) *checker.SizeEstimate {
 	path := el.Path()
-	if len(path) == 0 || (path[0] != "self" && path[0] != "oldSelf") {
+	if len(path) == 0 {
+		// string() of a number, bool, timestamp or duration is short.
+		if e := el.Expr(); e != nil && e.Kind() == ast.CallKind && e.AsCall().FunctionName() == "string" {
+			return &checker.SizeEstimate{Min: 0, Max: 40}
+		}
+		return nil
+	}
+	if path[0] != "self" && path[0] != "oldSelf" {
 		return nil
 	}
 	n := e.root

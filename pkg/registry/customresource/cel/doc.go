@@ -26,10 +26,9 @@
 // with their common members (values.go). Not yet: semver, format.named()
 // and the authorizer library (admission policies only).
 //
-// self and oldSelf are dynamically typed (the decoded JSON values), so a
-// reference to an undeclared field is found when a rule runs ("no such
-// key") rather than when the CRD is written as upstream's typed
-// declarations would.
+// self and oldSelf are typed from the schema node (typed.go), so an
+// undeclared field or a type mismatch is a compile error when the CRD is
+// written, as upstream; at run time the values are the decoded JSON.
 //
 // Invariants: a Validator is immutable and safe for concurrent use;
 // evaluation never mutates the objects.
