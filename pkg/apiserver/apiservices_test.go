@@ -4,17 +4,21 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	apiregistrationv1 "github.com/skiff-sh/skiff/pkg/apis/apiregistration/v1"
+	"github.com/skiff-sh/skiff/pkg/clock"
+	"github.com/skiff-sh/skiff/pkg/testenv"
 )
 
 // A local APIService exists for each served group/version (upstream's
 // priorities, Available because Local), one appears for a CRD's
 // group/versions and goes with the CRD; a user's APIService is validated.
 func TestAPIServices(t *testing.T) {
-	c := start(t)
+	fake := clock.NewFake(time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC))
+	c := start(t, testenv.Config{Clock: fake})
 	const base = "/apis/apiregistration.k8s.io/v1/apiservices"
 	var list apiregistrationv1.APIServiceList
 	c.call(http.MethodGet, base, nil, http.StatusOK, &list)
@@ -70,11 +74,33 @@ func TestAPIServices(t *testing.T) {
 		return code == http.StatusNotFound
 	})
 
-	code, _, data := c.do(http.MethodPost, base, map[string]any{
+	// An APIService served elsewhere: its service is missing, then has no
+	// endpoints; skiff does not proxy, so it never becomes Available.
+	c.call(http.MethodPost, base, map[string]any{
 		"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService", "metadata": map[string]any{"name": "v1beta1.metrics.k8s.io"},
 		"spec": map[string]any{"group": "metrics.k8s.io", "version": "v1beta1", "groupPriorityMinimum": 100, "versionPriority": 100,
+			"service": map[string]any{"namespace": "kube-system", "name": "metrics-server"}},
+	}, http.StatusCreated, nil)
+	available := func() string {
+		var a apiregistrationv1.APIService
+		c.call(http.MethodGet, base+"/v1beta1.metrics.k8s.io", nil, http.StatusOK, &a)
+		for _, cond := range a.Status.Conditions {
+			return string(cond.Status) + " " + cond.Reason
+		}
+		return ""
+	}
+	eventually(t, "ServiceNotFound", func() bool { fake.Step(5 * time.Second); return available() == "False ServiceNotFound" })
+	c.call(http.MethodPost, "/api/v1/namespaces/kube-system/services", map[string]any{
+		"apiVersion": "v1", "kind": "Service", "metadata": map[string]any{"name": "metrics-server"},
+		"spec": map[string]any{"ports": []any{map[string]any{"name": "https", "port": 443}}},
+	}, http.StatusCreated, nil)
+	eventually(t, "EndpointsNotFound", func() bool { fake.Step(5 * time.Second); return available() == "False EndpointsNotFound" })
+
+	code, _, data := c.do(http.MethodPost, base, map[string]any{
+		"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService", "metadata": map[string]any{"name": "v1beta1.other.k8s.io"},
+		"spec": map[string]any{"group": "other.k8s.io", "version": "v1beta1", "groupPriorityMinimum": 100, "versionPriority": 100,
 			"service": map[string]any{"namespace": "kube-system", "name": "metrics-server"}, "caBundle": "cGVt", "insecureSkipTLSVerify": true},
 	}, "", "")
 	expectStatus(t, code, data, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid,
-		`APIService.apiregistration.k8s.io "v1beta1.metrics.k8s.io" is invalid: spec.insecureSkipTLSVerify: Invalid value: true: may not be true if caBundle is present`)
+		`APIService.apiregistration.k8s.io "v1beta1.other.k8s.io" is invalid: spec.insecureSkipTLSVerify: Invalid value: true: may not be true if caBundle is present`)
 }

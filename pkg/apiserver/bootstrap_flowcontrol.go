@@ -58,33 +58,6 @@ func (s *Server) ensureFlowControl(ctx context.Context) error {
 	return s.syncFlowSchemaStatus(ctx)
 }
 
-// flowSchemaStatusInterval is how often the Dangling conditions are
-// brought in line with the priority levels that exist.
-const flowSchemaStatusInterval = 5 * time.Second
-
-// flowSchemaStatusLoop (which also marks ValidatingAdmissionPolicies
-// type-checked, see policies_status.go) keeps the bootstrap configuration in place (a
-// deleted mandatory or suggested object comes back, as upstream's ensurer
-// brings it back) and the FlowSchemas' Dangling conditions current, as
-// upstream's APF configuration controller, until ctx ends.
-func (s *Server) flowSchemaStatusLoop(ctx context.Context) {
-	t := s.cfg.Clock.NewTicker(flowSchemaStatusInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C():
-		}
-		if err := s.ensureFlowControl(ctx); err != nil && ctx.Err() == nil {
-			s.cfg.Logger.Debug("updating FlowSchema status", "err", err)
-		}
-		if err := s.syncPolicyStatus(ctx); err != nil && ctx.Err() == nil {
-			s.cfg.Logger.Debug("updating ValidatingAdmissionPolicy status", "err", err)
-		}
-	}
-}
-
 // syncFlowSchemaStatus sets each FlowSchema's Dangling condition.
 func (s *Server) syncFlowSchemaStatus(ctx context.Context) error {
 	fsStore, plStore := s.stores[grFlowSchemas], s.stores[grPriorityLevels]

@@ -533,7 +533,7 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	go s.crds.run(ctx)
 	go s.apiServices.run(ctx)
-	go s.flowSchemaStatusLoop(ctx)
+	go s.statusLoop(ctx)
 	go s.metrics.observeStorage(ctx, s)
 	s.readyOnce.Do(func() { close(s.ready) })
 	return nil

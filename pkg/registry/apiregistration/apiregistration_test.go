@@ -105,3 +105,33 @@ func TestSetLocalAvailable(t *testing.T) {
 		t.Errorf("transition time not kept: %+v", a.Status.Conditions[0])
 	}
 }
+
+func TestSetRemoteAvailable(t *testing.T) {
+	t0 := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	a := &apiregistrationv1.APIService{Spec: apiregistrationv1.APIServiceSpec{Group: "metrics.k8s.io", Version: "v1beta1",
+		Service: &apiregistrationv1.ServiceReference{Namespace: "kube-system", Name: "metrics-server"}}}
+	tests := []struct {
+		r               Remote
+		reason, message string
+	}{
+		{Remote{}, "ServiceNotFound", `service/metrics-server in "kube-system" is not present`},
+		{Remote{ServiceFound: true}, "ServicePortError", `service/metrics-server in "kube-system" is not listening on port 443`},
+		{Remote{ServiceFound: true, Port: true, PortName: "https"}, "EndpointsNotFound", `cannot find endpoints for service/metrics-server in "kube-system"`},
+		{Remote{ServiceFound: true, Port: true, PortName: "https", EndpointsFound: true}, "MissingEndpoints",
+			`endpoints for service/metrics-server in "kube-system" have no addresses with port name "https"`},
+		{Remote{ServiceFound: true, Port: true, PortName: "https", EndpointsFound: true, Addresses: true}, "FailedDiscoveryCheck",
+			"failing or missing response from https://metrics-server.kube-system.svc:443/apis/metrics.k8s.io/v1beta1: skiff does not proxy aggregated API servers yet"},
+	}
+	for _, tt := range tests {
+		if !SetRemoteAvailable(a, tt.r, t0) {
+			t.Errorf("%+v: no change reported", tt.r)
+		}
+		c := a.Status.Conditions[0]
+		if len(a.Status.Conditions) != 1 || c.Status != "False" || c.Reason != tt.reason || c.Message != tt.message {
+			t.Errorf("%+v: condition %+v", tt.r, c)
+		}
+		if SetRemoteAvailable(a, tt.r, t0) {
+			t.Errorf("%+v: unchanged condition reported as changed", tt.r)
+		}
+	}
+}

@@ -1,6 +1,8 @@
 package apiregistration
 
 import (
+	"fmt"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -81,10 +83,57 @@ func newLocal(gv schema.GroupVersion, p Priority, managed string) *apiregistrati
 // available"), keeping the transition time of an unchanged condition. It
 // reports whether the status changed.
 func SetLocalAvailable(a *apiregistrationv1.APIService, now metav1.Time) bool {
-	want := apiregistrationv1.APIServiceCondition{Type: apiregistrationv1.Available, Status: apiregistrationv1.ConditionTrue,
-		Reason: "Local", Message: "Local APIServices are always available", LastTransitionTime: now}
+	return setAvailable(a, apiregistrationv1.APIServiceCondition{Type: apiregistrationv1.Available, Status: apiregistrationv1.ConditionTrue,
+		Reason: "Local", Message: "Local APIServices are always available", LastTransitionTime: now})
+}
+
+// Remote is what the availability check of an APIService naming a
+// service found.
+type Remote struct {
+	// ServiceFound: the service exists; Port: it has the port the
+	// APIService names (ExternalName services always do), PortName its
+	// name.
+	ServiceFound, Port bool
+	PortName           string
+	// EndpointsFound: the service's Endpoints exist; Addresses: they have
+	// a ready address on PortName.
+	EndpointsFound, Addresses bool
+}
+
+// SetRemoteAvailable records the availability of an APIService served by
+// another server, with the reasons and messages of upstream's remote
+// availability controller. skiff does not proxy aggregated APIs yet, so
+// the last check (a discovery request to the server) always fails. It
+// reports whether the status changed.
+func SetRemoteAvailable(a *apiregistrationv1.APIService, r Remote, now metav1.Time) bool {
+	s := a.Spec.Service
+	port := int32(443)
+	if s.Port != nil {
+		port = *s.Port
+	}
+	c := apiregistrationv1.APIServiceCondition{Type: apiregistrationv1.Available, Status: apiregistrationv1.ConditionFalse, LastTransitionTime: now}
+	switch {
+	case !r.ServiceFound:
+		c.Reason, c.Message = "ServiceNotFound", fmt.Sprintf("service/%s in %q is not present", s.Name, s.Namespace)
+	case !r.Port:
+		c.Reason, c.Message = "ServicePortError", fmt.Sprintf("service/%s in %q is not listening on port %d", s.Name, s.Namespace, port)
+	case !r.EndpointsFound:
+		c.Reason, c.Message = "EndpointsNotFound", fmt.Sprintf("cannot find endpoints for service/%s in %q", s.Name, s.Namespace)
+	case !r.Addresses:
+		c.Reason, c.Message = "MissingEndpoints", fmt.Sprintf("endpoints for service/%s in %q have no addresses with port name %q", s.Name, s.Namespace, r.PortName)
+	default:
+		c.Reason = "FailedDiscoveryCheck"
+		c.Message = fmt.Sprintf("failing or missing response from https://%s.%s.svc:%d/apis/%s/%s: skiff does not proxy aggregated API servers yet",
+			s.Name, s.Namespace, port, a.Spec.Group, a.Spec.Version)
+	}
+	return setAvailable(a, c)
+}
+
+// setAvailable puts c in a's conditions, keeping the transition time of
+// an unchanged status; it reports whether anything changed.
+func setAvailable(a *apiregistrationv1.APIService, want apiregistrationv1.APIServiceCondition) bool {
 	for i, c := range a.Status.Conditions {
-		if c.Type != apiregistrationv1.Available {
+		if c.Type != want.Type {
 			continue
 		}
 		if c.Status == want.Status && c.Reason == want.Reason && c.Message == want.Message {
