@@ -86,11 +86,11 @@ type schemaValidator struct {
 }
 
 func (v schemaValidator) Validate(obj, old map[string]any, statusOnly bool) field.ErrorList {
-	return v.s.ValidateValues(obj, statusOnly)
+	return v.s.Ratchet(v.s.ValidateValues(obj, statusOnly), obj, old)
 }
 
 func (v schemaValidator) ValidateStructure(obj, old map[string]any, prior field.ErrorList) field.ErrorList {
-	errs := v.s.ValidateStructure(obj)
+	errs := v.s.Ratchet(v.s.ValidateStructure(obj), obj, old)
 	if v.rules == nil {
 		return errs
 	}

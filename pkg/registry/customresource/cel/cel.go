@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -615,6 +616,12 @@ func (n *node) evalRules(ctx context.Context, pth *field.Path, x, old any, budge
 			continue
 		}
 		if val == types.True {
+			continue
+		}
+		// Ratcheting (upstream's CRDValidationRatcheting, on by default):
+		// a rule that does not use oldSelf does not fail an update that
+		// leaves its value as it was.
+		if old != nil && !r.usesOldSelf && reflect.DeepEqual(x, old) {
 			continue
 		}
 		cur := pth

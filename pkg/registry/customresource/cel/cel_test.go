@@ -83,6 +83,7 @@ func TestValidate(t *testing.T) {
 		{name: "list-map items correlate by key", obj: `{"spec": {"replicas": 1, "maxReplicas": 2, "ports": [{"name": "b", "port": 1}, {"name": "a", "port": 5}]}}`,
 			old:  `{"spec": {"replicas": 1, "maxReplicas": 2, "ports": [{"name": "a", "port": 6}]}}`,
 			want: []string{`spec.ports[1]: Invalid value: port may only grow`}},
+		{name: "ratcheting: an unchanged failing value passes an update", obj: `{"spec": {"replicas": 3, "maxReplicas": 2, "name": "abe"}}`, old: `{"spec": {"replicas": 3, "maxReplicas": 2, "name": "abe"}}`},
 		{name: "runtime error", obj: `{"spec": {"replicas": 1}}`,
 			want: []string{`spec: Invalid value: "object": no such key: maxReplicas evaluating rule: self.replicas <= self.maxReplicas`}},
 	}

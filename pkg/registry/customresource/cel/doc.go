@@ -16,6 +16,8 @@
 //     (10,000,000), and reports failures as upstream: message,
 //     messageExpression, or "failed rule: <rule>"; reason
 //     (FieldValueInvalid, Forbidden, Required, Duplicate) and fieldPath.
+//     As upstream's ratcheting, a rule without oldSelf does not fail an
+//     update that leaves its value unchanged.
 //
 // The environment is upstream's base: cel-go's standard library with
 // optional types, cross-type numeric comparisons and the strings (v2),

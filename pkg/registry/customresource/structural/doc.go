@@ -13,6 +13,8 @@
 //     x-kubernetes-preserve-unknown-fields and the apiVersion, kind and
 //     metadata of the root and of embedded resources; it returns the
 //     dropped paths (upstream's "unknown field" warnings).
+//   - Ratchet: on update, drops errors whose value is unchanged from the
+//     old object (upstream's CRDValidationRatcheting, on by default).
 //   - Default: fills in defaults of absent (or null and non-nullable)
 //     fields, top-down.
 //

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -689,4 +690,132 @@ func pruneNulls(x any, n *Node) {
 			pruneNulls(v, n.Items)
 		}
 	}
+}
+
+// Ratchet drops the errors of an update whose value is unchanged from the
+// old object (upstream's CRDValidationRatcheting, on by default): a value
+// that was stored before a schema became stricter may stay. Values are
+// correlated through properties, map keys and list-type map keys; errors
+// inside other lists are kept.
+func (s *Schema) Ratchet(errs field.ErrorList, obj, old map[string]any) field.ErrorList {
+	if old == nil || len(errs) == 0 {
+		return errs
+	}
+	var out field.ErrorList
+	for _, e := range errs {
+		nv, nok, ov, ook, ok := correlate(s.Root, e.Field, obj, old)
+		if ok && nok == ook && (!nok || reflect.DeepEqual(nv, ov)) {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// correlate finds the value at a field error path in obj and the
+// correlated value in old. ok is false when the path cannot be correlated.
+func correlate(root *Node, path string, obj, old map[string]any) (nv any, nok bool, ov any, ook bool, ok bool) {
+	steps, parsed := parseFieldPath(path)
+	if !parsed || len(steps) == 0 {
+		return nil, false, nil, false, false
+	}
+	var cur, prev any = obj, old
+	curOK, prevOK := true, true
+	n := root
+	for _, st := range steps {
+		if st.index >= 0 {
+			if n == nil || n.ListType != "map" {
+				return nil, false, nil, false, false
+			}
+			l, _ := cur.([]any)
+			if st.index >= len(l) {
+				return nil, false, nil, false, false
+			}
+			item := l[st.index]
+			pl, _ := prev.([]any)
+			prevItem, found := findListMapItem(pl, item, n.ListMapKeys)
+			cur, prev, prevOK = item, prevItem, prevOK && found
+			n = n.Items
+			continue
+		}
+		cm, _ := cur.(map[string]any)
+		pm, _ := prev.(map[string]any)
+		var found bool
+		cur, found = cm[st.name]
+		curOK = curOK && found
+		prev, found = pm[st.name]
+		prevOK = prevOK && found
+		if n != nil {
+			if p, isProp := n.Props[st.name]; isProp {
+				n = p
+			} else {
+				n = n.Additional
+			}
+		}
+	}
+	return cur, curOK, prev, prevOK, true
+}
+
+func findListMapItem(list []any, item any, keys []string) (any, bool) {
+	m, ok := item.(map[string]any)
+	if !ok {
+		return nil, false
+	}
+	for _, o := range list {
+		om, ok := o.(map[string]any)
+		if !ok {
+			continue
+		}
+		match := true
+		for _, k := range keys {
+			if !reflect.DeepEqual(m[k], om[k]) {
+				match = false
+				break
+			}
+		}
+		if match {
+			return o, true
+		}
+	}
+	return nil, false
+}
+
+type pathStep struct {
+	name  string
+	index int // -1 for a name
+}
+
+// parseFieldPath splits a field.Path string ("spec.ports[0].name",
+// "spec.labels[a.b/c]") into steps.
+func parseFieldPath(p string) ([]pathStep, bool) {
+	if p == "" || p == "<nil>" {
+		return nil, false
+	}
+	var out []pathStep
+	for p != "" {
+		switch p[0] {
+		case '.':
+			p = p[1:]
+		case '[':
+			end := strings.IndexByte(p, ']')
+			if end < 0 {
+				return nil, false
+			}
+			in := p[1:end]
+			if n, err := strconv.Atoi(in); err == nil {
+				out = append(out, pathStep{index: n})
+			} else {
+				out = append(out, pathStep{name: in, index: -1})
+			}
+			p = p[end+1:]
+		default:
+			end := strings.IndexAny(p, ".[")
+			if end < 0 {
+				end = len(p)
+			}
+			out = append(out, pathStep{name: p[:end], index: -1})
+			p = p[end:]
+		}
+	}
+	return out, true
 }

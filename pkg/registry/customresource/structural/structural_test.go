@@ -145,3 +145,33 @@ func TestPruneAndDefault(t *testing.T) {
 		t.Errorf("default replicas is %T, want int64", in["spec"].(map[string]any)["replicas"])
 	}
 }
+
+// An update may keep a value the schema no longer allows (ratcheting), but
+// not introduce one.
+func TestRatchet(t *testing.T) {
+	s := testSchema(t)
+	old := obj(t, `{"spec": {"cronSpec": "bad spec", "replicas": 11, "ports": [{"name": "a", "port": 1}]}}`)
+	tests := []struct {
+		name string
+		obj  string
+		want []string
+	}{
+		{"unchanged invalid values", `{"spec": {"cronSpec": "bad spec", "replicas": 11, "mode": "fast", "ports": [{"name": "a", "port": 1}]}}`, nil},
+		{"changed to another invalid value", `{"spec": {"cronSpec": "bad spec", "replicas": 12}}`,
+			[]string{`spec.replicas: Invalid value: 12: spec.replicas in body should be less than or equal to 10`}},
+		{"new invalid value", `{"spec": {"cronSpec": "bad spec", "replicas": 11, "mode": "medium"}}`,
+			[]string{`spec.mode: Unsupported value: "medium": supported values: "fast", "slow"`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := obj(t, tc.obj)
+			var got []string
+			for _, e := range s.Ratchet(s.Validate(o, false), o, old) {
+				got = append(got, e.Error())
+			}
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("got %v\nwant %v", got, tc.want)
+			}
+		})
+	}
+}
