@@ -101,7 +101,7 @@ func toInternal(r apiextensionsv1.ValidationRule) internalRule {
 // spec.validation.openAPIV3Schema); a Validator is returned either way.
 func Compile(root *structural.Node, schemaPath *field.Path) (*Validator, field.ErrorList) {
 	c := &compiler{types: newSchemaTypes(root)}
-	n := c.compile(root, schemaPath, 1, true)
+	n := c.compile(root, schemaPath, 1, true, nil)
 	if c.total > StaticEstimatedCRDCostLimit {
 		for _, e := range c.expensive {
 			c.errs = append(c.errs, field.Forbidden(e.path, "contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema"))
@@ -123,7 +123,10 @@ type costed struct {
 	cost uint64
 }
 
-func (c *compiler) compile(s *structural.Node, pth *field.Path, cardinality uint64, root bool) *node {
+// compile compiles the rules of s and below. uncorrelatable is the path of
+// the nearest enclosing list whose items cannot be matched to old ones
+// (not list-type map): oldSelf cannot be used under it.
+func (c *compiler) compile(s *structural.Node, pth *field.Path, cardinality uint64, root bool, uncorrelatable *field.Path) *node {
 	if s == nil {
 		return nil
 	}
@@ -154,6 +157,9 @@ func (c *compiler) compile(s *structural.Node, pth *field.Path, cardinality uint
 			if msgErr := cr.msgErr(); msgErr != "" {
 				c.errs = append(c.errs, field.Invalid(rp.Child("messageExpression"), toInternal(r), msgErr))
 			}
+			if cr.usesOldSelf && uncorrelatable != nil {
+				c.errs = append(c.errs, field.Invalid(rp.Child("rule"), r.Rule, fmt.Sprintf("oldSelf cannot be used on the uncorrelatable portion of the schema within %v", uncorrelatable)))
+			}
 			if !cr.usesOldSelf && r.OptionalOldSelf != nil {
 				c.errs = append(c.errs, field.Invalid(rp.Child("optionalOldSelf"), *r.OptionalOldSelf, "may not be set if oldSelf is not used in rule"))
 			}
@@ -164,19 +170,23 @@ func (c *compiler) compile(s *structural.Node, pth *field.Path, cardinality uint
 	if len(s.Props) > 0 {
 		n.props = map[string]*node{}
 		for _, k := range sortedKeys(s.Props) {
-			if sub := c.compile(s.Props[k], pth.Child("properties").Key(k), cardinality, false); sub != nil && sub.hasRules {
+			if sub := c.compile(s.Props[k], pth.Child("properties").Key(k), cardinality, false, uncorrelatable); sub != nil && sub.hasRules {
 				n.props[k] = sub
 				n.hasRules = true
 			}
 		}
 	}
 	if s.Items != nil {
-		if sub := c.compile(s.Items, pth.Child("items"), mulGuard(cardinality, maxElements(s)), false); sub != nil && sub.hasRules {
+		itemsUncorrelatable := uncorrelatable
+		if itemsUncorrelatable == nil && s.ListType != "map" {
+			itemsUncorrelatable = pth
+		}
+		if sub := c.compile(s.Items, pth.Child("items"), mulGuard(cardinality, maxElements(s)), false, itemsUncorrelatable); sub != nil && sub.hasRules {
 			n.items, n.hasRules = sub, true
 		}
 	}
 	if s.Additional != nil {
-		if sub := c.compile(s.Additional, pth.Child("additionalProperties"), mulGuard(cardinality, maxElements(s)), false); sub != nil && sub.hasRules {
+		if sub := c.compile(s.Additional, pth.Child("additionalProperties"), mulGuard(cardinality, maxElements(s)), false, uncorrelatable); sub != nil && sub.hasRules {
 			n.additional, n.hasRules = sub, true
 		}
 	}

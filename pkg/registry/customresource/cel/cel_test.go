@@ -114,6 +114,8 @@ func TestCompileErrors(t *testing.T) {
 			`compilation failed: ERROR: <input>:1:5: undefined field 'nope'`},
 		{"type mismatch", `{"type": "object", "properties": {"a": {"type": "string"}}, "x-kubernetes-validations": [{"rule": "self.a == 1"}]}`,
 			`compilation failed: ERROR: <input>:1:8: found no matching overload for '_==_' applied to '(string, int)'`},
+		{"oldSelf in an atomic list", `{"type": "object", "properties": {"l": {"type": "array", "maxItems": 4, "items": {"type": "string", "maxLength": 4, "x-kubernetes-validations": [{"rule": "self == oldSelf"}]}}}}`,
+			`spec.validation.openAPIV3Schema.properties[l].items.x-kubernetes-validations[0].rule: Invalid value: "self == oldSelf": oldSelf cannot be used on the uncorrelatable portion of the schema within spec.validation.openAPIV3Schema.properties[l]`},
 		{"not a bool", `{"type": "object", "x-kubernetes-validations": [{"rule": "'x'"}]}`,
 			`x-kubernetes-validations[0].rule: Invalid value: {"Rule":"'x'","Message":"","MessageExpression":"","Reason":null,"FieldPath":"","OptionalOldSelf":null}: cel expression must evaluate to a bool`},
 		{"bad messageExpression", `{"type": "object", "x-kubernetes-validations": [{"rule": "true", "messageExpression": "1"}]}`,
