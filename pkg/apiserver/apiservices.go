@@ -3,6 +3,7 @@ package apiserver
 import (
 	"context"
 	"sort"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -33,6 +34,9 @@ const apiServiceRetry = 10 * time.Second
 type apiServiceController struct {
 	s    *Server
 	poke chan struct{}
+	// woken is set once the CRD controller has published the served
+	// custom resources: from then on, CRD APIServices may be pruned.
+	woken atomic.Bool
 }
 
 func newAPIServiceController(s *Server) *apiServiceController {
@@ -43,6 +47,7 @@ func (c *apiServiceController) wake() {
 	if c == nil {
 		return
 	}
+	c.woken.Store(true)
 	select {
 	case c.poke <- struct{}{}:
 	default:

@@ -74,6 +74,14 @@ func TestAPIServices(t *testing.T) {
 		return code == http.StatusNotFound
 	})
 
+	// A deleted local APIService comes back.
+	c.call(http.MethodDelete, base+"/v1.apps", nil, http.StatusOK, nil)
+	eventually(t, "v1.apps to come back", func() bool {
+		fake.Step(5 * time.Second)
+		code, _, _ := c.do(http.MethodGet, base+"/v1.apps", nil, "", "")
+		return code == http.StatusOK
+	})
+
 	// An APIService served elsewhere: its service is missing, then has no
 	// endpoints; skiff does not proxy, so it never becomes Available.
 	c.call(http.MethodPost, base, map[string]any{

@@ -23,7 +23,8 @@ const statusInterval = 5 * time.Second
 // API server does in small controllers of its own: keep the flowcontrol
 // bootstrap configuration and the FlowSchemas' Dangling conditions
 // (bootstrap_flowcontrol.go), mark ValidatingAdmissionPolicies
-// type-checked (policies_status.go), and report the availability of
+// type-checked (policies_status.go), keep the local APIServices (a deleted
+// one comes back, apiservices.go), and report the availability of
 // APIServices served by other servers.
 func (s *Server) statusLoop(ctx context.Context) {
 	t := s.cfg.Clock.NewTicker(statusInterval)
@@ -40,6 +41,7 @@ func (s *Server) statusLoop(ctx context.Context) {
 		}{
 			{"flowcontrol configuration", s.ensureFlowControl},
 			{"ValidatingAdmissionPolicy status", s.syncPolicyStatus},
+			{"local APIServices", func(ctx context.Context) error { return s.syncAPIServices(ctx, s.apiServices.woken.Load()) }},
 			{"remote APIService status", s.syncRemoteAPIServices},
 		} {
 			if err := job.sync(ctx); err != nil && ctx.Err() == nil {

@@ -8,5 +8,6 @@
 // Invariants: an APIService is named version.group; local APIServices
 // (spec.service nil) carry no CA bundle; the local objects built here are
 // fresh, valid and already defaulted. skiff proxies nothing: an APIService
-// naming a service is stored but not served.
+// naming a service is stored but not served, and its Available condition
+// (SetRemoteAvailable) says why it is not available.
 package apiregistration
