@@ -76,7 +76,7 @@ kubectl --kubeconfig "$KC" wait --for=condition=Ready node -l type=kwok --timeou
 
 echo "running: focus=$FOCUS skip=$SKIP (logs in $OUT)"
 set +e
-"$UP/ginkgo" --nodes=1 --timeout=3h --no-color --focus="$FOCUS" --skip="$SKIP" \
+"$UP/ginkgo" --nodes="${GINKGO_NODES:-4}" --timeout=3h --no-color --focus="$FOCUS" --skip="$SKIP" \
   --junit-report="$OUT/junit.xml" "$UP/e2e.test" -- \
   --kubeconfig="$KC" --provider=skeleton --report-dir="$OUT" \
   --allowed-not-ready-nodes=0 --minStartupPods=0 >"$OUT/e2e.log" 2>&1
