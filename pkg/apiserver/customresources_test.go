@@ -418,3 +418,39 @@ func TestCustomResourceDefaultingFromStorage(t *testing.T) {
 		t.Errorf("list = %v", list.Items)
 	}
 }
+
+// A cluster-scoped custom resource: no namespace in its path or object,
+// storage under /registry/<group>/<plural>/<name>.
+func TestClusterScopedCustomResource(t *testing.T) {
+	c := start(t)
+	crd := crontabCRD("cluster.example.com")
+	crd["spec"].(map[string]any)["scope"] = "Cluster"
+	base := "/apis/cluster.example.com/v1/crontabs"
+	c.createCRD(crd, base)
+	var created map[string]any
+	c.call(http.MethodPost, base, crontab("c1", "cluster.example.com/v1", map[string]any{"image": "i"}, nil), http.StatusCreated, &created)
+	if ns, ok := created["metadata"].(map[string]any)["namespace"]; ok {
+		t.Errorf("cluster-scoped object has namespace %v", ns)
+	}
+	c.call(http.MethodGet, base+"/c1", nil, http.StatusOK, nil)
+	code, _, _ := c.do(http.MethodGet, "/apis/cluster.example.com/v1/namespaces/default/crontabs/c1", nil, "", "")
+	if code != http.StatusNotFound {
+		t.Errorf("namespaced path: %d", code)
+	}
+	var list metav1.APIResourceList
+	c.call(http.MethodGet, "/apis/cluster.example.com/v1", nil, http.StatusOK, &list)
+	for _, r := range list.APIResources {
+		if r.Name == "crontabs" && r.Namespaced {
+			t.Errorf("discovery says namespaced")
+		}
+	}
+	var fs struct{ Items []any }
+	c.call(http.MethodGet, base+"?fieldSelector=metadata.name%3Dc1", nil, http.StatusOK, &fs)
+	if len(fs.Items) != 1 {
+		t.Errorf("metadata.name selector: %d items", len(fs.Items))
+	}
+	// Upstream's CR field label conversion knows metadata.namespace only
+	// for namespaced resources.
+	code, _, data := c.do(http.MethodGet, base+"?fieldSelector=metadata.namespace%3Dx", nil, "", "")
+	expectStatus(t, code, data, http.StatusBadRequest, metav1.StatusReasonBadRequest, "field label not supported: metadata.namespace")
+}

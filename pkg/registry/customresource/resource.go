@@ -352,6 +352,8 @@ func newVersion(crd *apiextensionsv1.CustomResourceDefinition, names apiextensio
 		return nil, err
 	}
 	ver.Table = h
+	// As upstream's CR field label conversion: metadata.name,
+	// metadata.namespace for namespaced resources, the selectable fields.
 	ver.FieldLabels = map[string]bool{"metadata.name": true}
 	if namespaced {
 		ver.FieldLabels["metadata.namespace"] = true
