@@ -229,6 +229,13 @@ func TestValidateCustomResourceDefinition(t *testing.T) {
 		{name: "CEL rule does not compile", mutate: func(c *apiextensionsv1.CustomResourceDefinition) {
 			c.Spec.Versions[0].Schema.OpenAPIV3Schema.XValidations = apiextensionsv1.ValidationRules{{Rule: "self.spec.replicas >"}}
 		}, path: "spec.validation.openAPIV3Schema.x-kubernetes-validations[0].rule", typ: field.ErrorTypeInvalid},
+		{name: "CEL fieldPath not in the schema", mutate: func(c *apiextensionsv1.CustomResourceDefinition) {
+			c.Spec.Versions[0].Schema.OpenAPIV3Schema.XValidations = apiextensionsv1.ValidationRules{{Rule: "true", FieldPath: ".spec.nope"}}
+		}, path: "spec.validation.openAPIV3Schema.x-kubernetes-validations[0].fieldPath", typ: field.ErrorTypeInvalid,
+			msg: `spec.validation.openAPIV3Schema.x-kubernetes-validations[0].fieldPath: Invalid value: ".spec.nope": must be a valid path`},
+		{name: "CEL fieldPath in the schema", mutate: func(c *apiextensionsv1.CustomResourceDefinition) {
+			c.Spec.Versions[0].Schema.OpenAPIV3Schema.XValidations = apiextensionsv1.ValidationRules{{Rule: "true", FieldPath: ".spec['labels'].anykey"}}
+		}},
 		{name: "CEL rule too expensive", mutate: func(c *apiextensionsv1.CustomResourceDefinition) {
 			p := props(c)["labels"]
 			p.XValidations = apiextensionsv1.ValidationRules{{Rule: "self.all(k, self.all(j, self[k] == self[j]))"}}

@@ -943,8 +943,60 @@ func validateExtensions(s *apiextensionsv1.JSONSchemaProps, fldPath *field.Path)
 				allErrs = append(allErrs, field.NotSupported(rulePath.Child("reason"), *rule.Reason, reasons))
 			}
 		}
+		if rule.FieldPath != "" && strings.TrimSpace(rule.FieldPath) == "" {
+			allErrs = append(allErrs, field.Invalid(rulePath.Child("fieldPath"), rule.FieldPath, "must be non-empty if specified"))
+		}
+		if strings.ContainsAny(rule.FieldPath, "\r\n") {
+			allErrs = append(allErrs, field.Invalid(rulePath.Child("fieldPath"), rule.FieldPath, "must not contain line breaks"))
+		}
+		if rule.FieldPath != "" && !validFieldPath(s, rule.FieldPath) {
+			allErrs = append(allErrs, field.Invalid(rulePath.Child("fieldPath"), rule.FieldPath, "must be a valid path"))
+		}
 	}
 	return allErrs
+}
+
+// validFieldPath reports whether a rule's fieldPath (".a.b", ".a['b.c']")
+// names a field the schema declares (a property, or a key of an
+// additionalProperties map).
+func validFieldPath(s *apiextensionsv1.JSONSchemaProps, p string) bool {
+	if !strings.HasPrefix(p, ".") && !strings.HasPrefix(p, "[") {
+		return false
+	}
+	step := func(name string) bool {
+		if sub, ok := s.Properties[name]; ok {
+			s = &sub
+			return true
+		}
+		if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
+			s = s.AdditionalProperties.Schema
+			return true
+		}
+		return false
+	}
+	for p != "" {
+		switch {
+		case p[0] == '.':
+			p = p[1:]
+			end := strings.IndexAny(p, ".[")
+			if end < 0 {
+				end = len(p)
+			}
+			if end == 0 || !step(p[:end]) {
+				return false
+			}
+			p = p[end:]
+		case strings.HasPrefix(p, "['"):
+			end := strings.Index(p, "']")
+			if end < 0 || !step(p[2:end]) {
+				return false
+			}
+			p = p[end+2:]
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // validateListMap: a list with x-kubernetes-list-type=map is merged by its
