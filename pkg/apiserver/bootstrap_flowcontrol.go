@@ -75,13 +75,21 @@ func (s *Server) syncFlowSchemaStatus(ctx context.Context) error {
 		return err
 	}
 	levels := map[string]bool{}
+	plObjs := make([]*flowcontrolv1.PriorityLevelConfiguration, 0, len(pls))
 	for _, o := range pls {
-		levels[storage.Unwrap(o).(*flowcontrolv1.PriorityLevelConfiguration).Name] = true
+		pl := storage.Unwrap(o).(*flowcontrolv1.PriorityLevelConfiguration)
+		levels[pl.Name] = true
+		plObjs = append(plObjs, pl)
 	}
 	fss, _, err := fsStore.List(ctx, "", registry.ListOptions{})
 	if err != nil {
 		return err
 	}
+	fsObjs := make([]*flowcontrolv1.FlowSchema, 0, len(fss))
+	for _, o := range fss {
+		fsObjs = append(fsObjs, storage.Unwrap(o).(*flowcontrolv1.FlowSchema))
+	}
+	s.apf.Store(flowcontrol.NewClassifier(fsObjs, plObjs))
 	now := metav1.NewTime(s.cfg.Clock.Now().Truncate(time.Second))
 	for _, o := range fss {
 		fs := storage.Unwrap(o).(*flowcontrolv1.FlowSchema).DeepCopy()

@@ -93,12 +93,15 @@ func (s *Server) buildHandlerChain() http.Handler {
 		ctx := context.WithValue(r.Context(), requestInfoKey, info)
 		r = r.WithContext(ctx)
 
-		if !isPublicPath(r.URL.Path) {
+		if isPublicPath(r.URL.Path) {
+			s.notePriority(rec, info, anonymousUser)
+		} else {
 			user, err := s.authenticate(r)
 			if err != nil {
 				s.writeError(rec, r, err)
 				return
 			}
+			s.notePriority(rec, info, user)
 			ctx := context.WithValue(r.Context(), userKey, user)
 			ctx = registry.WithUser(ctx, &authenticationv1.UserInfo{Username: user.Name, UID: user.UID, Groups: user.Groups})
 			r = r.WithContext(ctx)

@@ -38,6 +38,24 @@ func TestFlowControlBootstrap(t *testing.T) {
 		}
 	}
 
+	// Requests carry the matched schema and level in upstream's headers.
+	uids := map[string]string{}
+	for _, fs := range fss.Items {
+		uids["fs/"+fs.Name] = string(fs.UID)
+	}
+	for _, pl := range pls.Items {
+		uids["pl/"+pl.Name] = string(pl.UID)
+	}
+	for _, tc := range []struct{ path, fs, pl string }{
+		{"/api/v1/namespaces", "exempt", "exempt"}, // the test client is in system:masters
+		{"/readyz", "probes", "exempt"},
+	} {
+		_, h, _ := c.do(http.MethodGet, tc.path, nil, "", "")
+		if h.Get("X-Kubernetes-PF-FlowSchema-UID") != uids["fs/"+tc.fs] || h.Get("X-Kubernetes-PF-PriorityLevel-UID") != uids["pl/"+tc.pl] {
+			t.Errorf("%s: headers %v, want %s/%s", tc.path, h, tc.fs, tc.pl)
+		}
+	}
+
 	var catchAll flowcontrolv1.FlowSchema
 	c.call(http.MethodGet, base+"flowschemas/catch-all", nil, http.StatusOK, &catchAll)
 	catchAll.Spec.MatchingPrecedence = 5000

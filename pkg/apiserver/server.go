@@ -27,6 +27,7 @@ import (
 	"github.com/skiff-sh/skiff/pkg/apiserver/openapi"
 	"github.com/skiff-sh/skiff/pkg/clock"
 	"github.com/skiff-sh/skiff/pkg/registry"
+	"github.com/skiff-sh/skiff/pkg/registry/flowcontrol"
 	"github.com/skiff-sh/skiff/pkg/storage"
 	"github.com/skiff-sh/skiff/pkg/storage/cacher"
 )
@@ -232,6 +233,9 @@ type Server struct {
 	crds *crdController
 	// apiServices keeps the local APIServices in step (apiservices.go).
 	apiServices *apiServiceController
+	// apf classifies requests by the flowcontrol configuration (rebuilt
+	// by the status loop; nil until the first build).
+	apf atomic.Pointer[flowcontrol.Classifier]
 
 	finalizerPoke    chan struct{}
 	inflight         chan struct{}

@@ -1,8 +1,8 @@
 // Package flowcontrol defines the flowcontrol.apiserver.k8s.io/v1
 // flowschemas and prioritylevelconfigurations (API Priority and Fairness
-// configuration, stored and validated; skiff does not yet classify requests
-// by them): upstream's defaulting and validation as pure functions over the
-// k8s.io/api types, the registry Definitions, upstream's mandatory and
+// configuration; requests are classified by it (Classifier) but not queued
+// or rejected): upstream's defaulting and validation as pure functions over
+// the k8s.io/api types, the registry Definitions, upstream's mandatory and
 // suggested bootstrap objects with the rule that keeps them up to date
 // (the API server applies it at start and periodically), and the Dangling
 // condition a FlowSchema carries when its priority level is missing.

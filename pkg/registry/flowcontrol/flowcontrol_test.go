@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/skiff-sh/skiff/pkg/registry/registrytest"
 )
@@ -335,5 +336,61 @@ func TestSetDangling(t *testing.T) {
 	if !SetDangling(fs, false, later) || fs.Status.Conditions[0].Status != "True" || fs.Status.Conditions[0].Reason != "NotFound" ||
 		!fs.Status.Conditions[0].LastTransitionTime.Equal(&later) || len(fs.Status.Conditions) != 1 {
 		t.Errorf("condition = %+v", fs.Status.Conditions)
+	}
+}
+
+// Requests land in upstream's bootstrap schemas as upstream classifies
+// them.
+func TestClassify(t *testing.T) {
+	fss := append(MandatoryFlowSchemas(), SuggestedFlowSchemas()...)
+	pls := append(MandatoryPriorityLevelConfigurations(), SuggestedPriorityLevelConfigurations()...)
+	for _, pl := range pls {
+		pl.UID = types.UID("pl-" + pl.Name)
+	}
+	c := NewClassifier(fss, pls)
+	res := func(user string, groups []string, verb, group, resource, sub, ns string) *Request {
+		return &Request{User: user, Groups: groups, IsResourceRequest: true, Verb: verb, APIGroup: group, Resource: resource, Subresource: sub, Namespace: ns}
+	}
+	authed := []string{"system:authenticated"}
+	tests := []struct {
+		name   string
+		req    *Request
+		schema string
+		level  string
+	}{
+		{"admin", res("admin", []string{"system:masters", "system:authenticated"}, "list", "", "pods", "", "default"), "exempt", "exempt"},
+		{"probe", &Request{User: "system:anonymous", Groups: []string{"system:unauthenticated"}, Verb: "get", Path: "/readyz"}, "probes", "exempt"},
+		{"probe subpath is not a probe", &Request{User: "system:anonymous", Groups: []string{"system:unauthenticated"}, Verb: "get", Path: "/readyz/etcd"}, "global-default", "global-default"},
+		{"scheduler lease", res("system:kube-scheduler", authed, "update", "coordination.k8s.io", "leases", "", "kube-system"), "system-leader-election", "leader-election"},
+		{"scheduler binding", res("system:kube-scheduler", authed, "create", "", "pods", "binding", "default"), "kube-scheduler", "workload-high"},
+		{"node status", res("system:node:n1", []string{"system:nodes", "system:authenticated"}, "patch", "", "nodes", "status", ""), "system-node-high", "node-high"},
+		{"node reads pods", res("system:node:n1", []string{"system:nodes", "system:authenticated"}, "list", "", "pods", "", ""), "system-nodes", "system"},
+		{"kube-system SA", res("system:serviceaccount:kube-system:coredns", []string{"system:serviceaccounts", "system:authenticated"}, "list", "", "services", "", ""),
+			"kube-system-service-accounts", "workload-high"},
+		{"endpoint controller", res("system:serviceaccount:kube-system:endpoint-controller", []string{"system:serviceaccounts"}, "update", "", "endpoints", "", "default"),
+			"endpoint-controller", "workload-high"},
+		{"other SA", res("system:serviceaccount:default:app", []string{"system:serviceaccounts", "system:authenticated"}, "get", "", "configmaps", "", "default"),
+			"service-accounts", "workload-low"},
+		{"user", res("alice", authed, "get", "apps", "deployments", "", "default"), "global-default", "global-default"},
+		{"nobody", res("x", nil, "get", "", "pods", "", "default"), "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs, level, ok := c.Classify(tt.req)
+			if tt.schema == "" {
+				if ok {
+					t.Errorf("matched %s", fs.Name)
+				}
+				return
+			}
+			if !ok || fs.Name != tt.schema || level != types.UID("pl-"+tt.level) {
+				t.Errorf("got %v %q, want %s %s", fs, level, tt.schema, tt.level)
+			}
+		})
+	}
+	// A schema whose level is missing is skipped.
+	c = NewClassifier(fss, pls[:1])
+	if fs, _, ok := c.Classify(res("alice", authed, "get", "", "pods", "", "default")); !ok || fs.Name != "catch-all" {
+		t.Errorf("with only catch-all: %v", fs)
 	}
 }
