@@ -247,7 +247,7 @@ func costErrorMessage(name string, cost, limit uint64) string {
 func (r *rule) msgErr() string { return r.msgError }
 
 func (c *compiler) compileRule(r apiextensionsv1.ValidationRule, s *structural.Node) *rule {
-	out := &rule{src: r, fieldPath: strings.TrimPrefix(r.FieldPath, ".")}
+	out := &rule{src: r, fieldPath: normalizeFieldPath(s, r.FieldPath)}
 	if strings.TrimSpace(r.Rule) == "" {
 		return nil // reported by the CRD validation
 	}
@@ -733,4 +733,49 @@ func fieldErrorForReason(p *field.Path, value any, detail string, reason *apiext
 		return field.Duplicate(p, value)
 	}
 	return field.Invalid(p, value, detail)
+}
+
+// normalizeFieldPath turns a rule's fieldPath (".a.b", ".m['k.x']") into
+// the field path upstream reports errors at: properties as children, keys
+// of additionalProperties maps as keys ("a.b", "m[k.x]").
+func normalizeFieldPath(n *structural.Node, p string) string {
+	if strings.TrimSpace(p) == "" {
+		return ""
+	}
+	var out *field.Path
+	add := func(name string) {
+		if n != nil {
+			if sub, ok := n.Props[name]; ok {
+				out, n = out.Child(name), sub
+				return
+			}
+			if n.Additional != nil {
+				out, n = out.Key(name), n.Additional
+				return
+			}
+		}
+		out, n = out.Child(name), nil
+	}
+	for p != "" {
+		switch {
+		case p[0] == '.':
+			p = p[1:]
+			end := strings.IndexAny(p, ".[")
+			if end < 0 {
+				end = len(p)
+			}
+			add(p[:end])
+			p = p[end:]
+		case strings.HasPrefix(p, "['"):
+			end := strings.Index(p, "']")
+			if end < 0 {
+				return strings.TrimPrefix(p, ".")
+			}
+			add(p[2:end])
+			p = p[end+2:]
+		default:
+			return strings.TrimPrefix(p, ".")
+		}
+	}
+	return out.String()
 }

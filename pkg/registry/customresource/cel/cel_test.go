@@ -245,3 +245,18 @@ func TestFormattedStrings(t *testing.T) {
 		t.Errorf("invalid: %v", got)
 	}
 }
+
+func TestNormalizeFieldPath(t *testing.T) {
+	var props apiextensionsv1.JSONSchemaProps
+	_ = json.Unmarshal([]byte(`{"type": "object", "properties": {"a": {"type": "object", "properties": {"b.c": {"type": "string"}}},
+	  "m": {"type": "object", "additionalProperties": {"type": "object", "properties": {"x": {"type": "string"}}}}}}`), &props)
+	s, err := structural.New(&props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for in, want := range map[string]string{".a": "a", ".a['b.c']": "a.b.c", ".m['k.y'].x": "m[k.y].x", ".m.key": "m[key]"} {
+		if got := normalizeFieldPath(s.Root, in); got != want {
+			t.Errorf("%s: got %q, want %q", in, got, want)
+		}
+	}
+}
