@@ -101,7 +101,8 @@ func toInternal(r apiextensionsv1.ValidationRule) internalRule {
 // spec.validation.openAPIV3Schema); a Validator is returned either way.
 func Compile(root *structural.Node, schemaPath *field.Path) (*Validator, field.ErrorList) {
 	c := &compiler{types: newSchemaTypes(root)}
-	n := c.compile(root, schemaPath, 1, true, nil)
+	one := uint64(1)
+	n := c.compile(root, schemaPath, &one, true, nil)
 	if c.total > StaticEstimatedCRDCostLimit {
 		for _, e := range c.expensive {
 			c.errs = append(c.errs, field.Forbidden(e.path, "contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema"))
@@ -126,7 +127,11 @@ type costed struct {
 // compile compiles the rules of s and below. uncorrelatable is the path of
 // the nearest enclosing list whose items cannot be matched to old ones
 // (not list-type map): oldSelf cannot be used under it.
-func (c *compiler) compile(s *structural.Node, pth *field.Path, cardinality uint64, root bool, uncorrelatable *field.Path) *node {
+// cardinality is how many times a value of s can occur in an object: the
+// product of the declared maxItems/maxProperties of the enclosing lists and
+// maps, or nil when one of them is unbounded (then a value can occur as
+// often as a request has room for it, as upstream estimates).
+func (c *compiler) compile(s *structural.Node, pth *field.Path, cardinality *uint64, root bool, uncorrelatable *field.Path) *node {
 	if s == nil {
 		return nil
 	}
@@ -141,14 +146,14 @@ func (c *compiler) compile(s *structural.Node, pth *field.Path, cardinality uint
 			if cr.err != "" {
 				c.errs = append(c.errs, field.Invalid(rp.Child("rule"), toInternal(r), cr.err))
 			} else {
-				cost := mulGuard(cr.maxCost, cardinality)
+				cost := mulGuard(cr.maxCost, cardinalityOf(s, cardinality))
 				if cost > StaticEstimatedCostLimit {
 					c.errs = append(c.errs, field.Forbidden(rp.Child("rule"), costErrorMessage("estimated rule cost", cost, StaticEstimatedCostLimit)))
 				}
 				c.observe(rp.Child("rule"), cost)
 			}
 			if cr.msg != nil {
-				cost := mulGuard(cr.msgMaxCost, cardinality)
+				cost := mulGuard(cr.msgMaxCost, cardinalityOf(s, cardinality))
 				if cost > StaticEstimatedCostLimit {
 					c.errs = append(c.errs, field.Forbidden(rp.Child("messageExpression"), costErrorMessage("estimated messageExpression cost", cost, StaticEstimatedCostLimit)))
 				}
@@ -181,12 +186,12 @@ func (c *compiler) compile(s *structural.Node, pth *field.Path, cardinality uint
 		if itemsUncorrelatable == nil && s.ListType != "map" {
 			itemsUncorrelatable = pth
 		}
-		if sub := c.compile(s.Items, pth.Child("items"), mulGuard(cardinality, maxElements(s)), false, itemsUncorrelatable); sub != nil && sub.hasRules {
+		if sub := c.compile(s.Items, pth.Child("items"), childCardinality(s, cardinality), false, itemsUncorrelatable); sub != nil && sub.hasRules {
 			n.items, n.hasRules = sub, true
 		}
 	}
 	if s.Additional != nil {
-		if sub := c.compile(s.Additional, pth.Child("additionalProperties"), mulGuard(cardinality, maxElements(s)), false, uncorrelatable); sub != nil && sub.hasRules {
+		if sub := c.compile(s.Additional, pth.Child("additionalProperties"), childCardinality(s, cardinality), false, uncorrelatable); sub != nil && sub.hasRules {
 			n.additional, n.hasRules = sub, true
 		}
 	}
@@ -211,6 +216,34 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// childCardinality is the cardinality of the items (or map values) of s.
+func childCardinality(s *structural.Node, cardinality *uint64) *uint64 {
+	if cardinality == nil || s.Source == nil {
+		return nil
+	}
+	var limit *int64
+	switch s.Type {
+	case "array":
+		limit = s.Source.MaxItems
+	case "object":
+		limit = s.Source.MaxProperties
+	}
+	if limit == nil {
+		return nil
+	}
+	out := mulGuard(*cardinality, uint64(*limit))
+	return &out
+}
+
+// cardinalityOf is the bounded cardinality, or what a request has room
+// for when unbounded.
+func cardinalityOf(s *structural.Node, cardinality *uint64) uint64 {
+	if cardinality != nil {
+		return *cardinality
+	}
+	return MaxRequestSizeBytes / (minSerializedSize(s) + 1)
 }
 
 func mulGuard(a, b uint64) uint64 {
