@@ -112,7 +112,7 @@ func (v schemaValidator) Default(obj map[string]any) {
 func (v schemaValidator) Structural() *structural.Schema { return v.s }
 
 // NewValidator builds a version's Validator.
-var NewValidator = func(crd *apiextensionsv1.CustomResourceDefinition, version string, schema *apiextensionsv1.JSONSchemaProps) (Validator, error) {
+func NewValidator(crd *apiextensionsv1.CustomResourceDefinition, version string, schema *apiextensionsv1.JSONSchemaProps) (Validator, error) {
 	s, err := structural.New(schema)
 	if err != nil {
 		return nil, err
@@ -221,7 +221,7 @@ func newVersion(crd *apiextensionsv1.CustomResourceDefinition, names apiextensio
 	if v.Schema != nil {
 		ver.Schema = v.Schema.OpenAPIV3Schema
 	}
-	if NewValidator != nil && ver.Schema != nil {
+	if ver.Schema != nil {
 		val, err := NewValidator(crd, v.Name, ver.Schema)
 		if err != nil {
 			return nil, err

@@ -98,7 +98,8 @@ func toInternal(r apiextensionsv1.ValidationRule) internalRule {
 
 // Compile compiles every rule of the schema rooted at root. The errors are
 // those of the CRD (paths under schemaPath, e.g.
-// spec.validation.openAPIV3Schema); a Validator is returned either way.
+// spec.validation.openAPIV3Schema). The Validator is nil when the schema
+// has no rules; a nil Validator validates nothing.
 func Compile(root *structural.Node, schemaPath *field.Path) (*Validator, field.ErrorList) {
 	c := &compiler{types: newSchemaTypes(root)}
 	one := uint64(1)
@@ -108,6 +109,11 @@ func Compile(root *structural.Node, schemaPath *field.Path) (*Validator, field.E
 			c.errs = append(c.errs, field.Forbidden(e.path, "contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema"))
 		}
 		c.errs = append(c.errs, field.Forbidden(schemaPath, costErrorMessage("x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema", c.total, StaticEstimatedCRDCostLimit)))
+	}
+	if !n.hasRules {
+		// No rules: nothing to run (and, as upstream, no "rules were not
+		// checked" error on an object with schema errors).
+		return nil, c.errs
 	}
 	return &Validator{root: n}, c.errs
 }
