@@ -63,32 +63,79 @@ spec:
 // `kubectl api-resources` lists every resource served, with the names,
 // short names and kinds upstream uses.
 func kubectlAPIResources(t *testing.T, c *cluster, k kc) {
-	out := k.ok(t, "api-resources", "--no-headers", "-o", "name")
+	// Exactly what upstream kube-apiserver 1.37 serves by default (its GA
+	// versions; beta and alpha are off).
+	want := []string{
+		"bindings", "componentstatuses", "configmaps", "endpoints", "events", "limitranges", "namespaces", "nodes", "persistentvolumeclaims", "persistentvolumes", "pods", "podtemplates", "replicationcontrollers", "resourcequotas", "secrets", "serviceaccounts", "services",
+		"mutatingadmissionpolicies.admissionregistration.k8s.io", "mutatingadmissionpolicybindings.admissionregistration.k8s.io", "mutatingwebhookconfigurations.admissionregistration.k8s.io", "validatingadmissionpolicies.admissionregistration.k8s.io", "validatingadmissionpolicybindings.admissionregistration.k8s.io", "validatingwebhookconfigurations.admissionregistration.k8s.io",
+		"customresourcedefinitions.apiextensions.k8s.io",
+		"apiservices.apiregistration.k8s.io",
+		"controllerrevisions.apps", "daemonsets.apps", "deployments.apps", "replicasets.apps", "statefulsets.apps",
+		"selfsubjectreviews.authentication.k8s.io", "tokenreviews.authentication.k8s.io",
+		"localsubjectaccessreviews.authorization.k8s.io", "selfsubjectaccessreviews.authorization.k8s.io", "selfsubjectrulesreviews.authorization.k8s.io", "subjectaccessreviews.authorization.k8s.io",
+		"horizontalpodautoscalers.autoscaling",
+		"cronjobs.batch", "jobs.batch",
+		"certificatesigningrequests.certificates.k8s.io", "clustertrustbundles.certificates.k8s.io", "podcertificaterequests.certificates.k8s.io",
+		"leases.coordination.k8s.io",
+		"endpointslices.discovery.k8s.io",
+		"events.events.k8s.io",
+		"flowschemas.flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations.flowcontrol.apiserver.k8s.io",
+		"ingressclasses.networking.k8s.io", "ingresses.networking.k8s.io", "ipaddresses.networking.k8s.io", "networkpolicies.networking.k8s.io", "servicecidrs.networking.k8s.io",
+		"runtimeclasses.node.k8s.io",
+		"poddisruptionbudgets.policy",
+		"clusterrolebindings.rbac.authorization.k8s.io", "clusterroles.rbac.authorization.k8s.io", "rolebindings.rbac.authorization.k8s.io", "roles.rbac.authorization.k8s.io",
+		"deviceclasses.resource.k8s.io", "devicetaintrules.resource.k8s.io", "resourceclaims.resource.k8s.io", "resourceclaimtemplates.resource.k8s.io", "resourceslices.resource.k8s.io",
+		"priorityclasses.scheduling.k8s.io",
+		"csidrivers.storage.k8s.io", "csinodes.storage.k8s.io", "csistoragecapacities.storage.k8s.io", "storageclasses.storage.k8s.io", "volumeattachments.storage.k8s.io", "volumeattributesclasses.storage.k8s.io",
+		"storageversionmigrations.storagemigration.k8s.io",
+	}
+	// Other subtests may have custom resources served meanwhile: only
+	// built-in groups are compared.
+	builtin := map[string]bool{}
+	for _, r := range want {
+		_, g, _ := strings.Cut(r, ".")
+		builtin[g] = true
+	}
+	custom := func(name string) bool {
+		var g string
+		if group, _, ok := strings.Cut(name, "/"); ok { // api-versions: group/version
+			g = group
+		} else if _, group, ok := strings.Cut(name, "."); ok { // api-resources: plural.group
+			g = group
+		}
+		return g != "" && !builtin[g]
+	}
+	wantSet(t, "api-resources", k.ok(t, "api-resources", "--no-headers", "-o", "name"), want, custom)
+	wantSet(t, "api-versions", k.ok(t, "api-versions"), []string{
+		"v1", "admissionregistration.k8s.io/v1", "apiextensions.k8s.io/v1", "apiregistration.k8s.io/v1",
+		"apps/v1", "authentication.k8s.io/v1", "authorization.k8s.io/v1", "autoscaling/v1", "autoscaling/v2",
+		"batch/v1", "certificates.k8s.io/v1", "coordination.k8s.io/v1", "discovery.k8s.io/v1",
+		"events.k8s.io/v1", "flowcontrol.apiserver.k8s.io/v1", "networking.k8s.io/v1", "node.k8s.io/v1",
+		"policy/v1", "rbac.authorization.k8s.io/v1", "resource.k8s.io/v1", "scheduling.k8s.io/v1",
+		"storage.k8s.io/v1", "storagemigration.k8s.io/v1",
+	}, custom)
+	wantContains(t, k.ok(t, "get", "componentstatuses"), "etcd-0", "Healthy")
+}
+
+// wantSet checks that out's lines are exactly want (in any order).
+// Lines for which ignore is true are not compared.
+func wantSet(t *testing.T, what, out string, want []string, ignore func(string) bool) {
+	t.Helper()
 	have := map[string]bool{}
 	for _, l := range lines(out) {
-		have[strings.TrimSpace(l)] = true
-	}
-	for _, want := range []string{
-		"componentstatuses", "ipaddresses.networking.k8s.io", "servicecidrs.networking.k8s.io",
-		"controllerrevisions.apps", "selfsubjectreviews.authentication.k8s.io",
-		"localsubjectaccessreviews.authorization.k8s.io", "selfsubjectrulesreviews.authorization.k8s.io",
-		"bindings", "replicationcontrollers", "csidrivers.storage.k8s.io", "csinodes.storage.k8s.io",
-		"csistoragecapacities.storage.k8s.io", "volumeattachments.storage.k8s.io",
-		"volumeattributesclasses.storage.k8s.io", "runtimeclasses.node.k8s.io",
-		"ingresses.networking.k8s.io", "ingressclasses.networking.k8s.io", "networkpolicies.networking.k8s.io",
-		"deviceclasses.resource.k8s.io", "resourceclaims.resource.k8s.io", "resourceclaimtemplates.resource.k8s.io",
-		"resourceslices.resource.k8s.io", "devicetaintrules.resource.k8s.io", "storageversionmigrations.storagemigration.k8s.io", "clustertrustbundles.certificates.k8s.io", "podcertificaterequests.certificates.k8s.io",
-		"flowschemas.flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations.flowcontrol.apiserver.k8s.io",
-		"apiservices.apiregistration.k8s.io", "certificatesigningrequests.certificates.k8s.io",
-		"mutatingwebhookconfigurations.admissionregistration.k8s.io", "validatingwebhookconfigurations.admissionregistration.k8s.io",
-		"validatingadmissionpolicies.admissionregistration.k8s.io", "validatingadmissionpolicybindings.admissionregistration.k8s.io",
-		"mutatingadmissionpolicies.admissionregistration.k8s.io", "mutatingadmissionpolicybindings.admissionregistration.k8s.io",
-	} {
-		if !have[want] {
-			t.Errorf("api-resources lacks %s:\n%s", want, out)
+		if l = strings.TrimSpace(l); l != "" && !ignore(l) {
+			have[l] = true
 		}
 	}
-	wantContains(t, k.ok(t, "get", "componentstatuses"), "etcd-0", "Healthy")
+	for _, w := range want {
+		if !have[w] {
+			t.Errorf("%s lacks %s", what, w)
+		}
+		delete(have, w)
+	}
+	for extra := range have {
+		t.Errorf("%s has %s, which upstream does not serve by default", what, extra)
+	}
 }
 
 // A second `skiff up` on a data dir a running one holds fails at once and
