@@ -672,8 +672,9 @@ func (s *Server) runUpdate(w http.ResponseWriter, r *http.Request, info *Request
 	if err != nil {
 		return err
 	}
-	s.writeObject(w, r, code, m, served)
-	return nil
+	// A patch may ask for the result as PartialObjectMetadata (metadata
+	// clients do), as upstream allows.
+	return s.writeTransformed(w, r, code, m, e, served)
 }
 
 // --- delete ----------------------------------------------------------------

@@ -28,7 +28,7 @@ import (
 // without a resourceVersion never conflicts. An apply creates a missing
 // object.
 func (s *Server) patch(w http.ResponseWriter, r *http.Request, info *RequestInfo, e *endpoint, st *registry.Store) error {
-	m, err := negotiate(r.Header.Get("Accept"), false)
+	m, err := negotiate(r.Header.Get("Accept"), true, func(m mediaType) bool { return m.As == "" || m.As == "PartialObjectMetadata" })
 	if err != nil {
 		return err
 	}

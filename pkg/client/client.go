@@ -110,6 +110,9 @@ type Request struct {
 	Watch bool
 	// JSONOnly asks for JSON whatever the client prefers (unstructured).
 	JSONOnly bool
+	// Accept, when set, is the Accept header (discovery documents,
+	// PartialObjectMetadata), whatever the client prefers.
+	Accept string
 }
 
 // maxRetries is how often a request the server asked to retry is retried
@@ -180,6 +183,9 @@ func (c *Client) Stream(ctx context.Context, r *Request) (io.ReadCloser, string,
 // accept is the Accept header of a request: protobuf first when configured
 // (and the request is not for an unstructured object), JSON otherwise.
 func (c *Client) accept(r *Request) string {
+	if r.Accept != "" {
+		return r.Accept
+	}
 	if c.protobuf != nil && !r.JSONOnly {
 		if r.Watch {
 			return ContentTypeProtobuf + ";stream=watch, application/json"

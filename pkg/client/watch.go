@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"strings"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -147,4 +148,15 @@ func isClosed(c chan struct{}) bool {
 	default:
 		return false
 	}
+}
+
+// NewWatcher decodes a watch stream body of content type contentType
+// (JSON lines, or length-framed protobuf decoded with pb) into objects
+// made by newObj. cancel is called when the watch stops. It is for
+// clients outside this package that stream their own requests (metadata).
+func NewWatcher(body io.ReadCloser, contentType string, cancel context.CancelFunc, newObj func() runtime.Object, pb *protobuf.Serializer) watch.Interface {
+	if pb != nil && strings.HasPrefix(contentType, ContentTypeProtobuf) {
+		return newProtobufWatcher(body, cancel, newObj, pb)
+	}
+	return newStreamWatcher(body, cancel, newObj)
 }
