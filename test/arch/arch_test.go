@@ -58,7 +58,9 @@ func TestDependencyRules(t *testing.T) {
 		{from: mod + "pkg/registry/node", forbidden: []string{mod + "pkg/storage", mod + "pkg/client", mod + "pkg/registry/builtin"}, direct: true},
 		{from: mod + "pkg/registry/storageapi", forbidden: []string{mod + "pkg/storage", mod + "pkg/client", mod + "pkg/registry/builtin"}, direct: true},
 		{from: mod + "pkg/client", forbidden: []string{mod + "pkg/storage", mod + "pkg/apiserver", mod + "pkg/registry"}},
-		{from: mod + "pkg/controller", forbidden: []string{mod + "pkg/storage", mod + "pkg/apiserver", mod + "pkg/registry"}},
+		// Controllers and the controller manager (prefix "pkg/controller")
+		// reach the API only through pkg/client.
+		{from: mod + "pkg/controller", forbidden: []string{mod + "pkg/storage", mod + "pkg/apiserver", mod + "pkg/registry", mod + "pkg/cluster", mod + "pkg/testenv"}},
 		{from: mod + "pkg/scheduler", forbidden: []string{mod + "pkg/storage", mod + "pkg/apiserver", mod + "pkg/registry"}},
 		{from: mod + "pkg/kubelet", forbidden: []string{mod + "pkg/storage", mod + "pkg/apiserver", mod + "pkg/registry"}},
 		// field management sees the server only through its Config (definitions, conversions)
@@ -101,11 +103,12 @@ func TestDependencyRules(t *testing.T) {
 	}
 }
 
-// Every package under pkg/registry says in its doc.go what it provides and
-// the invariants it keeps.
+// Every package under pkg/registry, pkg/controller and
+// pkg/controllermanager says in its doc.go what it provides and the
+// invariants it keeps.
 func TestRegistryPackagesHaveDocGo(t *testing.T) {
 	for _, p := range listPackages(t) {
-		if !strings.HasPrefix(p.ImportPath, mod+"pkg/registry") {
+		if !strings.HasPrefix(p.ImportPath, mod+"pkg/registry") && !strings.HasPrefix(p.ImportPath, mod+"pkg/controller") {
 			continue
 		}
 		dir := filepath.Join("../..", strings.TrimPrefix(p.ImportPath, mod))

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/skiff-sh/skiff/pkg/controllermanager"
+)
+
+// newControllerManager maps upstream's kube-controller-manager flags onto
+// controllermanager.Config.
+func newControllerManager(logger func() *slog.Logger) *cobra.Command {
+	cfg := controllermanager.DefaultConfig()
+	table := controllermanager.Controllers()
+	workers := map[string]*int{}
+	cmd := &cobra.Command{
+		Use:   "controller-manager",
+		Short: "Run the controller manager (skiff's kube-controller-manager) against an API server",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg.Logger = logger()
+			cfg.ConcurrentSyncs = map[string]int{}
+			for name, n := range workers {
+				if f := cmd.Flags().Lookup(flagOf(table, name)); f != nil && f.Changed {
+					cfg.ConcurrentSyncs[name] = *n
+				}
+			}
+			m, err := controllermanager.New(cfg)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signalContext()
+			defer stop()
+			err = m.Run(ctx)
+			if errors.Is(err, controllermanager.ErrLeaderElectionLost) {
+				return fmt.Errorf("%w (exiting, as upstream: restart to campaign again)", err)
+			}
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.Kubeconfig, "kubeconfig", "", "path to a kubeconfig file with the API server's address and credentials")
+	var all, off []string
+	for _, d := range table {
+		all = append(all, d.Name)
+		if d.DisabledByDefault {
+			off = append(off, d.Name)
+		}
+	}
+	f.StringSliceVar(&cfg.Controllers, "controllers", cfg.Controllers, "A list of controllers to enable. '*' enables all on-by-default controllers, 'foo' enables the controller named 'foo', '-foo' disables the controller named 'foo'.\nAll controllers: "+
+		strings.Join(all, ", ")+"\nDisabled-by-default controllers: "+strings.Join(off, ", "))
+	for _, d := range table {
+		if d.WorkersFlag == "" {
+			continue
+		}
+		n := new(int)
+		workers[d.Name] = n
+		f.IntVar(n, d.WorkersFlag, d.DefaultWorkers, fmt.Sprintf("The number of %s workers that are allowed to sync concurrently. Larger number = more responsive, but more CPU (and network) load", strings.TrimSuffix(d.Name, "-controller")))
+	}
+	f.Float32Var(&cfg.KubeAPIQPS, "kube-api-qps", cfg.KubeAPIQPS, "QPS to use while talking with kubernetes apiserver (negative: no client-side throttling)")
+	f.IntVar(&cfg.KubeAPIBurst, "kube-api-burst", cfg.KubeAPIBurst, "Burst to use while talking with kubernetes apiserver")
+	f.StringVar(&cfg.KubeAPIContentType, "kube-api-content-type", cfg.KubeAPIContentType, "Content type of requests sent to apiserver")
+	le := &cfg.LeaderElection
+	f.BoolVar(&le.LeaderElect, "leader-elect", le.LeaderElect, "Start a leader election client and gain leadership before executing the main loop. Enable this when running replicated components for high availability")
+	f.DurationVar(&le.LeaseDuration, "leader-elect-lease-duration", le.LeaseDuration, "The duration that non-leader candidates will wait after observing a leadership renewal until attempting to acquire leadership of a led but unrenewed leader slot")
+	f.DurationVar(&le.RenewDeadline, "leader-elect-renew-deadline", le.RenewDeadline, "The interval between attempts by the acting master to renew a leadership slot before it stops leading. This must be less than the lease duration")
+	f.DurationVar(&le.RetryPeriod, "leader-elect-retry-period", le.RetryPeriod, "The duration the clients should wait between attempting acquisition and renewal of a leadership")
+	f.StringVar(&le.ResourceLock, "leader-elect-resource-lock", le.ResourceLock, "The type of resource object that is used for locking during leader election (only 'leases')")
+	f.StringVar(&le.ResourceNamespace, "leader-elect-resource-namespace", le.ResourceNamespace, "The namespace of resource object that is used for locking during leader election")
+	f.StringVar(&le.ResourceName, "leader-elect-resource-name", le.ResourceName, "The name of resource object that is used for locking during leader election")
+	f.IntVar(&cfg.SecurePort, "secure-port", cfg.SecurePort, "The port on which to serve HTTPS with authentication and authorization. If 0, don't serve HTTPS at all")
+	f.StringVar(&cfg.BindAddress, "bind-address", cfg.BindAddress, "The IP address on which to listen for the --secure-port port")
+	f.StringVar(&cfg.TLSCertFile, "tls-cert-file", "", "File containing the default x509 Certificate for HTTPS (without it a self-signed certificate is generated)")
+	f.StringVar(&cfg.TLSKeyFile, "tls-private-key-file", "", "File containing the default x509 private key matching --tls-cert-file")
+	f.DurationVar(&cfg.MinResyncPeriod, "min-resync-period", cfg.MinResyncPeriod, "The resync period in reflectors will be random between MinResyncPeriod and 2*MinResyncPeriod")
+	f.StringVar(&cfg.RootCAFile, "root-ca-file", "", "If set, this root certificate authority will be included in service account's token secret and the kube-root-ca.crt ConfigMap (default: the kubeconfig's CA)")
+	return cmd
+}
+
+func flagOf(table []controllermanager.Descriptor, name string) string {
+	for _, d := range table {
+		if d.Name == name {
+			return d.WorkersFlag
+		}
+	}
+	return ""
+}

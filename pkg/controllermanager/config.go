@@ -1,0 +1,301 @@
+package controllermanager
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/skiff-sh/skiff/pkg/client"
+	"github.com/skiff-sh/skiff/pkg/clock"
+)
+
+// Config configures a Manager. The zero value runs every default-enabled
+// controller without leader election and without serving (what an
+// in-process test wants); DefaultConfig has upstream's defaults.
+type Config struct {
+	// ClientConfig says how to reach the API server; when nil, Kubeconfig
+	// (or $KUBECONFIG, ~/.kube/config) is loaded.
+	ClientConfig *client.Config
+	Kubeconfig   string
+
+	// Controllers is --controllers: "*", "foo", "-foo" (nil: ["*"]).
+	Controllers []string
+	// ConcurrentSyncs sets the worker count of controllers by canonical
+	// name (the --concurrent-*-syncs flags); a controller not listed gets
+	// its Descriptor's DefaultWorkers.
+	ConcurrentSyncs map[string]int
+
+	// KubeAPIQPS, KubeAPIBurst and KubeAPIContentType are upstream's
+	// --kube-api-qps (20), --kube-api-burst (30) and
+	// --kube-api-content-type (protobuf). A negative QPS turns
+	// client-side throttling off.
+	KubeAPIQPS         float32
+	KubeAPIBurst       int
+	KubeAPIContentType string
+
+	LeaderElection LeaderElectionConfig
+
+	// SecurePort serves /healthz and /metrics over HTTPS (upstream's
+	// 10257); 0 turns serving off. Listener, when set, is used instead
+	// (tests).
+	SecurePort  int
+	BindAddress string
+	Listener    net.Listener
+	// TLSCertFile and TLSKeyFile are the serving certificate; without them
+	// a self-signed one is made in memory, as upstream does without
+	// --tls-cert-file.
+	TLSCertFile, TLSKeyFile string
+
+	// MinResyncPeriod is upstream's --min-resync-period (12h): informers
+	// resync every MinResyncPeriod*[1,2).
+	MinResyncPeriod time.Duration
+
+	// RootCAFile is upstream's --root-ca-file: the CA the
+	// root-ca-certificate-publisher controller publishes as
+	// kube-root-ca.crt. Without it, the CA the client trusts (its
+	// kubeconfig's certificate-authority) is published, as upstream.
+	RootCAFile string
+
+	// Descriptors replaces the controller table (nil: Controllers()).
+	Descriptors []Descriptor
+
+	// Registry receives the metrics (nil: a new registry with the Go and
+	// process collectors). Gatherer serves them (nil: Registry when it is
+	// a Gatherer).
+	Registry prometheus.Registerer
+	Gatherer prometheus.Gatherer
+
+	Clock  clock.Clock
+	Logger *slog.Logger
+	// Rand returns a number in [0, 1) (resync and election jitter; nil:
+	// math/rand/v2).
+	Rand func() float64
+}
+
+// LeaderElectionConfig is upstream's --leader-elect* flags.
+type LeaderElectionConfig struct {
+	LeaderElect       bool
+	LeaseDuration     time.Duration // 15s
+	RenewDeadline     time.Duration // 10s
+	RetryPeriod       time.Duration // 2s
+	ResourceLock      string        // "leases" (the only one)
+	ResourceNamespace string        // "kube-system"
+	ResourceName      string        // "kube-controller-manager"
+	// Identity is this candidate's name (default: hostname_<uuid>).
+	Identity string
+}
+
+// Upstream's defaults.
+const (
+	DefaultSecurePort        = 10257
+	DefaultBindAddress       = "0.0.0.0"
+	DefaultKubeAPIQPS        = 20
+	DefaultKubeAPIBurst      = 30
+	DefaultLeaseDuration     = 15 * time.Second
+	DefaultRenewDeadline     = 10 * time.Second
+	DefaultRetryPeriod       = 2 * time.Second
+	DefaultResourceLock      = "leases"
+	DefaultResourceNamespace = "kube-system"
+	DefaultResourceName      = "kube-controller-manager"
+	DefaultMinResyncPeriod   = 12 * time.Hour
+	// Component is the name the manager reports (User-Agent, field
+	// manager, event source of the lease events).
+	Component = "kube-controller-manager"
+)
+
+// DefaultConfig is upstream's kube-controller-manager defaults: every
+// default controller, leader election on, serving on 0.0.0.0:10257.
+func DefaultConfig() Config {
+	return Config{
+		Controllers:        []string{"*"},
+		KubeAPIQPS:         DefaultKubeAPIQPS,
+		KubeAPIBurst:       DefaultKubeAPIBurst,
+		KubeAPIContentType: client.ContentTypeProtobuf,
+		LeaderElection: LeaderElectionConfig{
+			LeaderElect:       true,
+			LeaseDuration:     DefaultLeaseDuration,
+			RenewDeadline:     DefaultRenewDeadline,
+			RetryPeriod:       DefaultRetryPeriod,
+			ResourceLock:      DefaultResourceLock,
+			ResourceNamespace: DefaultResourceNamespace,
+			ResourceName:      DefaultResourceName,
+		},
+		SecurePort:      DefaultSecurePort,
+		BindAddress:     DefaultBindAddress,
+		MinResyncPeriod: DefaultMinResyncPeriod,
+	}
+}
+
+// withDefaults fills what is unset.
+func (c Config) withDefaults() Config {
+	if c.Controllers == nil {
+		c.Controllers = []string{"*"}
+	}
+	if c.KubeAPIQPS == 0 {
+		c.KubeAPIQPS = DefaultKubeAPIQPS
+	}
+	if c.KubeAPIBurst == 0 {
+		c.KubeAPIBurst = DefaultKubeAPIBurst
+	}
+	if c.KubeAPIContentType == "" {
+		c.KubeAPIContentType = client.ContentTypeProtobuf
+	}
+	le := &c.LeaderElection
+	if le.LeaseDuration == 0 {
+		le.LeaseDuration = DefaultLeaseDuration
+	}
+	if le.RenewDeadline == 0 {
+		le.RenewDeadline = DefaultRenewDeadline
+	}
+	if le.RetryPeriod == 0 {
+		le.RetryPeriod = DefaultRetryPeriod
+	}
+	if le.ResourceLock == "" {
+		le.ResourceLock = DefaultResourceLock
+	}
+	if le.ResourceNamespace == "" {
+		le.ResourceNamespace = DefaultResourceNamespace
+	}
+	if le.ResourceName == "" {
+		le.ResourceName = DefaultResourceName
+	}
+	if c.BindAddress == "" {
+		c.BindAddress = DefaultBindAddress
+	}
+	if c.MinResyncPeriod == 0 {
+		c.MinResyncPeriod = DefaultMinResyncPeriod
+	}
+	if c.Descriptors == nil {
+		c.Descriptors = Controllers()
+	}
+	if c.Clock == nil {
+		c.Clock = clock.Real{}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// validate checks the configuration as upstream's options validation does.
+func (c *Config) validate() error {
+	var errs []error
+	if _, err := EnabledControllers(c.Descriptors, c.Controllers); err != nil {
+		errs = append(errs, err)
+	}
+	for name, n := range c.ConcurrentSyncs {
+		d, ok := lookup(c.Descriptors, name)
+		if !ok {
+			errs = append(errs, fmt.Errorf("worker count for unknown controller %q", name))
+			continue
+		}
+		if n < 1 {
+			flag := d.WorkersFlag
+			if flag == "" {
+				flag = "workers of " + d.Name
+			} else {
+				flag = "--" + flag
+			}
+			errs = append(errs, fmt.Errorf("%s must be greater than 0, got %d", flag, n))
+		}
+	}
+	le := c.LeaderElection
+	if le.ResourceLock != DefaultResourceLock {
+		errs = append(errs, fmt.Errorf("--leader-elect-resource-lock: only %q is supported, not %q", DefaultResourceLock, le.ResourceLock))
+	}
+	if le.LeaderElect {
+		if le.LeaseDuration <= le.RenewDeadline {
+			errs = append(errs, errors.New("leaseDuration must be greater than renewDeadline"))
+		}
+		if le.RenewDeadline <= time.Duration(1.2*float64(le.RetryPeriod)) {
+			errs = append(errs, errors.New("renewDeadline must be greater than retryPeriod*JitterFactor"))
+		}
+	}
+	if c.SecurePort < 0 || c.SecurePort > 65535 {
+		errs = append(errs, fmt.Errorf("--secure-port %d must be between 0 and 65535, inclusive. 0 for turning off secure port", c.SecurePort))
+	}
+	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
+		errs = append(errs, errors.New("--tls-cert-file and --tls-private-key-file go together"))
+	}
+	return errors.Join(errs...)
+}
+
+// lookup finds a controller by canonical name or alias.
+func lookup(descs []Descriptor, name string) (Descriptor, bool) {
+	for _, d := range descs {
+		if d.Name == name || slices.Contains(d.Aliases, name) {
+			return d, true
+		}
+	}
+	return Descriptor{}, false
+}
+
+// EnabledControllers returns the canonical names of the controllers that
+// the --controllers list enables, in table order, with upstream's
+// semantics: "-foo" disables foo, "foo" enables it, otherwise "*" enables
+// it unless it is disabled by default. Aliases are accepted; a name that
+// is not known is an error.
+func EnabledControllers(descs []Descriptor, controllers []string) ([]string, error) {
+	explicit := map[string]bool{}
+	star := false
+	var errs []error
+	for _, item := range controllers {
+		item = strings.TrimSpace(item)
+		switch {
+		case item == "*":
+			star = true
+			continue
+		case item == "":
+			continue
+		}
+		name, on := item, true
+		if strings.HasPrefix(item, "-") {
+			name, on = item[1:], false
+		}
+		d, ok := lookup(descs, name)
+		if !ok {
+			errs = append(errs, fmt.Errorf("%q is not in the list of known controllers", item))
+			continue
+		}
+		if prev, seen := explicit[d.Name]; seen && !prev {
+			continue // "-foo" wins over "foo", as upstream checks it first
+		}
+		explicit[d.Name] = on
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, d := range descs {
+		on, set := explicit[d.Name]
+		if !set {
+			on = star && !d.DisabledByDefault
+		}
+		if on {
+			out = append(out, d.Name)
+		}
+	}
+	return out, nil
+}
+
+// workers is the worker count of controller d.
+func (c *Config) workers(d Descriptor) int {
+	if n, ok := c.ConcurrentSyncs[d.Name]; ok {
+		return n
+	}
+	for _, a := range d.Aliases {
+		if n, ok := c.ConcurrentSyncs[a]; ok {
+			return n
+		}
+	}
+	if d.DefaultWorkers > 0 {
+		return d.DefaultWorkers
+	}
+	return 1
+}

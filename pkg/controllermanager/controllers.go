@@ -1,0 +1,119 @@
+package controllermanager
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/skiff-sh/skiff/pkg/client"
+	"github.com/skiff-sh/skiff/pkg/client/informers"
+	"github.com/skiff-sh/skiff/pkg/client/record"
+	"github.com/skiff-sh/skiff/pkg/client/workqueue"
+	"github.com/skiff-sh/skiff/pkg/clock"
+)
+
+// Controller is a started controller: Run works until ctx ends (it waits
+// for its informers' caches first) and then returns nil.
+type Controller interface {
+	Run(ctx context.Context) error
+}
+
+// InitFunc builds a controller. It registers the informers (and their
+// handlers) the controller needs on cc.Informers; it must not start
+// them, nor block.
+type InitFunc func(cc ControllerContext) (Controller, error)
+
+// ControllerContext is what an InitFunc gets: the manager's shared pieces
+// and this controller's settings.
+type ControllerContext struct {
+	// Name is the controller's canonical name ("replicaset-controller").
+	Name string
+	// Client is the manager's API client; ClientConfig its configuration
+	// (to build another client, e.g. a dynamic one with other limits).
+	Client       *client.Client
+	ClientConfig client.Config
+	// Informers is the manager's one shared informer factory.
+	Informers *informers.SharedInformerFactory
+	// Recorder records events with source component Name; Broadcaster
+	// makes recorders for other components.
+	Recorder    record.EventRecorder
+	Broadcaster record.EventBroadcaster
+	// MetricsProvider is to be passed, with Name (or the controller's
+	// upstream queue name), to the controller's workqueues.
+	MetricsProvider workqueue.MetricsProvider
+	// Workers is the controller's --concurrent-*-syncs value.
+	Workers int
+	Clock   clock.Clock
+	// Logger carries controller=Name.
+	Logger *slog.Logger
+	// Config is the manager's configuration (controller-specific knobs
+	// such as RootCAFile); read only.
+	Config *Config
+}
+
+// Descriptor describes one controller of the table.
+type Descriptor struct {
+	// Name is upstream's canonical name; Aliases its older names, which
+	// --controllers accepts too.
+	Name    string
+	Aliases []string
+	// Init builds the controller; nil: skiff does not implement it yet
+	// (it is accepted by --controllers and skipped).
+	Init InitFunc
+	// DisabledByDefault controllers only run when --controllers names them.
+	DisabledByDefault bool
+	// WorkersFlag is upstream's worker-count flag without "--"
+	// ("concurrent-replicaset-syncs"); "" when upstream has none.
+	// DefaultWorkers is upstream's default (1 when 0).
+	WorkersFlag    string
+	DefaultWorkers int
+}
+
+// Controllers is the table of upstream's kube-controller-manager
+// controllers, in upstream's start order. Controllers skiff implements
+// have an Init; register one by setting Init on its entry.
+func Controllers() []Descriptor {
+	return []Descriptor{
+		{Name: "serviceaccount-token-controller", Aliases: []string{"serviceaccount-token"}, WorkersFlag: "concurrent-serviceaccount-token-syncs", DefaultWorkers: 5},
+		{Name: "endpoints-controller", Aliases: []string{"endpoint"}, WorkersFlag: "concurrent-endpoint-syncs", DefaultWorkers: 5},
+		{Name: "endpointslice-controller", Aliases: []string{"endpointslice"}, WorkersFlag: "concurrent-service-endpoint-syncs", DefaultWorkers: 5},
+		{Name: "endpointslice-mirroring-controller", Aliases: []string{"endpointslicemirroring"}, WorkersFlag: "mirroring-concurrent-service-endpoint-syncs", DefaultWorkers: 5},
+		{Name: "replicationcontroller-controller", Aliases: []string{"replicationcontroller"}, WorkersFlag: "concurrent-rc-syncs", DefaultWorkers: 5},
+		{Name: "pod-garbage-collector-controller", Aliases: []string{"podgc"}},
+		{Name: "resourcequota-controller", Aliases: []string{"resourcequota"}, WorkersFlag: "concurrent-resource-quota-syncs", DefaultWorkers: 5},
+		{Name: "namespace-controller", Aliases: []string{"namespace"}, WorkersFlag: "concurrent-namespace-syncs", DefaultWorkers: 10},
+		{Name: "serviceaccount-controller", Aliases: []string{"serviceaccount"}},
+		{Name: "garbage-collector-controller", Aliases: []string{"garbagecollector"}, WorkersFlag: "concurrent-gc-syncs", DefaultWorkers: 20},
+		{Name: "daemonset-controller", Aliases: []string{"daemonset"}, WorkersFlag: "concurrent-daemonset-syncs", DefaultWorkers: 2},
+		{Name: "job-controller", Aliases: []string{"job"}, WorkersFlag: "concurrent-job-syncs", DefaultWorkers: 5},
+		{Name: "deployment-controller", Aliases: []string{"deployment"}, WorkersFlag: "concurrent-deployment-syncs", DefaultWorkers: 5},
+		{Name: "replicaset-controller", Aliases: []string{"replicaset"}, WorkersFlag: "concurrent-replicaset-syncs", DefaultWorkers: 5},
+		{Name: "horizontal-pod-autoscaler-controller", Aliases: []string{"horizontalpodautoscaling"}, WorkersFlag: "concurrent-horizontal-pod-autoscaler-syncs", DefaultWorkers: 5},
+		{Name: "disruption-controller", Aliases: []string{"disruption"}},
+		{Name: "statefulset-controller", Aliases: []string{"statefulset"}, WorkersFlag: "concurrent-statefulset-syncs", DefaultWorkers: 5},
+		{Name: "cronjob-controller", Aliases: []string{"cronjob"}, WorkersFlag: "concurrent-cron-job-syncs", DefaultWorkers: 5},
+		{Name: "certificatesigningrequest-signing-controller", Aliases: []string{"csrsigning"}},
+		{Name: "certificatesigningrequest-approving-controller", Aliases: []string{"csrapproving"}},
+		{Name: "certificatesigningrequest-cleaner-controller", Aliases: []string{"csrcleaner"}},
+		{Name: "ttl-controller", Aliases: []string{"ttl"}},
+		{Name: "bootstrap-signer-controller", Aliases: []string{"bootstrapsigner"}, DisabledByDefault: true},
+		{Name: "token-cleaner-controller", Aliases: []string{"tokencleaner"}, DisabledByDefault: true},
+		{Name: "node-ipam-controller", Aliases: []string{"nodeipam"}},
+		{Name: "node-lifecycle-controller", Aliases: []string{"nodelifecycle"}},
+		{Name: "taint-eviction-controller"},
+		{Name: "persistentvolume-binder-controller", Aliases: []string{"persistentvolume-binder"}},
+		{Name: "persistentvolume-attach-detach-controller", Aliases: []string{"attachdetach"}},
+		{Name: "persistentvolume-expander-controller", Aliases: []string{"persistentvolume-expander"}},
+		{Name: "clusterrole-aggregation-controller", Aliases: []string{"clusterrole-aggregation"}},
+		{Name: "persistentvolumeclaim-protection-controller", Aliases: []string{"pvc-protection"}},
+		{Name: "persistentvolume-protection-controller", Aliases: []string{"pv-protection"}},
+		{Name: "ttl-after-finished-controller", Aliases: []string{"ttl-after-finished"}, WorkersFlag: "concurrent-ttl-after-finished-syncs", DefaultWorkers: 5},
+		{Name: "root-ca-certificate-publisher-controller", Aliases: []string{"root-ca-cert-publisher"}},
+		{Name: "ephemeral-volume-controller", Aliases: []string{"ephemeral-volume"}, WorkersFlag: "concurrent-ephemeralvolume-syncs", DefaultWorkers: 5},
+		{Name: "storageversion-garbage-collector-controller", Aliases: []string{"storage-version-gc"}},
+		{Name: "resourceclaim-controller", Aliases: []string{"resource-claim-controller"}},
+		{Name: "legacy-serviceaccount-token-cleaner-controller", Aliases: []string{"legacy-service-account-token-cleaner"}},
+		{Name: "validatingadmissionpolicy-status-controller", WorkersFlag: "concurrent-validating-admission-policy-status-syncs", DefaultWorkers: 5},
+		{Name: "service-cidr-controller"},
+		{Name: "selinux-warning-controller", DisabledByDefault: true},
+	}
+}

@@ -1,0 +1,359 @@
+package controllermanager_test
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/skiff-sh/skiff/pkg/client"
+	"github.com/skiff-sh/skiff/pkg/client/cache"
+	"github.com/skiff-sh/skiff/pkg/client/workqueue"
+	"github.com/skiff-sh/skiff/pkg/controllermanager"
+	"github.com/skiff-sh/skiff/pkg/testenv"
+)
+
+const timeout = 30 * time.Second
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func clientConfig(env *testenv.Environment) *client.Config {
+	return &client.Config{Host: env.URL, CAData: env.CAData, CertData: env.CertData, KeyData: env.KeyData}
+}
+
+// echo is a test controller: for each ConfigMap it records a Normal
+// "Seen" event, through a named workqueue; it reports the names it saw.
+type echo struct {
+	cc    controllermanager.ControllerContext
+	queue workqueue.TypedRateLimitingInterface[string]
+	lst   func(ns, name string) (*corev1.ConfigMap, error)
+	synced cache.InformerSynced
+
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+func newEcho(cc controllermanager.ControllerContext) (*echo, error) {
+	e := &echo{cc: cc, seen: map[string]bool{}}
+	e.queue = workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: "echo", MetricsProvider: cc.MetricsProvider, Clock: cc.Clock})
+	inf := cc.Informers.ConfigMaps()
+	_, err := inf.AddEventHandler(cache.TypedResourceEventHandlerFuncs[*corev1.ConfigMap]{
+		AddFunc: func(cm *corev1.ConfigMap, _ bool) { e.queue.Add(cm.Namespace + "/" + cm.Name) },
+	})
+	if err != nil {
+		return nil, err
+	}
+	e.lst = func(ns, name string) (*corev1.ConfigMap, error) { return inf.Lister().Namespace(ns).Get(name) }
+	e.synced = inf.Informer().HasSynced
+	return e, nil
+}
+
+func (e *echo) Run(ctx context.Context) error {
+	defer e.queue.ShutDown()
+	if !cache.WaitForCacheSync(ctx, e.synced) {
+		return nil
+	}
+	go func() {
+		<-ctx.Done()
+		e.queue.ShutDown()
+	}()
+	for {
+		key, shutdown := e.queue.Get()
+		if shutdown {
+			return nil
+		}
+		ns, name, _ := strings.Cut(key, "/")
+		if cm, err := e.lst(ns, name); err == nil {
+			e.cc.Recorder.Eventf(cm, corev1.EventTypeNormal, "Seen", "seen by %s", e.cc.Name)
+		}
+		e.mu.Lock()
+		e.seen[key] = true
+		e.mu.Unlock()
+		e.queue.Done(key)
+	}
+}
+
+func (e *echo) saw(key string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.seen[key]
+}
+
+type failing struct{}
+
+func (failing) Run(context.Context) error { return errors.New("boom") }
+
+func httpsGet(t *testing.T, url string) (int, string) {
+	t.Helper()
+	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // self-signed
+	resp, err := c.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestManagerRunsControllersServesHealthAndMetrics(t *testing.T) {
+	env := testenv.StartT(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "https://" + ln.Addr().String()
+	var (
+		mu   sync.Mutex
+		ech  *echo
+		init []string
+	)
+	descs := []controllermanager.Descriptor{
+		{Name: "echo-controller", Aliases: []string{"echo"}, WorkersFlag: "concurrent-echo-syncs", DefaultWorkers: 3,
+			Init: func(cc controllermanager.ControllerContext) (controllermanager.Controller, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				init = append(init, cc.Name)
+				if cc.Workers != 7 {
+					t.Errorf("workers = %d, want 7 (ConcurrentSyncs)", cc.Workers)
+				}
+				e, err := newEcho(cc)
+				ech = e
+				return e, err
+			}},
+		{Name: "failing-controller", Init: func(controllermanager.ControllerContext) (controllermanager.Controller, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			init = append(init, "failing-controller")
+			return failing{}, nil
+		}},
+		{Name: "off-controller", DisabledByDefault: true, Init: func(controllermanager.ControllerContext) (controllermanager.Controller, error) {
+			t.Error("a disabled-by-default controller was started")
+			return failing{}, nil
+		}},
+		{Name: "unimplemented-controller"},
+	}
+	m, err := controllermanager.New(controllermanager.Config{
+		ClientConfig: clientConfig(env), Descriptors: descs, Listener: ln,
+		ConcurrentSyncs: map[string]int{"echo": 7},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+
+	cms := client.For[*corev1.ConfigMap, *corev1.ConfigMapList](m.Client())
+	if _, err := cms.Create(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "hello"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "echo sees default/hello", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return ech != nil && ech.saw("default/hello")
+	})
+	mu.Lock()
+	if strings.Join(init, ",") != "echo-controller,failing-controller" {
+		t.Errorf("initialized %v, want echo-controller,failing-controller in table order", init)
+	}
+	mu.Unlock()
+	events := client.For[*corev1.Event, *corev1.EventList](m.Client())
+	eventually(t, "the Seen event", func() bool {
+		l, err := events.Namespace("default").List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			return false
+		}
+		for _, e := range l.Items {
+			if e.Reason == "Seen" && e.InvolvedObject.Name == "hello" && e.Source.Component == "echo-controller" {
+				return true
+			}
+		}
+		return false
+	})
+
+	// The failing controller makes /healthz fail; its own check says why.
+	eventually(t, "/healthz reporting the failed controller", func() bool {
+		code, body := httpsGet(t, base+"/healthz")
+		return code == http.StatusInternalServerError && strings.Contains(body, "[-]failing-controller failed: reason withheld") &&
+			strings.Contains(body, "[+]echo-controller ok") && strings.Contains(body, "[+]leaderElection ok")
+	})
+	if code, body := httpsGet(t, base+"/healthz/echo-controller"); code != 200 || body != "ok" {
+		t.Errorf("/healthz/echo-controller = %d %q", code, body)
+	}
+	if code, body := httpsGet(t, base+"/healthz/failing-controller"); code != 500 || !strings.Contains(body, "boom") {
+		t.Errorf("/healthz/failing-controller = %d %q", code, body)
+	}
+	code, body := httpsGet(t, base+"/metrics")
+	if code != 200 {
+		t.Fatalf("/metrics = %d", code)
+	}
+	for _, want := range []string{`workqueue_adds_total{name="echo"}`, `workqueue_depth{name="echo"}`,
+		`workqueue_queue_duration_seconds_bucket{name="echo"`, `workqueue_work_duration_seconds_count{name="echo"}`,
+		`leader_election_master_status{name="kube-controller-manager"} 0`, "go_goroutines", "process_"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
+
+func TestManagerHealthyWithoutControllers(t *testing.T) {
+	env := testenv.StartT(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := controllermanager.New(controllermanager.Config{ClientConfig: clientConfig(env), Controllers: []string{"-serviceaccount", "*"}, Listener: ln})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	eventually(t, "/healthz ok", func() bool {
+		c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // self-signed
+		resp, err := c.Get("https://" + ln.Addr().String() + "/healthz?verbose")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode == 200 && strings.Contains(string(b), "[+]ping ok") && strings.HasSuffix(string(b), "healthz check passed\n")
+	})
+	if _, err := controllermanager.New(controllermanager.Config{ClientConfig: clientConfig(env), Controllers: []string{"*", "-nope"}}); err == nil ||
+		!strings.Contains(err.Error(), `"-nope" is not in the list of known controllers`) {
+		t.Fatalf("unknown controller: err = %v", err)
+	}
+}
+
+// TestLeaderHandover: two managers campaign for the Lease; only the
+// leader runs controllers; when it dies (stops renewing without
+// releasing), the other takes over within the lease duration.
+func TestLeaderHandover(t *testing.T) {
+	env := testenv.StartT(t)
+	const lease = 3 * time.Second
+	type instance struct {
+		m       *controllermanager.Manager
+		cancel  context.CancelFunc
+		done    chan error
+		running chan struct{} // closed when its controller runs
+	}
+	start := func(id string) *instance {
+		in := &instance{done: make(chan error, 1), running: make(chan struct{})}
+		var once sync.Once
+		descs := []controllermanager.Descriptor{{Name: "probe-controller",
+			Init: func(controllermanager.ControllerContext) (controllermanager.Controller, error) {
+				return runFunc(func(ctx context.Context) error {
+					once.Do(func() { close(in.running) })
+					<-ctx.Done()
+					return nil
+				}), nil
+			}}}
+		cfg := controllermanager.Config{
+			ClientConfig: clientConfig(env), Descriptors: descs,
+			LeaderElection: controllermanager.LeaderElectionConfig{
+				LeaderElect: true, LeaseDuration: lease, RenewDeadline: 2 * time.Second, RetryPeriod: 250 * time.Millisecond, Identity: id,
+			},
+		}
+		m, err := controllermanager.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in.m = m
+		ctx, cancel := context.WithCancel(context.Background())
+		in.cancel = cancel
+		go func() { in.done <- m.Run(ctx) }()
+		return in
+	}
+	leases := client.For[*coordinationv1.Lease, *coordinationv1.LeaseList](mustClient(t, env))
+	holder := func() string {
+		l, err := leases.Namespace("kube-system").Get(context.Background(), "kube-controller-manager", metav1.GetOptions{})
+		if err != nil || l.Spec.HolderIdentity == nil {
+			return ""
+		}
+		return *l.Spec.HolderIdentity
+	}
+
+	a := start("a")
+	select {
+	case <-a.running:
+	case <-time.After(timeout):
+		t.Fatal("the first instance did not start its controllers")
+	}
+	if h := holder(); h != "a" {
+		t.Fatalf("lease holder %q, want a", h)
+	}
+	b := start("b")
+	defer func() {
+		b.cancel()
+		<-b.done
+	}()
+	// b must not lead while a renews: give it several retry periods.
+	select {
+	case <-b.running:
+		t.Fatal("the standby ran its controllers while the leader renews")
+	case <-time.After(4 * 250 * time.Millisecond):
+	}
+	a.cancel() // a dies: it stops renewing and does not release
+	if err := <-a.done; err != nil {
+		t.Fatalf("a.Run: %v", err)
+	}
+	died := time.Now()
+	select {
+	case <-b.running:
+	case <-time.After(timeout):
+		t.Fatal("the standby never took over")
+	}
+	// Taken over after the lease expired and within a lease duration
+	// (plus one jittered retry period) of the last renewal.
+	if took := time.Since(died); took > lease+time.Second {
+		t.Errorf("took over after %v, want within %v", took, lease+time.Second)
+	}
+	if h := holder(); h != "b" {
+		t.Fatalf("lease holder %q, want b", h)
+	}
+}
+
+type runFunc func(ctx context.Context) error
+
+func (f runFunc) Run(ctx context.Context) error { return f(ctx) }
+
+func mustClient(t *testing.T, env *testenv.Environment) *client.Client {
+	t.Helper()
+	c, err := client.New(clientConfig(env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
