@@ -13,6 +13,10 @@
 //	...
 //	f.Shutdown()            // stops them and waits
 //
+// ForResource(res) is the dynamic informer of any resource, custom
+// resources included, with *unstructured.Unstructured objects (client-go's
+// dynamicinformer).
+//
 // Informers are keyed by the Go type of their objects and, for types
 // shared by several resources (unstructured objects), by resource. Options
 // (WithNamespace, WithTweakListOptions, WithTransform,

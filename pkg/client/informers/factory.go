@@ -15,6 +15,7 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/skiff-sh/skiff/pkg/client"
 	"github.com/skiff-sh/skiff/pkg/client/cache"
@@ -330,4 +331,12 @@ func (f *SharedInformerFactory) PriorityClasses() *cache.TypedInformer[*scheduli
 
 func (f *SharedInformerFactory) StorageClasses() *cache.TypedInformer[*storagev1.StorageClass] {
 	return InformerFor[*storagev1.StorageClass, *storagev1.StorageClassList](f)
+}
+
+// ForResource returns the factory's informer of any resource (a custom
+// resource included) with unstructured objects: client-go's
+// dynamicinformer ForResource. Informers of unstructured objects are keyed
+// by resource, so each resource gets its own list, watch and cache.
+func (f *SharedInformerFactory) ForResource(res client.Resource) *cache.TypedInformer[*unstructured.Unstructured] {
+	return InformerForResource[*unstructured.Unstructured, *unstructured.UnstructuredList](f, res)
 }
