@@ -193,7 +193,10 @@ func (u *Up) Run(ctx context.Context) error {
 	if err := kubeconfig.Write(kcPath, kubeconfig.New("skiff", server, ca.CertPEM, admin.CertPEM, admin.KeyPEM)); err != nil {
 		return err
 	}
+	announced := make(chan struct{})
+	annCtx, stopAnnouncing := context.WithCancel(ctx)
 	go func() {
+		defer close(announced)
 		select {
 		case <-srv.Ready():
 			fmt.Fprintf(cfg.Out, "skiff is up at %s (storage: %s). Kubeconfig: %s\n", server, cfg.Storage, kcPath)
@@ -201,10 +204,12 @@ func (u *Up) Run(ctx context.Context) error {
 				fmt.Fprintf(cfg.Out, "Disabled: %s (run your own against this API server)\n", off)
 			}
 			fmt.Fprintf(cfg.Out, "Next: export KUBECONFIG=%s && kubectl get namespaces\n", kcPath)
-		case <-ctx.Done():
+		case <-annCtx.Done():
 		}
 	}()
 	err = srv.Run(ctx)
+	stopAnnouncing()
+	<-announced // one writer to cfg.Out at a time
 	if err == nil && ctx.Err() != nil {
 		if cfg.Storage == "memory" {
 			fmt.Fprintf(cfg.Out, "skiff stopped; nothing was kept (--storage=memory).\n")
