@@ -59,6 +59,27 @@ func DefaultPod(pod *corev1.Pod) {
 	// spec.resources requests/limits from the containers when spec.resources
 	// is partly set) is not implemented.
 	DefaultPodSpec(spec)
+	SyncPodIPs(&pod.Status)
+}
+
+// SyncPodIPs keeps the singular and plural IP fields of a pod's status in
+// step, as upstream's v1 conversion does on every write: a client that sets
+// only status.podIP (an older kubelet, kwok) gets status.podIPs = [podIP],
+// and podIP is always podIPs[0]; when both are set and disagree, podIP
+// wins (for older clients). The same for hostIP/hostIPs.
+func SyncPodIPs(st *corev1.PodStatus) {
+	if st.PodIP != "" && (len(st.PodIPs) == 0 || st.PodIPs[0].IP != st.PodIP) {
+		st.PodIPs = []corev1.PodIP{{IP: st.PodIP}}
+	}
+	if len(st.PodIPs) > 0 {
+		st.PodIP = st.PodIPs[0].IP
+	}
+	if st.HostIP != "" && (len(st.HostIPs) == 0 || st.HostIPs[0].IP != st.HostIP) {
+		st.HostIPs = []corev1.HostIP{{IP: st.HostIP}}
+	}
+	if len(st.HostIPs) > 0 {
+		st.HostIP = st.HostIPs[0].IP
+	}
 }
 
 // DefaultPodTemplate applies the defaults of a PodTemplate object.
@@ -441,6 +462,14 @@ func DefaultEndpoints(ep *corev1.Endpoints) {
 // DefaultNode applies the defaults of a Node: allocatable defaults to
 // capacity.
 func DefaultNode(node *corev1.Node) {
+	// spec.podCIDR and spec.podCIDRs are kept in step as upstream's v1
+	// conversion does (podCIDR wins when they disagree).
+	if c := node.Spec.PodCIDR; c != "" && (len(node.Spec.PodCIDRs) == 0 || node.Spec.PodCIDRs[0] != c) {
+		node.Spec.PodCIDRs = []string{c}
+	}
+	if len(node.Spec.PodCIDRs) > 0 {
+		node.Spec.PodCIDR = node.Spec.PodCIDRs[0]
+	}
 	st := &node.Status
 	if st.Allocatable == nil && st.Capacity != nil {
 		st.Allocatable = st.Capacity.DeepCopy()

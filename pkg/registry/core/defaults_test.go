@@ -1,6 +1,7 @@
 package core
 
 import (
+	"reflect"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -247,5 +248,47 @@ func TestDefaultSmallKinds(t *testing.T) {
 	DefaultResourceQuota(rq)
 	if got := rq.Spec.Hard.Cpu().String(); got != "1m" {
 		t.Errorf("quantities are rounded up to milli units: got %s", got)
+	}
+}
+
+// The singular and plural IP fields are kept in step, as upstream's v1
+// conversion keeps them (kwok sets only status.podIP; the EndpointSlice
+// controller reads status.podIPs).
+func TestSyncPodIPs(t *testing.T) {
+	ips := func(v ...string) []corev1.PodIP {
+		var out []corev1.PodIP
+		for _, ip := range v {
+			out = append(out, corev1.PodIP{IP: ip})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name    string
+		in      corev1.PodStatus
+		wantIP  string
+		wantIPs []corev1.PodIP
+	}{
+		{"none", corev1.PodStatus{}, "", nil},
+		{"singular only", corev1.PodStatus{PodIP: "10.0.0.1"}, "10.0.0.1", ips("10.0.0.1")},
+		{"plural only", corev1.PodStatus{PodIPs: ips("10.0.0.1", "fd00::1")}, "10.0.0.1", ips("10.0.0.1", "fd00::1")},
+		{"both agree", corev1.PodStatus{PodIP: "10.0.0.1", PodIPs: ips("10.0.0.1", "fd00::1")}, "10.0.0.1", ips("10.0.0.1", "fd00::1")},
+		{"disagree: singular wins", corev1.PodStatus{PodIP: "10.0.0.2", PodIPs: ips("10.0.0.1", "fd00::1")}, "10.0.0.2", ips("10.0.0.2")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := &corev1.Pod{Status: tc.in}
+			pod.Status.HostIP = tc.in.PodIP // the same rules for hostIP/hostIPs
+			DefaultPod(pod)
+			if pod.Status.PodIP != tc.wantIP || !reflect.DeepEqual(pod.Status.PodIPs, tc.wantIPs) {
+				t.Errorf("podIP %q podIPs %v, want %q %v", pod.Status.PodIP, pod.Status.PodIPs, tc.wantIP, tc.wantIPs)
+			}
+			if tc.in.PodIP != "" && (len(pod.Status.HostIPs) != 1 || pod.Status.HostIPs[0].IP != tc.in.PodIP) {
+				t.Errorf("hostIPs %v, want [%s]", pod.Status.HostIPs, tc.in.PodIP)
+			}
+		})
+	}
+	node := &corev1.Node{Spec: corev1.NodeSpec{PodCIDR: "10.244.1.0/24"}}
+	DefaultNode(node)
+	if !reflect.DeepEqual(node.Spec.PodCIDRs, []string{"10.244.1.0/24"}) {
+		t.Errorf("podCIDRs = %v", node.Spec.PodCIDRs)
 	}
 }
