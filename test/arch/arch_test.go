@@ -117,3 +117,27 @@ func TestRegistryPackagesHaveDocGo(t *testing.T) {
 		}
 	}
 }
+
+// Every controller package says in its doc.go what it does and the
+// invariants it keeps, and controllers never import one another (what they
+// share lives under pkg/controller/internal or pkg/client).
+func TestControllerPackages(t *testing.T) {
+	const ctrl = mod + "pkg/controller/"
+	for _, p := range listPackages(t) {
+		if !strings.HasPrefix(p.ImportPath, ctrl) {
+			continue
+		}
+		dir := filepath.Join("../..", strings.TrimPrefix(p.ImportPath, mod))
+		if _, err := os.Stat(filepath.Join(dir, "doc.go")); err != nil {
+			t.Errorf("%s has no doc.go", p.ImportPath)
+		}
+		if strings.HasPrefix(p.ImportPath, ctrl+"internal/") {
+			continue
+		}
+		for _, d := range p.Imports {
+			if strings.HasPrefix(d, ctrl) && !strings.HasPrefix(d, ctrl+"internal/") {
+				t.Errorf("%s imports controller %s", p.ImportPath, d)
+			}
+		}
+	}
+}
