@@ -82,6 +82,7 @@ func newUp(logger func() *slog.Logger) *cobra.Command {
 	f.IntVar(&cfg.SecurePort, "secure-port", 6443, "port the API server serves HTTPS on")
 	f.StringVar(&cfg.AdvertiseAddress, "advertise-address", "", "address clients reach the API server at (default: the bind address)")
 	f.StringVar(&cfg.TokenAuthFile, "token-auth-file", "", "static bearer tokens, CSV: token,user,uid[,\"group1,group2\"]")
+	f.IntVar(&cfg.ControllerManagerSecurePort, "controller-manager-secure-port", 0, "serve the controller manager's /healthz and /metrics over HTTPS on 127.0.0.1 at this port (upstream's: 10257); 0 does not serve them")
 	f.StringSliceVar(&cfg.Disable, "disable", nil, "components to leave out, comma separated ("+strings.Join(cluster.Components, ", ")+"), e.g. to run upstream's in their place")
 	return cmd
 }
@@ -111,7 +112,6 @@ func newAPIServer(logger func() *slog.Logger) *cobra.Command {
 	f.StringVar(&cfg.TokenAuthFile, "token-auth-file", "", "static bearer tokens, CSV: token,user,uid[,\"group1,group2\"]")
 	f.StringVar(&cfg.ServiceAccountSigningKeyFile, "service-account-signing-key-file", "", "ECDSA P-256 key (PEM) that signs service account tokens; enables TokenRequest and token authentication")
 	f.StringVar(&cfg.ServiceAccountIssuer, "service-account-issuer", "", "issuer and audience of service account tokens (default https://kubernetes.default.svc.cluster.local)")
-	f.StringVar(&cfg.RootCAFile, "root-ca-file", "", "CA certificate (PEM) published to every namespace as the kube-root-ca.crt ConfigMap")
 	return cmd
 }
 

@@ -78,7 +78,7 @@ func (s *Server) bootstrap(ctx context.Context) error {
 var grPriorityClasses = schema.GroupResource{Group: "scheduling.k8s.io", Resource: "priorityclasses"}
 
 // ensure creates obj through the same path as a client create (defaulting,
-// admission, afterCreate) unless it exists.
+// admission) unless it exists.
 func (s *Server) ensure(ctx context.Context, gr schema.GroupResource, obj runtime.Object) error {
 	st := s.stores[gr]
 	if st == nil {
@@ -102,40 +102,14 @@ func (s *Server) ensure(ctx context.Context, gr schema.GroupResource, obj runtim
 	// Upstream creates these through its loopback client, whose User-Agent
 	// makes the manager "kube-apiserver".
 	obj = s.trackCreate(e, obj, "kube-apiserver")
-	out, err := st.Create(ctx, ns, obj, nil, false)
+	_, err := st.Create(ctx, ns, obj, nil, false)
 	if apierrors.IsAlreadyExists(err) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("creating %s %s/%s: %w", gr, ns, name, err)
 	}
-	s.afterCreate(ctx, e, out)
 	return nil
-}
-
-// afterCreate runs what a create implies outside the object itself. Every
-// new namespace gets its "default" service account and the
-// kube-root-ca.crt ConfigMap here, until the controller manager's service
-// account and root CA publisher controllers take this over.
-func (s *Server) afterCreate(ctx context.Context, e *endpoint, obj runtime.Object) {
-	if e.qualified == grNamespaces && !s.cfg.NoControllers {
-		_, name := objectName(obj)
-		sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: name, Name: "default"}}
-		if err := s.ensure(ctx, schema.GroupResource{Resource: "serviceaccounts"}, sa); err != nil {
-			s.cfg.Logger.Warn("creating default service account", "namespace", name, "err", err)
-		}
-		if len(s.cfg.RootCAPEM) > 0 {
-			cm := &corev1.ConfigMap{
-				ObjectMeta: metav1.ObjectMeta{Namespace: name, Name: "kube-root-ca.crt", Annotations: map[string]string{
-					"kubernetes.io/description": "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters.",
-				}},
-				Data: map[string]string{"ca.crt": string(s.cfg.RootCAPEM)},
-			}
-			if err := s.ensure(ctx, schema.GroupResource{Resource: "configmaps"}, cm); err != nil {
-				s.cfg.Logger.Warn("publishing kube-root-ca.crt", "namespace", name, "err", err)
-			}
-		}
-	}
 }
 
 // ensureDefaultServiceCIDR creates the "kubernetes" ServiceCIDR from

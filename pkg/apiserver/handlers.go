@@ -587,9 +587,6 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, info *RequestInf
 	if err != nil {
 		return err
 	}
-	if !o.DryRun {
-		s.afterCreate(ctx, e, out)
-	}
 	served, err := e.fromStorage(out)
 	if err != nil {
 		return err
@@ -664,9 +661,6 @@ func (s *Server) runUpdate(w http.ResponseWriter, r *http.Request, info *Request
 	code := http.StatusOK
 	if created {
 		code = http.StatusCreated
-		if !o.DryRun {
-			s.afterCreate(ctx, e, out)
-		}
 	}
 	served, err := e.fromStorage(out)
 	if err != nil {

@@ -188,6 +188,11 @@ func (c *client) namespace(name string) string {
 	c.call(http.MethodPost, "/api/v1/namespaces", map[string]any{
 		"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name},
 	}, http.StatusCreated, nil)
+	// What the controller manager's serviceaccount-controller creates in a
+	// cluster (the API server alone does not): pods need it.
+	c.call(http.MethodPost, "/api/v1/namespaces/"+name+"/serviceaccounts", map[string]any{
+		"apiVersion": "v1", "kind": "ServiceAccount", "metadata": map[string]any{"name": "default"},
+	}, http.StatusCreated, nil)
 	return name
 }
 

@@ -98,7 +98,7 @@ func TestInconsistentContinueAfterCompaction(t *testing.T) {
 		}
 		token = page.Metadata.Continue
 	}
-	want := total + 1 + 1 // + cm-99 + kube-root-ca.crt
+	want := total + 1 // + cm-99
 	if len(seen) != want {
 		t.Errorf("%d distinct objects, want %d", len(seen), want)
 	}

@@ -60,8 +60,8 @@ func TestSemanticsErrors(t *testing.T) {
 		{"wrong kind in body", http.MethodPost, "/api/v1/namespaces/default/configmaps",
 			map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "s"}}, "", "",
 			http.StatusBadRequest, metav1.StatusReasonBadRequest, ""},
-		{"name mismatch on update", http.MethodPut, "/api/v1/namespaces/default/configmaps/kube-root-ca.crt", configMap("other", nil, nil), "", "",
-			http.StatusBadRequest, metav1.StatusReasonBadRequest, "the name of the object (other) does not match the name on the URL (kube-root-ca.crt)"},
+		{"name mismatch on update", http.MethodPut, "/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication", configMap("other", nil, nil), "", "",
+			http.StatusBadRequest, metav1.StatusReasonBadRequest, "the name of the object (other) does not match the name on the URL (extension-apiserver-authentication)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -86,13 +86,9 @@ type Config struct {
 	// published as kube-system/extension-apiserver-authentication.
 	ClientCAPEM []byte
 
-	// RootCAPEM is the cluster CA published to every namespace as the
-	// kube-root-ca.crt ConfigMap (pods use it to trust the API server).
-	RootCAPEM []byte
-
 	// NoControllers turns off the controllers the API server runs until
 	// skiff has a controller manager (namespace deletion, garbage
-	// collection, default service accounts, kube-root-ca.crt): with
+	// collection): with
 	// another controller manager attached (upstream's), they would do its
 	// work twice.
 	NoControllers bool

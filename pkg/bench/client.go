@@ -136,13 +136,22 @@ func (c *Client) call(ctx context.Context, method, path string, body []byte, wan
 	return err
 }
 
-// CreateNamespace creates namespace name (an existing one is fine).
+// CreateNamespace creates namespace name and its default service account
+// (existing ones are fine): pods need the service account, and the
+// server measured may run without a controller manager to create it.
 func (c *Client) CreateNamespace(ctx context.Context, name string) error {
 	body, _ := json.Marshal(map[string]any{
 		"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name},
 	})
 	err := c.call(ctx, http.MethodPost, "/api/v1/namespaces", body, http.StatusCreated, nil)
 	var se *StatusError
+	if err != nil && !(errors.As(err, &se) && se.Code == http.StatusConflict) {
+		return err
+	}
+	body, _ = json.Marshal(map[string]any{
+		"apiVersion": "v1", "kind": "ServiceAccount", "metadata": map[string]any{"name": "default"},
+	})
+	err = c.call(ctx, http.MethodPost, "/api/v1/namespaces/"+name+"/serviceaccounts", body, http.StatusCreated, nil)
 	if errors.As(err, &se) && se.Code == http.StatusConflict {
 		return nil
 	}

@@ -5,7 +5,6 @@ import (
 	"crypto"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -19,7 +18,9 @@ import (
 	"time"
 
 	"github.com/skiff-sh/skiff/pkg/apiserver"
+	"github.com/skiff-sh/skiff/pkg/client"
 	"github.com/skiff-sh/skiff/pkg/clock"
+	"github.com/skiff-sh/skiff/pkg/controllermanager"
 	"github.com/skiff-sh/skiff/pkg/kubeconfig"
 	"github.com/skiff-sh/skiff/pkg/pki"
 	"github.com/skiff-sh/skiff/pkg/registry/builtin"
@@ -39,6 +40,10 @@ type UpConfig struct {
 	// Disable leaves components out (see Components), so that upstream's
 	// can run against skiff's API server in their place.
 	Disable []string
+	// ControllerManagerSecurePort serves the in-process controller
+	// manager's /healthz and /metrics over HTTPS on 127.0.0.1 (upstream's
+	// port is 10257); 0 does not serve them.
+	ControllerManagerSecurePort int
 	// Out receives the one-line "ready" message.
 	Out    io.Writer
 	Logger *slog.Logger
@@ -107,6 +112,13 @@ func NewUp(cfg UpConfig) (*Up, error) {
 // KubeconfigPath is where Up writes the admin kubeconfig.
 func KubeconfigPath(dataDir string) string { return filepath.Join(dataDir, "kubeconfig") }
 
+// ControllerManagerKubeconfigPath is where Up writes the controller
+// manager's kubeconfig (user system:kube-controller-manager), for
+// `skiff controller-manager` run beside `skiff up --disable=controller-manager`.
+func ControllerManagerKubeconfigPath(dataDir string) string {
+	return filepath.Join(dataDir, "controller-manager.kubeconfig")
+}
+
 // serviceFirstIP is the first address of the default service range, which
 // the serving certificate must cover (in-cluster clients use it).
 const serviceFirstIP = "10.96.0.1"
@@ -146,6 +158,11 @@ func (u *Up) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("admin certificate: %w", err)
 	}
+	// The controller manager's identity, as kubeadm gives upstream's.
+	kcm, err := pki.EnsureClient(pkiDir, "controller-manager", ca, "system:kube-controller-manager", nil, now)
+	if err != nil {
+		return fmt.Errorf("controller manager certificate: %w", err)
+	}
 	saKey, err := pki.EnsureSigningKey(pkiDir, "sa")
 	if err != nil {
 		return fmt.Errorf("service account signing key: %w", err)
@@ -180,7 +197,7 @@ func (u *Up) Run(ctx context.Context) error {
 	srv, err := apiserver.New(apiserver.Config{
 		KV: kv, Definitions: builtin.Definitions(), Listener: ln,
 		SecurePort: cfg.SecurePort, BindAddress: cfg.BindAddress, AdvertiseAddress: cfg.AdvertiseAddress,
-		EndpointAddress: endpointIP, TLS: ServingTLS(serving, nil), Authenticator: authn, RootCAPEM: ca.CertPEM,
+		EndpointAddress: endpointIP, TLS: ServingTLS(serving, nil), Authenticator: authn,
 		ServiceAccountSigner: saKey, NoControllers: u.disabled["controller-manager"], ClientCAPEM: ca.CertPEM,
 		Clock: cfg.Clock, Logger: cfg.Logger,
 	})
@@ -192,6 +209,51 @@ func (u *Up) Run(ctx context.Context) error {
 	kcPath := KubeconfigPath(cfg.DataDir)
 	if err := kubeconfig.Write(kcPath, kubeconfig.New("skiff", server, ca.CertPEM, admin.CertPEM, admin.KeyPEM)); err != nil {
 		return err
+	}
+	if err := kubeconfig.Write(ControllerManagerKubeconfigPath(cfg.DataDir), kubeconfig.New("skiff", server, ca.CertPEM, kcm.CertPEM, kcm.KeyPEM)); err != nil {
+		return err
+	}
+	// The API server runs until ctx ends and the controller manager (when
+	// it runs) has stopped, so that the controllers' last requests are
+	// answered; a controller manager that fails stops the cluster.
+	srvCtx, stopSrv := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopSrv()
+	cmDone := make(chan error, 1)
+	if u.disabled["controller-manager"] {
+		cmDone <- nil
+		go func() {
+			<-ctx.Done()
+			stopSrv()
+		}()
+	} else {
+		mcfg := controllermanager.Config{
+			ClientConfig: &client.Config{Host: server, CAData: ca.CertPEM, CertData: kcm.CertPEM, KeyData: kcm.KeyPEM},
+			// One skiff up is one process over its own data directory:
+			// there is no second instance to elect against (see doc.go).
+			LeaderElection: controllermanager.LeaderElectionConfig{LeaderElect: false},
+			SecurePort:     cfg.ControllerManagerSecurePort, BindAddress: "127.0.0.1",
+			Clock: cfg.Clock, Logger: cfg.Logger.With("component", "controller-manager"),
+		}
+		m, err := controllermanager.New(mcfg)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("controller manager: %w", err)
+		}
+		go func() {
+			select {
+			case <-srv.Ready():
+			case <-srvCtx.Done():
+				cmDone <- nil
+				return
+			}
+			err := m.Run(ctx)
+			if err != nil {
+				cfg.Logger.Error("controller manager failed", "err", err)
+				err = fmt.Errorf("controller manager: %w", err)
+			}
+			cmDone <- err
+			stopSrv()
+		}()
 	}
 	announced := make(chan struct{})
 	annCtx, stopAnnouncing := context.WithCancel(ctx)
@@ -207,9 +269,13 @@ func (u *Up) Run(ctx context.Context) error {
 		case <-annCtx.Done():
 		}
 	}()
-	err = srv.Run(ctx)
+	err = srv.Run(srvCtx)
+	stopSrv()
 	stopAnnouncing()
 	<-announced // one writer to cfg.Out at a time
+	if cmErr := <-cmDone; cmErr != nil && err == nil {
+		err = cmErr
+	}
 	if err == nil && ctx.Err() != nil {
 		if cfg.Storage == "memory" {
 			fmt.Fprintf(cfg.Out, "skiff stopped; nothing was kept (--storage=memory).\n")
@@ -268,11 +334,7 @@ type APIServerConfig struct {
 	// ServiceAccountIssuer is the tokens' issuer and audience (default
 	// https://kubernetes.default.svc.cluster.local).
 	ServiceAccountIssuer string
-	// RootCAFile is the CA published to every namespace as the
-	// kube-root-ca.crt ConfigMap (upstream: the controller manager's
-	// --root-ca-file); without it nothing is published.
-	RootCAFile string
-	Logger     *slog.Logger
+	Logger               *slog.Logger
 }
 
 // RunAPIServer runs a standalone API server until ctx ends.
@@ -314,15 +376,6 @@ func RunAPIServer(ctx context.Context, cfg APIServerConfig) error {
 			return fmt.Errorf("--service-account-signing-key-file: %w", err)
 		}
 	}
-	var rootCA []byte
-	if cfg.RootCAFile != "" {
-		if rootCA, err = os.ReadFile(cfg.RootCAFile); err != nil {
-			return fmt.Errorf("--root-ca-file: %w", err)
-		}
-		if b, _ := pem.Decode(rootCA); b == nil || b.Type != "CERTIFICATE" {
-			return fmt.Errorf("--root-ca-file %s: no PEM certificate", cfg.RootCAFile)
-		}
-	}
 	var kv storage.KV
 	switch cfg.Storage {
 	case "memory":
@@ -346,7 +399,7 @@ func RunAPIServer(ctx context.Context, cfg APIServerConfig) error {
 		TLS: &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}, ClientAuth: tls.RequestClientCert,
 			NextProtos: []string{"h2", "http/1.1"}},
 		Authenticator: authn, Logger: cfg.Logger,
-		ServiceAccountSigner: saKey, ServiceAccountIssuer: cfg.ServiceAccountIssuer, RootCAPEM: rootCA,
+		ServiceAccountSigner: saKey, ServiceAccountIssuer: cfg.ServiceAccountIssuer,
 		ClientCAPEM: clientCA,
 	})
 	if err != nil {

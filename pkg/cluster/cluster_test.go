@@ -153,6 +153,92 @@ func TestUpMemory(t *testing.T) {
 	}
 }
 
+// TestUpControllerManager: skiff up runs the controller manager
+// in-process: a new namespace gets its default service account and
+// kube-root-ca.crt (the cluster CA), and its /healthz is served when asked.
+func TestUpControllerManager(t *testing.T) {
+	dir := t.TempDir()
+	cmPort := freePort(t)
+	var out bytes.Buffer
+	up, err := NewUp(UpConfig{DataDir: dir, Storage: "memory", SecurePort: freePort(t), Out: &out, ControllerManagerSecurePort: cmPort})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- up.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-errc; err != nil {
+			t.Errorf("up returned %v", err)
+		}
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Stat(KubeconfigPath(dir)); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no kubeconfig")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	c, url := adminClient(t, KubeconfigPath(dir))
+	waitReady(t, c, url, errc)
+	resp, err := c.Post(url+"/api/v1/namespaces", "application/json", strings.NewReader(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	get := func(path string) (int, []byte) {
+		resp, err := c.Get(url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, b
+	}
+	caPEM, err := os.ReadFile(filepath.Join(dir, "pki", "ca.crt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		saCode, _ := get("/api/v1/namespaces/team/serviceaccounts/default")
+		cmCode, b := get("/api/v1/namespaces/team/configmaps/kube-root-ca.crt")
+		var cm struct {
+			Data map[string]string `json:"data"`
+		}
+		_ = json.Unmarshal(b, &cm)
+		if saCode == 200 && cmCode == 200 && cm.Data["ca.crt"] == string(caPEM) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("team: service account %d, kube-root-ca.crt %d %s", saCode, cmCode, b)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// The controllers act as system:kube-controller-manager.
+	_, b := get("/api/v1/namespaces/team/configmaps/kube-root-ca.crt")
+	if !strings.Contains(string(b), `"manager":"kube-controller-manager"`) {
+		t.Errorf("kube-root-ca.crt not written by kube-controller-manager: %s", b)
+	}
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // self-signed
+	resp, err = hc.Get("https://127.0.0.1:" + itoa(cmPort) + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hb, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(hb) != "ok" {
+		t.Errorf("controller manager /healthz: %d %s", resp.StatusCode, hb)
+	}
+	if _, err := os.Stat(ControllerManagerKubeconfigPath(dir)); err != nil {
+		t.Errorf("controller manager kubeconfig: %v", err)
+	}
+}
+
 func TestAPIServerOnExternalEtcdWithTokens(t *testing.T) {
 	dir := t.TempDir()
 	clientURL := "http://127.0.0.1:" + itoa(freePort(t))
@@ -175,7 +261,6 @@ func TestAPIServerOnExternalEtcdWithTokens(t *testing.T) {
 	if _, err := pki.EnsureSigningKey(dir, "sa"); err != nil {
 		t.Fatal(err)
 	}
-	caFile, _ := pki.Files(dir, "ca")
 	port := freePort(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
@@ -183,7 +268,7 @@ func TestAPIServerOnExternalEtcdWithTokens(t *testing.T) {
 		errc <- RunAPIServer(ctx, APIServerConfig{
 			EtcdServers: []string{clientURL}, BindAddress: "127.0.0.1", SecurePort: port,
 			TLSCertFile: cert, TLSKeyFile: key, TokenAuthFile: tokens,
-			ServiceAccountSigningKeyFile: filepath.Join(dir, "sa.key"), RootCAFile: caFile,
+			ServiceAccountSigningKeyFile: filepath.Join(dir, "sa.key"),
 		})
 	}()
 	defer func() {
@@ -235,6 +320,15 @@ func TestAPIServerOnExternalEtcdWithTokens(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, b
 	}
+	// An API server alone has no controllers: no default service account
+	// (created here) and no kube-root-ca.crt, as upstream.
+	if code, b := call("GET", "/api/v1/namespaces/default/configmaps/kube-root-ca.crt", "s3cret", ""); code != http.StatusNotFound {
+		t.Errorf("kube-root-ca.crt without a controller manager: %d %s", code, b)
+	}
+	if code, b := call("POST", "/api/v1/namespaces/default/serviceaccounts", "s3cret",
+		`{"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"default"}}`); code != http.StatusCreated {
+		t.Fatalf("creating the default service account: %d %s", code, b)
+	}
 	code, b := call("POST", "/api/v1/namespaces/default/serviceaccounts/default/token", "s3cret",
 		`{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","spec":{}}`)
 	var tr struct {
@@ -247,22 +341,6 @@ func TestAPIServerOnExternalEtcdWithTokens(t *testing.T) {
 		`{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}`)
 	if code != http.StatusCreated || !strings.Contains(string(b), `"username":"system:serviceaccount:default:default"`) {
 		t.Errorf("whoami with the service account token: %d %s", code, b)
-	}
-	// --root-ca-file: published as kube-root-ca.crt.
-	var cm struct {
-		Data map[string]string `json:"data"`
-	}
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		code, b = call("GET", "/api/v1/namespaces/default/configmaps/kube-root-ca.crt", "s3cret", "")
-		if code == http.StatusOK || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	caPEM, _ := os.ReadFile(caFile)
-	if err := json.Unmarshal(b, &cm); code != http.StatusOK || err != nil || cm.Data["ca.crt"] != string(caPEM) {
-		t.Errorf("kube-root-ca.crt: %d %s", code, b)
 	}
 }
 
@@ -366,6 +444,14 @@ func TestUpDisable(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusNotFound {
 		t.Errorf("default service account with the controller manager disabled: %d, want 404", resp.StatusCode)
+	}
+	resp, err = c.Get(url + "/api/v1/namespaces/bare/configmaps/kube-root-ca.crt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("kube-root-ca.crt with the controller manager disabled: %d, want 404", resp.StatusCode)
 	}
 	cancel()
 	if err := <-errc; err != nil {

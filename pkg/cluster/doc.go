@@ -1,6 +1,19 @@
 // Package cluster assembles runnable control planes from the components:
 // Up is the all-in-one `skiff up` (PKI, kubeconfig, embedded etcd or memory
-// storage, API server), APIServer is the standalone `skiff apiserver`.
+// storage, API server, controller manager), APIServer is the standalone
+// `skiff apiserver`.
+//
+// Up runs the controller manager in-process (unless
+// --disable=controller-manager) over the same HTTPS client path as a
+// standalone one, authenticated as system:kube-controller-manager (its
+// kubeconfig is written to DataDir/controller-manager.kubeconfig), started
+// once the API server is ready and stopped before it. It runs without
+// leader election: one `skiff up` owns its data directory (locked), so no
+// second instance can share its cluster, and an election would only add a
+// Lease write every 2 s and delay the controllers' start by up to a retry
+// period. (k3s elects because several servers share one datastore; skiff
+// up has no such mode.) A standalone `skiff controller-manager` elects by
+// default, as upstream.
 //
 // Invariants: cmd/skiff only fills these Configs; everything a cluster
 // keeps across restarts (PKI, etcd data, kubeconfig) lives in DataDir and

@@ -258,7 +258,7 @@ func (m *Manager) runControllers(ctx context.Context) error {
 	for _, name := range m.enabled {
 		d, _ := lookup(m.cfg.Descriptors, name)
 		if d.Init == nil {
-			m.cfg.Logger.Info("Skipping a controller skiff does not implement yet", "controller", name)
+			m.cfg.Logger.Debug("Skipping a controller skiff does not implement yet", "controller", name)
 			continue
 		}
 		cc := ControllerContext{
@@ -295,4 +295,24 @@ func (m *Manager) runControllers(ctx context.Context) error {
 		m.health.remove(s.name)
 	}
 	return nil
+}
+
+// InProcess returns a function that runs a Manager configured by cfg
+// against the API server of the kubeconfig it is given, until its context
+// ends: testenv.Config.ControllerManager takes it. The zero Config runs
+// every default controller without leader election or serving;
+// client-side throttling is off unless cfg sets KubeAPIQPS.
+func InProcess(cfg Config) func(ctx context.Context, kubeconfigPath string) error {
+	return func(ctx context.Context, kubeconfigPath string) error {
+		cfg := cfg
+		cfg.ClientConfig, cfg.Kubeconfig = nil, kubeconfigPath
+		if cfg.KubeAPIQPS == 0 {
+			cfg.KubeAPIQPS = -1
+		}
+		m, err := New(cfg)
+		if err != nil {
+			return err
+		}
+		return m.Run(ctx)
+	}
 }

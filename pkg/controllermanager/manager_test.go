@@ -43,9 +43,9 @@ func clientConfig(env *testenv.Environment) *client.Config {
 // echo is a test controller: for each ConfigMap it records a Normal
 // "Seen" event, through a named workqueue; it reports the names it saw.
 type echo struct {
-	cc    controllermanager.ControllerContext
-	queue workqueue.TypedRateLimitingInterface[string]
-	lst   func(ns, name string) (*corev1.ConfigMap, error)
+	cc     controllermanager.ControllerContext
+	queue  workqueue.TypedRateLimitingInterface[string]
+	lst    func(ns, name string) (*corev1.ConfigMap, error)
 	synced cache.InformerSynced
 
 	mu   sync.Mutex
@@ -356,4 +356,56 @@ func mustClient(t *testing.T, env *testenv.Environment) *client.Client {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// TestInProcessWithTestenv: testenv runs the controller manager
+// in-process; the built-in controllers act on the test's cluster, and
+// --controllers is honoured.
+func TestInProcessWithTestenv(t *testing.T) {
+	tests := []struct {
+		name        string
+		controllers []string
+		wantSA      bool
+		wantCA      bool
+	}{
+		{name: "defaults", wantSA: true, wantCA: true},
+		{name: "without the service account controller", controllers: []string{"*", "-serviceaccount"}, wantCA: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := testenv.StartT(t, testenv.Config{ControllerManager: controllermanager.InProcess(controllermanager.Config{Controllers: tt.controllers})})
+			c := mustClient(t, env)
+			ctx := context.Background()
+			if _, err := client.For[*corev1.Namespace, *corev1.NamespaceList](c).Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}}, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			cms := client.For[*corev1.ConfigMap, *corev1.ConfigMapList](c).Namespace("team")
+			sas := client.For[*corev1.ServiceAccount, *corev1.ServiceAccountList](c).Namespace("team")
+			// The publisher runs in both cases: once it published, the
+			// service account controller (same informers) had its chance.
+			eventually(t, "team/kube-root-ca.crt", func() bool {
+				cm, err := cms.Get(ctx, "kube-root-ca.crt", metav1.GetOptions{})
+				return err == nil && cm.Data["ca.crt"] == string(env.CAData)
+			})
+			if tt.wantSA {
+				eventually(t, "team/default", func() bool {
+					_, err := sas.Get(ctx, "default", metav1.GetOptions{})
+					return err == nil
+				})
+				return
+			}
+			// A sentinel namespace published after team proves the
+			// manager caught up; still no service account.
+			if _, err := client.For[*corev1.Namespace, *corev1.NamespaceList](c).Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "later"}}, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, "later/kube-root-ca.crt", func() bool {
+				_, err := client.For[*corev1.ConfigMap, *corev1.ConfigMapList](c).Namespace("later").Get(ctx, "kube-root-ca.crt", metav1.GetOptions{})
+				return err == nil
+			})
+			if _, err := sas.Get(ctx, "default", metav1.GetOptions{}); err == nil {
+				t.Error("team/default created with the service account controller disabled")
+			}
+		})
+	}
 }

@@ -2,6 +2,13 @@
 // storage, TLS with a throwaway CA, an admin client certificate and a
 // kubeconfig, all in a few milliseconds and with nothing to download.
 //
+// With Config.ControllerManager (controllermanager.InProcess(cfg) for
+// skiff's), a controller manager runs against the server from Start to
+// Stop, so that a controller author's test gets the built-in controllers
+// (default service accounts, kube-root-ca.crt, and whatever else the
+// controller table implements) as on a real cluster. Like a real cluster,
+// they act asynchronously: wait for what they create.
+//
 // Invariants: every Environment is independent (its own storage, port and
 // certificates); Stop (or the test's cleanup) ends the server and waits
 // for it.

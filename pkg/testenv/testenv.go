@@ -5,11 +5,13 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,6 +36,13 @@ type Config struct {
 	Logger *slog.Logger
 	// Tweak adjusts the API server configuration before it starts.
 	Tweak func(*apiserver.Config)
+	// ControllerManager, when set, runs from Start to Stop against the
+	// server, given the admin kubeconfig, as a controller manager attached
+	// to a real cluster: pass controllermanager.InProcess(cfg) for skiff's.
+	// (A function, so that testenv depends neither on the controllers nor
+	// on the client, whose own tests use testenv.) It is stopped before
+	// the server; an error it returns is Stop's error.
+	ControllerManager func(ctx context.Context, kubeconfigPath string) error
 }
 
 // Environment is a running in-process API server.
@@ -51,6 +60,9 @@ type Environment struct {
 	cancel  context.CancelFunc
 	done    chan error
 	cleanup []func()
+
+	cmCancel context.CancelFunc
+	cmDone   chan error
 }
 
 // Start starts an Environment and returns once it is ready.
@@ -120,7 +132,6 @@ func Start(ctx context.Context, cfg Config) (*Environment, error) {
 		Authenticator:        apiserver.UnionAuthenticator{apiserver.NewX509Authenticator(roots)},
 		Clock:                cfg.Clock,
 		Logger:               cfg.Logger,
-		RootCAPEM:            ca.CertPEM,
 		ClientCAPEM:          ca.CertPEM,
 		ServiceAccountSigner: saKey,
 	}
@@ -157,6 +168,11 @@ func Start(ctx context.Context, cfg Config) (*Environment, error) {
 		env.Stop()
 		return nil, err
 	}
+	if cfg.ControllerManager != nil {
+		cmCtx, cmCancel := context.WithCancel(context.Background())
+		env.cmCancel, env.cmDone = cmCancel, make(chan error, 1)
+		go func() { env.cmDone <- cfg.ControllerManager(cmCtx, env.KubeconfigPath) }()
+	}
 	return env, nil
 }
 
@@ -191,12 +207,20 @@ func (e *Environment) HTTPClient() *http.Client {
 	return &http.Client{Transport: &http.Transport{TLSClientConfig: e.TLSConfig(), ForceAttemptHTTP2: true, MaxIdleConnsPerHost: 100}}
 }
 
-// Stop shuts the server down and waits for it.
+// Stop stops the controller manager (if any), then shuts the server down
+// and waits for it.
 func (e *Environment) Stop() error {
 	var err error
+	if e.cmCancel != nil {
+		e.cmCancel()
+		err = <-e.cmDone
+		e.cmCancel = nil
+	}
 	if e.cancel != nil {
 		e.cancel()
-		err = <-e.done
+		if serr := <-e.done; err == nil {
+			err = serr
+		}
 		e.cancel = nil
 	}
 	e.runCleanup()
@@ -208,4 +232,28 @@ func (e *Environment) runCleanup() {
 		e.cleanup[i]()
 	}
 	e.cleanup = nil
+}
+
+// EnsureServiceAccount creates the service account namespace/name unless
+// it exists. Pods need their service account (the ServiceAccount
+// admission plugin refuses them otherwise) and, as upstream's, the API
+// server alone creates none: without Config.ControllerManager, a test
+// that creates pods calls EnsureServiceAccount(ctx, ns, "default") first.
+func (e *Environment) EnsureServiceAccount(ctx context.Context, namespace, name string) error {
+	body := fmt.Sprintf(`{"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":%q}}`, name)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.URL+"/api/v1/namespaces/"+namespace+"/serviceaccounts", strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := e.HTTPClient().Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusCreated || resp.StatusCode == http.StatusConflict {
+		return nil
+	}
+	msg, _ := io.ReadAll(resp.Body)
+	return fmt.Errorf("creating service account %s/%s: %s: %s", namespace, name, resp.Status, msg)
 }

@@ -23,6 +23,7 @@ import (
 	"k8s.io/klog/v2"
 
 	skiffclient "github.com/skiff-sh/skiff/pkg/client"
+	"github.com/skiff-sh/skiff/pkg/controllermanager"
 	"github.com/skiff-sh/skiff/pkg/testenv"
 )
 
@@ -39,10 +40,35 @@ func TestMain(m *testing.M) {
 // waitTimeout bounds every wait for a condition.
 const waitTimeout = 20 * time.Second
 
-// startEnv starts an in-process skiff API server (memory storage) for t.
+// startEnv starts an in-process skiff API server (memory storage) with
+// skiff's controller manager for t, and waits until the default namespace
+// has what the controllers put in every namespace (see createNamespace).
 func startEnv(t testing.TB) *testenv.Environment {
 	t.Helper()
-	return testenv.StartT(t)
+	env := testenv.StartT(t, testenv.Config{ControllerManager: controllermanager.InProcess(controllermanager.Config{})})
+	waitNamespaceBootstrap(t, env.KubeconfigPath, "default")
+	return env
+}
+
+// waitNamespaceBootstrap waits, as upstream's e2e framework does, until
+// namespace ns has its default service account (pods need it) and
+// kube-root-ca.crt, which the controller manager creates.
+func waitNamespaceBootstrap(t testing.TB, kubeconfig, ns string) {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	eventually(t, "default service account and kube-root-ca.crt in "+ns, func() bool {
+		_, err1 := cs.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
+		_, err2 := cs.CoreV1().ConfigMaps(ns).Get(ctx, rootCA, metav1.GetOptions{})
+		return err1 == nil && err2 == nil
+	})
 }
 
 // restConfig loads the environment's admin kubeconfig with client-go's
@@ -91,13 +117,20 @@ func skiffClient(t testing.TB, env *testenv.Environment) *skiffclient.Client {
 	return c
 }
 
-// createNamespace creates namespace name and returns it.
+// createNamespace creates namespace name, waits for its default service
+// account and kube-root-ca.crt (the controller manager's) and returns it.
 func createNamespace(t testing.TB, cs kubernetes.Interface, name string) string {
 	t.Helper()
-	_, err := cs.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	ctx := context.Background()
+	_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("create namespace %s: %v", name, err)
 	}
+	eventually(t, "default service account and kube-root-ca.crt in "+name, func() bool {
+		_, err1 := cs.CoreV1().ServiceAccounts(name).Get(ctx, "default", metav1.GetOptions{})
+		_, err2 := cs.CoreV1().ConfigMaps(name).Get(ctx, rootCA, metav1.GetOptions{})
+		return err1 == nil && err2 == nil
+	})
 	return name
 }
 
@@ -135,8 +168,8 @@ func must(t testing.TB, err error, what string, args ...any) {
 	}
 }
 
-// rootCA is the ConfigMap skiff (like upstream's root CA publisher)
-// creates in every new namespace.
+// rootCA is the ConfigMap the controller manager's root CA publisher
+// creates in every namespace.
 const rootCA = "kube-root-ca.crt"
 
 // recordedRequest is one request seen by a recordingTransport.

@@ -175,6 +175,7 @@ type cluster struct {
 	storage    string
 	port       int
 	kubeconfig string
+	extraArgs  []string // more `skiff up` flags
 
 	mu   sync.Mutex
 	out  bytes.Buffer // skiff's stdout and stderr, all runs
@@ -218,9 +219,9 @@ func newCluster(dataDir, storage string) (*cluster, error) {
 // start runs `skiff up` and waits for /readyz to answer 200.
 func (c *cluster) start() error {
 	c.mu.Lock()
-	fmt.Fprintf(&c.out, "=== skiff up --data-dir %s --secure-port %d --storage %s\n", c.dataDir, c.port, c.storage)
+	fmt.Fprintf(&c.out, "=== skiff up --data-dir %s --secure-port %d --storage %s %s\n", c.dataDir, c.port, c.storage, strings.Join(c.extraArgs, " "))
 	c.mu.Unlock()
-	cmd := exec.Command(skiffBin, "up", "--data-dir", c.dataDir, "--secure-port", strconv.Itoa(c.port), "--storage", c.storage)
+	cmd := exec.Command(skiffBin, append([]string{"up", "--data-dir", c.dataDir, "--secure-port", strconv.Itoa(c.port), "--storage", c.storage}, c.extraArgs...)...)
 	cmd.Stdout, cmd.Stderr = syncWriter{c}, syncWriter{c}
 	if err := cmd.Start(); err != nil {
 		return err
@@ -312,8 +313,9 @@ func shared(t *testing.T) *cluster {
 }
 
 // ownCluster starts a private cluster for t, stops it at cleanup
-// (requiring a clean exit) and prints its output if t failed.
-func ownCluster(t *testing.T, storage string) *cluster {
+// (requiring a clean exit) and prints its output if t failed. args are
+// more `skiff up` flags.
+func ownCluster(t *testing.T, storage string, args ...string) *cluster {
 	t.Helper()
 	dir, err := os.MkdirTemp(workDir, strings.ReplaceAll(t.Name(), "/", "_")+"-")
 	if err != nil {
@@ -323,6 +325,7 @@ func ownCluster(t *testing.T, storage string) *cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
+	c.extraArgs = args
 	t.Cleanup(func() {
 		if err := c.stop(); err != nil {
 			t.Errorf("stopping skiff: %v", err)

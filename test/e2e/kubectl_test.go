@@ -86,10 +86,16 @@ func setupApp(t *testing.T, c *cluster, ns string) {
 		"service/web created")
 }
 
-// createNS creates an empty namespace.
+// createNS creates an empty namespace and, as upstream's e2e framework,
+// waits for what the controller manager puts in every namespace: the
+// default service account (pods need it) and kube-root-ca.crt.
 func createNS(t *testing.T, c *cluster, ns string) {
 	t.Helper()
 	wantLines(t, c.k().ok(t, "create", "namespace", ns), "namespace/"+ns+" created")
+	eventually(t, 30*time.Second, "the default service account and kube-root-ca.crt in "+ns, func() (bool, string) {
+		out, errOut, err := c.k().run(t, "-n", ns, "get", "serviceaccount/default", "configmap/kube-root-ca.crt", "-o", "name")
+		return err == nil && strings.TrimSpace(out) == "serviceaccount/default\nconfigmap/kube-root-ca.crt", errOut
+	})
 }
 
 func jsonpath(t *testing.T, k kc, expr string, args ...string) string {

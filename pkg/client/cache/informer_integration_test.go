@@ -35,6 +35,10 @@ func newClient(t *testing.T) *client.Client {
 func newEnvClient(t *testing.T) (*testenv.Environment, *client.Client) {
 	t.Helper()
 	env := testenv.StartT(t)
+	// The tests create pods in "default" without a controller manager.
+	if err := env.EnsureServiceAccount(context.Background(), "default", "default"); err != nil {
+		t.Fatal(err)
+	}
 	c, err := client.New(&client.Config{Host: env.URL, CAData: env.CAData, CertData: env.CertData, KeyData: env.KeyData, QPS: -1})
 	if err != nil {
 		t.Fatal(err)

@@ -24,6 +24,10 @@ const timeout = 30 * time.Second
 func newClient(t *testing.T) *client.Client {
 	t.Helper()
 	env := testenv.StartT(t)
+	// The tests create pods in "default" without a controller manager.
+	if err := env.EnsureServiceAccount(context.Background(), "default", "default"); err != nil {
+		t.Fatal(err)
+	}
 	c, err := client.New(&client.Config{Host: env.URL, CAData: env.CAData, CertData: env.CertData, KeyData: env.KeyData, QPS: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -197,6 +201,7 @@ func (c *countingInformer) Run(ctx context.Context) {
 func TestFactoryNamespaceTweakAndTransform(t *testing.T) {
 	c := newClient(t)
 	mustCreate(t, client.For[*corev1.Namespace, *corev1.NamespaceList](c), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "other"}})
+	mustCreate(t, client.For[*corev1.ServiceAccount, *corev1.ServiceAccountList](c), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "other", Name: "default"}})
 	podc := client.For[*corev1.Pod, *corev1.PodList](c)
 	mustCreate(t, podc, newPod("default", "in", map[string]string{"app": "x"}))
 	mustCreate(t, podc, newPod("default", "wrong-label", map[string]string{"app": "y"}))
