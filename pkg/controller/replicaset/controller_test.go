@@ -31,6 +31,11 @@ type harness struct {
 func newHarness(t *testing.T) *harness {
 	t.Helper()
 	env := testenv.StartT(t)
+	// Pods need their service account, which the API server alone does
+	// not create (the serviceaccount controller does).
+	if err := env.EnsureServiceAccount(context.Background(), "default", "default"); err != nil {
+		t.Fatal(err)
+	}
 	c, err := client.New(&client.Config{Host: env.URL, CAData: env.CAData, CertData: env.CertData, KeyData: env.KeyData, QPS: -1})
 	if err != nil {
 		t.Fatal(err)
