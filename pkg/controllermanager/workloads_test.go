@@ -35,6 +35,11 @@ func markReady(ctx context.Context, t *testing.T, pods *client.Typed[*corev1.Pod
 // ReplicaSet and pods, and an image change rolls out to completion.
 func TestManagerRunsWorkloadControllers(t *testing.T) {
 	env := testenv.StartT(t)
+	// Pods need their service account; the serviceaccount controller is
+	// not among the controllers run here.
+	if err := env.EnsureServiceAccount(context.Background(), "default", "default"); err != nil {
+		t.Fatal(err)
+	}
 	m, err := controllermanager.New(controllermanager.Config{ClientConfig: clientConfig(env), Controllers: []string{"deployment", "replicaset", "replicationcontroller"}})
 	if err != nil {
 		t.Fatal(err)
