@@ -54,6 +54,8 @@ type Config struct {
 	DiscoveryPeriod time.Duration
 	// IgnoredResources are not followed (default: events).
 	IgnoredResources []schema.GroupResource
+	// MetricsProvider for the work queues (may be nil).
+	MetricsProvider workqueue.MetricsProvider
 }
 
 // Controller is the garbage collector.
@@ -120,7 +122,7 @@ func New(cfg Config) (*Controller, error) {
 	c.meta = c.factory.Client()
 	rl := func(name string) workqueue.TypedRateLimitingInterface[*node] {
 		return workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiterWithClock[*node](cfg.Clock),
-			workqueue.TypedRateLimitingQueueConfig[*node]{Name: name, Clock: cfg.Clock})
+			workqueue.TypedRateLimitingQueueConfig[*node]{Name: name, Clock: cfg.Clock, MetricsProvider: cfg.MetricsProvider})
 	}
 	c.toDelete = rl("garbage_collector_attempt_to_delete")
 	c.toOrphan = rl("garbage_collector_attempt_to_orphan")
