@@ -29,7 +29,7 @@ func TestKubectlOldest(t *testing.T) {
 		"service/web unchanged")
 
 	out = k.ok(t, "-n", ns, "get", "deployments")
-	wantTable(t, out, []string{"NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"}, []string{"web", "0/2", "0", "0", age})
+	wantTable(t, out, []string{"NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"}, []string{"web", "0/2", "[02]", "0", age})
 	out = k.ok(t, "-n", ns, "get", "services", "-o", "wide")
 	wantTable(t, out, []string{"NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE", "SELECTOR"},
 		[]string{"web", "ClusterIP", `10\.[0-9.]+`, "<none>", "80/TCP", age, "app=web"})

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -82,8 +83,13 @@ spec: {holderIdentity: h1, leaseDurationSeconds: 15}
 		[]string{"ds", "0", "0", "0", "0", "0", "<none>", age})
 	out = k.ok(t, "-n", ns, "get", "daemonset", "ds", "-o", "yaml")
 	wantContains(t, out, "  updateStrategy:\n    rollingUpdate:\n      maxSurge: 0\n      maxUnavailable: 1\n    type: RollingUpdate\n")
+	// The ReplicaSet controller creates its pod (never Ready: no kubelet).
+	eventually(t, 30*time.Second, "the ReplicaSet's pod", func() (bool, string) {
+		out := k.ok(t, "-n", ns, "get", "replicasets")
+		return regexp.MustCompile(`\nrs\s+1\s+1\s+0\s+`).MatchString(out), out
+	})
 	wantTable(t, k.ok(t, "-n", ns, "get", "replicasets"), []string{"NAME", "DESIRED", "CURRENT", "READY", "AGE"},
-		[]string{"rs", "1", "0", "0", age})
+		[]string{"rs", "1", "1", "0", age})
 	wantTable(t, k.ok(t, "-n", ns, "get", "leases"), []string{"NAME", "HOLDER", "AGE"}, []string{"l", "h1", age})
 	eventually(t, 15*time.Second, "default service account", func() (bool, string) {
 		_, errOut, err := k.run(t, "-n", ns, "get", "serviceaccount", "default")
@@ -181,7 +187,7 @@ func kubectlWorkflow(t *testing.T, c *cluster, k kc) {
 	setupApp(t, c, ns)
 	// get all: the "all" category.
 	out := k.ok(t, "-n", ns, "get", "all")
-	wantMatch(t, out, `^service/web\s+ClusterIP\s+`, `^deployment\.apps/web\s+0/2\s+0\s+0\s+`)
+	wantMatch(t, out, `^service/web\s+ClusterIP\s+`, `^deployment\.apps/web\s+0/2\s+[02]\s+0\s+`)
 	wantNotContains(t, out, "configmap/", "secret/")
 
 	wantLines(t, k.ok(t, "-n", ns, "expose", "deployment", "web", "--port=8080", "--target-port=80", "--name=web2"), "service/web2 exposed")
@@ -388,12 +394,13 @@ kind: ReplicaSet
 metadata:
   name: rs-%[1]s
   namespace: %[2]s
+  labels: {app: %[3]s, rs: %[1]s} # matched by the deployment's selector, else its controller releases it
   ownerReferences: [{apiVersion: apps/v1, kind: Deployment, name: %[3]s, uid: %[4]s, controller: true, blockOwnerDeletion: true}]
 spec:
   replicas: 0
-  selector: {matchLabels: {app: rs-%[1]s}}
+  selector: {matchLabels: {app: %[3]s, rs: %[1]s}}
   template:
-    metadata: {labels: {app: rs-%[1]s}}
+    metadata: {labels: {app: %[3]s, rs: %[1]s}}
     spec: {containers: [{name: c, image: busybox}]}
 `, policy, ns, d, uid)).ok(t, "create", "-f", "-")
 	}
@@ -420,8 +427,17 @@ spec:
 		_, errOut, err := k.run(t, "-n", ns, "get", "rs", "rs-background")
 		return err != nil && strings.Contains(errOut, "NotFound"), errOut
 	})
-	out = jsonpath(t, k, "{.items[*].metadata.name}", "-n", ns, "get", "rs")
-	wantEqual(t, "remaining replica sets", out, "rs-orphan")
+	// What is left: the orphaned ReplicaSets (ours and the one the
+	// deployment controller made for d-orphan's template).
+	eventually(t, 20*time.Second, "only d-orphan's replica sets left", func() (bool, string) {
+		out := jsonpath(t, k, "{.items[*].metadata.name}", "-n", ns, "get", "rs")
+		names := strings.Fields(out)
+		ok := len(names) == 2
+		for _, n := range names {
+			ok = ok && (n == "rs-orphan" || strings.HasPrefix(n, "d-orphan-"))
+		}
+		return ok, out
+	})
 }
 
 func kubectlAuth(t *testing.T, c *cluster, k kc) {
