@@ -24,7 +24,7 @@ import (
 	"github.com/skiff-sh/skiff/pkg/client/record"
 	"github.com/skiff-sh/skiff/pkg/client/workqueue"
 	"github.com/skiff-sh/skiff/pkg/clock"
-	"github.com/skiff-sh/skiff/pkg/controller/internal/ownerref"
+	"github.com/skiff-sh/skiff/pkg/client/controllerref"
 )
 
 // maxRevHistoryLengthInChars bounds the revision-history annotation.
@@ -290,27 +290,14 @@ func (c *Controller) replicaSetsFor(ctx context.Context, d *appsv1.Deployment) (
 	if err != nil {
 		return nil, fmt.Errorf("deployment %s/%s has invalid label selector: %v", d.Namespace, d.Name, err)
 	}
-	m := &ownerref.Manager{
+	m := &controllerref.Manager{
 		Controller: d, Kind: controllerKind, Selector: sel,
-		CanAdopt: ownerref.RecheckDeletionTimestamp(d, func(ctx context.Context) (metav1.Object, error) {
+		CanAdopt: controllerref.RecheckDeletionTimestamp(d, func(ctx context.Context) (metav1.Object, error) {
 			return c.ds.Namespace(d.Namespace).Get(ctx, d.Name, metav1.GetOptions{})
 		}),
-		Patch: func(ctx context.Context, ns, name string, patch []byte) error {
-			_, err := c.rss.Namespace(ns).Patch(ctx, name, ownerref.PatchType, patch, metav1.PatchOptions{})
-			return err
-		},
+		Patch: controllerref.PatcherFor(c.rss),
 	}
-	var out []*appsv1.ReplicaSet
-	var errs []error
-	for _, rs := range all {
-		ok, err := m.Claim(ctx, rs)
-		if err != nil {
-			errs = append(errs, err)
-		} else if ok {
-			out = append(out, rs)
-		}
-	}
-	return out, errors.Join(errs...)
+	return controllerref.Claim(ctx, m, all)
 }
 
 // getAllReplicaSetsAndSyncRevision finds (or, if create, creates) the new
@@ -362,7 +349,7 @@ func (c *Controller) getNewReplicaSet(ctx context.Context, d *appsv1.Deployment,
 		ObjectMeta: metav1.ObjectMeta{
 			Name:            d.Name + "-" + hash,
 			Namespace:       d.Namespace,
-			OwnerReferences: []metav1.OwnerReference{*ownerref.NewControllerRef(d, controllerKind)},
+			OwnerReferences: []metav1.OwnerReference{*controllerref.NewControllerRef(d, controllerKind)},
 			Labels:          tmpl.Labels,
 		},
 		Spec: appsv1.ReplicaSetSpec{Replicas: &zero, MinReadySeconds: d.Spec.MinReadySeconds, Selector: sel, Template: *tmpl},

@@ -22,7 +22,7 @@ import (
 	"github.com/skiff-sh/skiff/pkg/client/record"
 	"github.com/skiff-sh/skiff/pkg/client/workqueue"
 	"github.com/skiff-sh/skiff/pkg/clock"
-	"github.com/skiff-sh/skiff/pkg/controller/internal/ownerref"
+	"github.com/skiff-sh/skiff/pkg/client/controllerref"
 )
 
 // BurstReplicas is upstream's cap on creations or deletions per sync.
@@ -340,31 +340,16 @@ func (c *Controller) Sync(ctx context.Context, key string) error {
 }
 
 func (c *Controller) claimPods(ctx context.Context, rs *appsv1.ReplicaSet, selector labels.Selector, pods []*corev1.Pod) ([]*corev1.Pod, error) {
-	m := &ownerref.Manager{
+	m := &controllerref.Manager{
 		Controller: rs,
 		Kind:       c.b.gvk(),
 		Selector:   selector,
-		CanAdopt: ownerref.RecheckDeletionTimestamp(rs, func(ctx context.Context) (metav1.Object, error) {
+		CanAdopt: controllerref.RecheckDeletionTimestamp(rs, func(ctx context.Context) (metav1.Object, error) {
 			return c.b.liveGet(ctx, rs.Namespace, rs.Name)
 		}),
-		Patch: func(ctx context.Context, ns, name string, patch []byte) error {
-			_, err := c.pods.Namespace(ns).Patch(ctx, name, ownerref.PatchType, patch, metav1.PatchOptions{})
-			return err
-		},
+		Patch: controllerref.PatcherFor(c.pods),
 	}
-	var out []*corev1.Pod
-	var errs []error
-	for _, p := range pods {
-		ok, err := m.Claim(ctx, p)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if ok {
-			out = append(out, p)
-		}
-	}
-	return out, errors.Join(errs...)
+	return controllerref.Claim(ctx, m, pods)
 }
 
 // relatedPods are the active pods controlled by rs or by an owner sharing
@@ -454,7 +439,7 @@ func PodFromTemplate(rs *appsv1.ReplicaSet, ref *metav1.OwnerReference) *corev1.
 }
 
 func (c *Controller) createPod(ctx context.Context, rs *appsv1.ReplicaSet) error {
-	p := PodFromTemplate(rs, ownerref.NewControllerRef(rs, c.b.gvk()))
+	p := PodFromTemplate(rs, controllerref.NewControllerRef(rs, c.b.gvk()))
 	if c.cfg.NameGenerator != nil {
 		p.Name = c.cfg.NameGenerator(p.GenerateName)
 		p.GenerateName = ""
