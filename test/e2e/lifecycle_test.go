@@ -41,7 +41,9 @@ func snapshot(t *testing.T, k kc) map[string]objState {
 // larger resourceVersions.
 func TestRestart(t *testing.T) {
 	t.Parallel()
-	c := ownCluster(t, "etcd")
+	// Without controllers, which would keep writing (pods, status) while
+	// the deployment settles: this is about what storage keeps.
+	c := ownCluster(t, "etcd", "--disable=controller-manager")
 	k := c.k()
 	const ns = "e2e-restart"
 	setupApp(t, c, ns)
