@@ -31,6 +31,7 @@ type harness struct {
 	ds    *client.Typed[*appsv1.Deployment, *appsv1.DeploymentList]
 	rss   *client.Typed[*appsv1.ReplicaSet, *appsv1.ReplicaSetList]
 	stuck map[string]bool // template hashes whose pods never become available
+	clock *clock.Fake
 }
 
 func newHarness(t *testing.T) *harness {
@@ -42,13 +43,14 @@ func newHarness(t *testing.T) *harness {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	f := informers.NewSharedInformerFactory(c, 0)
-	ctrl, err := New(Config{Client: c, Informers: f, Clock: clock.NewFake(t0)})
+	fc := clock.NewFake(t0)
+	ctrl, err := New(Config{Client: c, Informers: f, Clock: fc})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.Start(ctx)
 	f.WaitForCacheSync(ctx)
-	return &harness{t: t, ctx: ctx, ctrl: ctrl, f: f, stuck: map[string]bool{},
+	return &harness{t: t, ctx: ctx, ctrl: ctrl, f: f, stuck: map[string]bool{}, clock: fc,
 		ds:  client.For[*appsv1.Deployment, *appsv1.DeploymentList](c).Namespace("default"),
 		rss: client.For[*appsv1.ReplicaSet, *appsv1.ReplicaSetList](c).Namespace("default")}
 }
@@ -334,4 +336,42 @@ func TestRecreateAndPause(t *testing.T) {
 		}
 	}
 	t.Fatal("recreate did not finish")
+}
+
+// A rollout without progress for progressDeadlineSeconds (fake clock) is
+// reported as ProgressDeadlineExceeded, with upstream's message.
+func TestProgressDeadlineExceeded(t *testing.T) {
+	h := newHarness(t)
+	d := deploymentObj(2, rollingStrategy(intstr.FromString("25%"), intstr.FromString("25%")))
+	d.Spec.ProgressDeadlineSeconds = ptr.To[int32](30)
+	created, err := h.ds.Create(h.ctx, d, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.stuck[ComputeHash(&created.Spec.Template, nil)] = true
+	for range 3 {
+		h.step()
+	}
+	progressing := func() *appsv1.DeploymentCondition {
+		d, err := h.ds.Get(h.ctx, "web", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return GetCondition(d.Status, appsv1.DeploymentProgressing)
+	}
+	if c := progressing(); c == nil || c.Status != corev1.ConditionTrue {
+		t.Fatalf("before the deadline: %+v", c)
+	}
+	h.clock.Step(29 * time.Second)
+	h.step()
+	if c := progressing(); c.Reason == TimedOutReason {
+		t.Fatalf("timed out before the deadline: %+v", c)
+	}
+	h.clock.Step(2 * time.Second)
+	h.step()
+	c := progressing()
+	rsName := "web-" + ComputeHash(&created.Spec.Template, nil)
+	if c.Status != corev1.ConditionFalse || c.Reason != TimedOutReason || c.Message != fmt.Sprintf("ReplicaSet %q has timed out progressing.", rsName) {
+		t.Fatalf("after the deadline: %+v", c)
+	}
 }

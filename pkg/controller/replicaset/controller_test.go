@@ -259,3 +259,44 @@ func TestReplicationController(t *testing.T) {
 }
 
 var _ = cache.SplitMetaNamespaceKey
+
+// A pod creation the API server refuses (403: its service account does
+// not exist) sets ReplicaFailure/FailedCreate with the error as message;
+// once creations succeed the condition goes away.
+func TestReplicaFailureCondition(t *testing.T) {
+	h := newHarness(t)
+	ctrl, err := New(Config{Client: h.c, Informers: h.f, NameGenerator: seqNames()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go ctrl.Run(h.ctx)
+	obj := rsObj("fail", 2)
+	obj.Spec.Template.Spec.ServiceAccountName = "missing"
+	if _, err := h.rss.Create(h.ctx, obj, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var cond *appsv1.ReplicaSetCondition
+	waitFor(t, "ReplicaFailure", func() (bool, error) {
+		rs, err := h.rss.Get(h.ctx, "fail", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		cond = getCondition(rs.Status, appsv1.ReplicaSetReplicaFailure)
+		return cond != nil, nil
+	})
+	if cond.Status != corev1.ConditionTrue || cond.Reason != "FailedCreate" ||
+		!strings.Contains(cond.Message, `is forbidden: error looking up service account default/missing: serviceaccount "missing" not found`) {
+		t.Fatalf("condition %+v", cond)
+	}
+	sa := client.For[*corev1.ServiceAccount, *corev1.ServiceAccountList](h.c).Namespace("default")
+	if _, err := sa.Create(h.ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "missing"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "pods created and ReplicaFailure removed", func() (bool, error) {
+		rs, err := h.rss.Get(h.ctx, "fail", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		return rs.Status.Replicas == 2 && getCondition(rs.Status, appsv1.ReplicaSetReplicaFailure) == nil, nil
+	})
+}
