@@ -50,8 +50,6 @@ func rs(name string, replicas, available int32, created time.Time, ann map[strin
 		Spec: appsv1.ReplicaSetSpec{Replicas: ptr.To(replicas)}, Status: appsv1.ReplicaSetStatus{Replicas: replicas, AvailableReplicas: available}}
 }
 
-
-
 func TestNewRSNewReplicas(t *testing.T) {
 	d := rolling(10, intstr.FromInt32(3), intstr.FromInt32(2))
 	old := rs("old", 10, 10, t0, nil)

@@ -18,11 +18,11 @@ import (
 
 	"github.com/skiff-sh/skiff/pkg/client"
 	"github.com/skiff-sh/skiff/pkg/client/cache"
+	"github.com/skiff-sh/skiff/pkg/client/controllerref"
 	"github.com/skiff-sh/skiff/pkg/client/informers"
 	"github.com/skiff-sh/skiff/pkg/client/record"
 	"github.com/skiff-sh/skiff/pkg/client/workqueue"
 	"github.com/skiff-sh/skiff/pkg/clock"
-	"github.com/skiff-sh/skiff/pkg/client/controllerref"
 )
 
 // BurstReplicas is upstream's cap on creations or deletions per sync.
