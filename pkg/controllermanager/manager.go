@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"sync"
@@ -169,11 +170,18 @@ func (m *Manager) Run(ctx context.Context) error {
 }
 
 func (m *Manager) run(ctx context.Context) error {
+	// One event broadcaster for the manager's life: the controllers'
+	// events and the leader election's (on the Lease, as upstream's).
+	broadcaster := record.NewBroadcaster(record.WithClock(m.cfg.Clock), record.WithLogger(m.cfg.Logger))
+	defer broadcaster.Shutdown()
+	broadcaster.StartStructuredLogging(m.cfg.Logger, slog.LevelDebug)
+	broadcaster.StartRecordingToSink(record.NewClientSink(m.client))
 	le := m.cfg.LeaderElection
 	if !le.LeaderElect {
-		return m.runControllers(ctx)
+		return m.runControllers(ctx, broadcaster)
 	}
 	lock := leaderelection.NewLeaseLock(m.client, le.ResourceNamespace, le.ResourceName, m.identity)
+	lock.LockConfig.EventRecorder = broadcaster.NewRecorder(corev1.EventSource{Component: Component})
 	// A controller that fails to start ends the campaign (electCtx).
 	electCtx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -199,7 +207,7 @@ func (m *Manager) run(ctx context.Context) error {
 				defer close(done)
 				m.isLeader.Set(1)
 				m.cfg.Logger.Info("became leader, starting controllers", "identity", m.identity)
-				if err := m.runControllers(lctx); err != nil {
+				if err := m.runControllers(lctx, broadcaster); err != nil {
 					mu.Lock()
 					controlErr = err
 					mu.Unlock()
@@ -241,14 +249,10 @@ func (m *Manager) run(ctx context.Context) error {
 
 // runControllers builds the shared pieces and the enabled controllers and
 // runs them until ctx ends.
-func (m *Manager) runControllers(ctx context.Context) error {
+func (m *Manager) runControllers(ctx context.Context, broadcaster record.EventBroadcaster) error {
 	resync := time.Duration(float64(m.cfg.MinResyncPeriod) * (1 + m.rand()))
 	factory := informers.NewSharedInformerFactory(m.client, resync)
 	defer factory.Shutdown()
-	broadcaster := record.NewBroadcaster(record.WithClock(m.cfg.Clock), record.WithLogger(m.cfg.Logger))
-	defer broadcaster.Shutdown()
-	broadcaster.StartStructuredLogging(m.cfg.Logger, -4) // debug
-	broadcaster.StartRecordingToSink(record.NewClientSink(m.client))
 
 	type started struct {
 		name string

@@ -343,6 +343,23 @@ func TestLeaderHandover(t *testing.T) {
 	if h := holder(); h != "b" {
 		t.Fatalf("lease holder %q, want b", h)
 	}
+	// Each became-leader is an event on the Lease, as upstream's.
+	events := client.For[*corev1.Event, *corev1.EventList](mustClient(t, env)).Namespace("kube-system")
+	for _, id := range []string{"a", "b"} {
+		eventually(t, id+"'s LeaderElection event", func() bool {
+			l, err := events.List(context.Background(), metav1.ListOptions{})
+			if err != nil {
+				return false
+			}
+			for _, e := range l.Items {
+				if e.Reason == "LeaderElection" && e.Message == id+" became leader" && e.InvolvedObject.Kind == "Lease" &&
+					e.InvolvedObject.Name == "kube-controller-manager" && e.Source.Component == "kube-controller-manager" {
+					return true
+				}
+			}
+			return false
+		})
+	}
 }
 
 type runFunc func(ctx context.Context) error
@@ -407,5 +424,64 @@ func TestInProcessWithTestenv(t *testing.T) {
 				t.Error("team/default created with the service account controller disabled")
 			}
 		})
+	}
+}
+
+// TestLeadershipLost: when another candidate takes the Lease from under
+// the leader, the leader stops its controllers within the renew deadline
+// and Run ends with ErrLeaderElectionLost (upstream exits).
+func TestLeadershipLost(t *testing.T) {
+	env := testenv.StartT(t)
+	stopped := make(chan struct{})
+	running := make(chan struct{})
+	descs := []controllermanager.Descriptor{{Name: "probe-controller",
+		Init: func(controllermanager.ControllerContext) (controllermanager.Controller, error) {
+			return runFunc(func(ctx context.Context) error {
+				close(running)
+				<-ctx.Done()
+				close(stopped)
+				return nil
+			}), nil
+		}}}
+	m, err := controllermanager.New(controllermanager.Config{ClientConfig: clientConfig(env), Descriptors: descs,
+		LeaderElection: controllermanager.LeaderElectionConfig{LeaderElect: true, LeaseDuration: 3 * time.Second,
+			RenewDeadline: time.Second, RetryPeriod: 200 * time.Millisecond, Identity: "me"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- m.Run(context.Background()) }()
+	select {
+	case <-running:
+	case <-time.After(timeout):
+		t.Fatal("never led")
+	}
+	leases := client.For[*coordinationv1.Lease, *coordinationv1.LeaseList](mustClient(t, env)).Namespace("kube-system")
+	eventually(t, "the lease stolen", func() bool {
+		l, err := leases.Get(context.Background(), "kube-controller-manager", metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		thief, long := "thief", int32(3600)
+		l.Spec.HolderIdentity, l.Spec.LeaseDurationSeconds = &thief, &long
+		_, err = leases.Update(context.Background(), l, metav1.UpdateOptions{})
+		return err == nil
+	})
+	stolen := time.Now()
+	select {
+	case err := <-done:
+		if !errors.Is(err, controllermanager.ErrLeaderElectionLost) {
+			t.Fatalf("Run = %v, want ErrLeaderElectionLost", err)
+		}
+	case <-time.After(timeout):
+		t.Fatal("Run did not end after the lease was stolen")
+	}
+	select {
+	case <-stopped:
+	default:
+		t.Fatal("Run returned before its controllers stopped")
+	}
+	if took := time.Since(stolen); took > 3*time.Second {
+		t.Errorf("stopped leading %v after the lease was taken, want within about the renew deadline", took)
 	}
 }
