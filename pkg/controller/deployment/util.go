@@ -498,6 +498,7 @@ func CalculateStatus(all []*appsv1.ReplicaSet, newRS *appsv1.ReplicaSet, d *apps
 		AvailableReplicas:   available,
 		UnavailableReplicas: max(total-available, 0),
 		CollisionCount:      d.Status.CollisionCount,
+		TerminatingReplicas: terminatingReplicas(all),
 	}
 	st.Conditions = append(st.Conditions, d.Status.Conditions...)
 	if available >= replicas(d)-MaxUnavailable(d) {
@@ -506,4 +507,20 @@ func CalculateStatus(all []*appsv1.ReplicaSet, newRS *appsv1.ReplicaSet, d *apps
 		SetCondition(&st, NewCondition(appsv1.DeploymentAvailable, corev1.ConditionFalse, MinimumReplicasUnavailable, "Deployment does not have minimum availability.", now))
 	}
 	return st
+}
+
+// terminatingReplicas sums the ReplicaSets' status.terminatingReplicas; nil
+// when one of them does not report it.
+func terminatingReplicas(all []*appsv1.ReplicaSet) *int32 {
+	var n int32
+	for _, rs := range all {
+		switch {
+		case rs == nil:
+		case rs.Status.TerminatingReplicas == nil:
+			return nil
+		default:
+			n += *rs.Status.TerminatingReplicas
+		}
+	}
+	return &n
 }

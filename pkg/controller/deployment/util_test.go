@@ -167,3 +167,16 @@ func TestRolloutStatusConditions(t *testing.T) {
 		t.Fatalf("available: %+v", c)
 	}
 }
+
+func TestTerminatingReplicasSum(t *testing.T) {
+	a, b := rs("a", 1, 1, t0, nil), rs("b", 1, 1, t0, nil)
+	a.Status.TerminatingReplicas, b.Status.TerminatingReplicas = ptr.To[int32](2), ptr.To[int32](1)
+	d := rolling(2, intstr.FromInt32(1), intstr.FromInt32(0))
+	if st := CalculateStatus([]*appsv1.ReplicaSet{a, b, nil}, b, d, t0); st.TerminatingReplicas == nil || *st.TerminatingReplicas != 3 {
+		t.Fatalf("terminatingReplicas %v, want 3", st.TerminatingReplicas)
+	}
+	b.Status.TerminatingReplicas = nil
+	if st := CalculateStatus([]*appsv1.ReplicaSet{a, b}, b, d, t0); st.TerminatingReplicas != nil {
+		t.Fatalf("a ReplicaSet without the field: nil, got %v", *st.TerminatingReplicas)
+	}
+}

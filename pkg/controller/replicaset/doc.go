@@ -8,7 +8,9 @@
 // matches, through controller references), creates or deletes pods until the
 // count matches spec.replicas and writes status (replicas,
 // fullyLabeledReplicas, readyReplicas, availableReplicas under
-// minReadySeconds, observedGeneration, the ReplicaFailure condition).
+// minReadySeconds, observedGeneration, the ReplicaFailure condition and, for
+// ReplicaSets, terminatingReplicas: pods being deleted, as upstream since
+// DeploymentReplicaSetTerminatingReplicas went beta in 1.35).
 //
 // Invariants, as upstream's:
 //   - Expectations: after issuing N creations or deletions for a ReplicaSet

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -189,5 +190,28 @@ func TestRCConversionRoundTrip(t *testing.T) {
 	back.TypeMeta = rc.TypeMeta
 	if back.Spec.Selector["a"] != "b" || *back.Spec.Replicas != 2 || back.Status.ReadyReplicas != 1 || back.Status.Conditions[0].Reason != "FailedCreate" || back.Generation != 3 {
 		t.Fatalf("round trip %+v", back)
+	}
+}
+
+func TestTerminatingPods(t *testing.T) {
+	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: "web", UID: "rs-uid"}}
+	sel := labels.SelectorFromSet(labels.Set{"app": "web"})
+	ref := []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "web", UID: "rs-uid", Controller: ptr.To(true)}}
+	other := []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "x", UID: "x-uid", Controller: ptr.To(true)}}
+	deleting := metav1.NewTime(t0)
+	mk := func(refs []metav1.OwnerReference, del *metav1.Time, phase corev1.PodPhase, app string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{OwnerReferences: refs, DeletionTimestamp: del, Labels: map[string]string{"app": app}},
+			Status: corev1.PodStatus{Phase: phase}}
+	}
+	pods := []*corev1.Pod{
+		mk(ref, &deleting, corev1.PodRunning, "web"),   // counts
+		mk(ref, &deleting, corev1.PodPending, "web"),   // counts
+		mk(ref, &deleting, corev1.PodSucceeded, "web"), // terminated
+		mk(ref, nil, corev1.PodRunning, "web"),         // not deleting
+		mk(other, &deleting, corev1.PodRunning, "web"), // another owner
+		mk(ref, &deleting, corev1.PodRunning, "other"), // not selected
+	}
+	if n := TerminatingPods(rs, sel, pods); n != 2 {
+		t.Fatalf("terminating %d, want 2", n)
 	}
 }

@@ -327,6 +327,12 @@ func (c *Controller) Sync(ctx context.Context, key string) error {
 	}
 	rs = rs.DeepCopy()
 	newStatus := CalculateStatus(rs, filtered, manageErr, c.cfg.Clock.Now())
+	if c.b.gvk() == replicaSetKind {
+		// status.terminatingReplicas (DeploymentReplicaSetTerminatingReplicas,
+		// beta and on since 1.35; ReplicationControllers have no such field).
+		n := TerminatingPods(rs, selector, all)
+		newStatus.TerminatingReplicas = &n
+	}
 	updated, err := c.updateStatus(ctx, rs, newStatus)
 	if err != nil {
 		return err
@@ -539,6 +545,21 @@ func CalculateStatus(rs *appsv1.ReplicaSet, filtered []*corev1.Pod, manageErr er
 	st.ReadyReplicas = ready
 	st.AvailableReplicas = available
 	return st
+}
+
+// TerminatingPods counts the pods rs controls, its selector matches, that
+// are being deleted and have not terminated yet.
+func TerminatingPods(rs *appsv1.ReplicaSet, selector labels.Selector, all []*corev1.Pod) int32 {
+	var n int32
+	for _, p := range all {
+		if p.DeletionTimestamp == nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		if ref := metav1.GetControllerOfNoCopy(p); ref != nil && ref.UID == rs.UID && selector.Matches(labels.Set(p.Labels)) {
+			n++
+		}
+	}
+	return n
 }
 
 func getCondition(st appsv1.ReplicaSetStatus, t appsv1.ReplicaSetConditionType) *appsv1.ReplicaSetCondition {
