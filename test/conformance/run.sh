@@ -5,6 +5,8 @@
 # (a run takes 30-60 minutes on two cores); run it by hand:
 #
 #   test/conformance/run.sh [ginkgo focus regexp]     # default: api-machinery, apps, cli conformance
+#   APISERVER=upstream OUT=/tmp/upstream-conformance test/conformance/run.sh   # the baseline: upstream's
+#                                                      # kube-apiserver 1.34 on etcd in skiff's place
 #
 # Results: $OUT (default /tmp/skiff-conformance)/{junit.xml,e2e.log,*.log}.
 # Specs that need real containers (exec, logs, networking, webhooks served
@@ -45,6 +47,28 @@ for _ in $(seq 1 120); do
   [ -f "$KC" ] && kubectl --kubeconfig "$KC" get --raw /readyz >/dev/null 2>&1 && break
   sleep 0.5
 done
+if [ "${APISERVER:-skiff}" = upstream ]; then
+  # The baseline: upstream's kube-apiserver (on etcd, built from the Go
+  # module proxy) in skiff's place, with skiff's PKI and an admin
+  # kubeconfig pointing at it; everything else is the same.
+  kill "${pids[0]}"; wait "${pids[0]}" 2>/dev/null || true; pids=()
+  [ -x "$UP/etcd" ] || (cd "$UP/.wrapper" && GOFLAGS=-mod=mod go build -o "$UP/etcd" go.etcd.io/etcd/server/v3)
+  [ -x "$UP/kube-apiserver" ] || K8S_VERSION=$V bash ../shared/tools/build-upstream.sh "$UP" kube-apiserver
+  EP=$(port); PP=$(port); AP=$(port)
+  "$UP/etcd" --data-dir "$OUT/etcd" --listen-client-urls "http://127.0.0.1:$EP" --advertise-client-urls "http://127.0.0.1:$EP" \
+    --listen-peer-urls "http://127.0.0.1:$PP" --initial-advertise-peer-urls "http://127.0.0.1:$PP" \
+    --initial-cluster "default=http://127.0.0.1:$PP" >"$OUT/etcd.log" 2>&1 & pids+=($!)
+  "$UP/kube-apiserver" --etcd-servers "http://127.0.0.1:$EP" --bind-address 127.0.0.1 --advertise-address 127.0.0.1 \
+    --secure-port "$AP" --tls-cert-file "$DATA/pki/apiserver.crt" --tls-private-key-file "$DATA/pki/apiserver.key" \
+    --client-ca-file "$DATA/pki/ca.crt" --service-account-issuer https://kubernetes.default.svc.cluster.local \
+    --service-account-key-file "$DATA/pki/sa.pub" --service-account-signing-key-file "$DATA/pki/sa.key" \
+    --service-cluster-ip-range 10.96.0.0/12 --authorization-mode AlwaysAllow >"$OUT/kube-apiserver.log" 2>&1 & pids+=($!)
+  sed -i "s#server: https://.*#server: https://127.0.0.1:$AP#" "$KC"
+  for _ in $(seq 1 240); do
+    kubectl --kubeconfig "$KC" get --raw /readyz >/dev/null 2>&1 && break
+    sleep 0.5
+  done
+fi
 kubectl --kubeconfig "$KC" get --raw /readyz >/dev/null || { echo "skiff did not become ready"; tail "$OUT/skiff.log"; exit 1; }
 
 "$UP/kube-scheduler" --kubeconfig "$KC" --authentication-kubeconfig "$KC" --authorization-kubeconfig "$KC" \
