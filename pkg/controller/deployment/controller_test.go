@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 
 	"github.com/skiff-sh/skiff/pkg/client"
 	"github.com/skiff-sh/skiff/pkg/client/informers"
+	"github.com/skiff-sh/skiff/pkg/client/record"
 	"github.com/skiff-sh/skiff/pkg/clock"
 	"github.com/skiff-sh/skiff/pkg/testenv"
 )
@@ -24,14 +27,15 @@ import (
 // API server; a fake ReplicaSet controller makes each ReplicaSet's pods
 // exist (and, unless stuck, be available) as soon as it asks for them.
 type harness struct {
-	t     *testing.T
-	ctx   context.Context
-	ctrl  *Controller
-	f     *informers.SharedInformerFactory
-	ds    *client.Typed[*appsv1.Deployment, *appsv1.DeploymentList]
-	rss   *client.Typed[*appsv1.ReplicaSet, *appsv1.ReplicaSetList]
-	stuck map[string]bool // template hashes whose pods never become available
-	clock *clock.Fake
+	t      *testing.T
+	ctx    context.Context
+	ctrl   *Controller
+	f      *informers.SharedInformerFactory
+	ds     *client.Typed[*appsv1.Deployment, *appsv1.DeploymentList]
+	rss    *client.Typed[*appsv1.ReplicaSet, *appsv1.ReplicaSetList]
+	stuck  map[string]bool // template hashes whose pods never become available
+	clock  *clock.Fake
+	events *record.FakeRecorder
 }
 
 func newHarness(t *testing.T) *harness {
@@ -44,13 +48,14 @@ func newHarness(t *testing.T) *harness {
 	t.Cleanup(cancel)
 	f := informers.NewSharedInformerFactory(c, 0)
 	fc := clock.NewFake(t0)
-	ctrl, err := New(Config{Client: c, Informers: f, Clock: fc})
+	events := record.NewFakeRecorder(1000)
+	ctrl, err := New(Config{Client: c, Informers: f, Clock: fc, Recorder: events})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.Start(ctx)
 	f.WaitForCacheSync(ctx)
-	return &harness{t: t, ctx: ctx, ctrl: ctrl, f: f, stuck: map[string]bool{}, clock: fc,
+	return &harness{t: t, ctx: ctx, ctrl: ctrl, f: f, stuck: map[string]bool{}, clock: fc, events: events,
 		ds:  client.For[*appsv1.Deployment, *appsv1.DeploymentList](c).Namespace("default"),
 		rss: client.For[*appsv1.ReplicaSet, *appsv1.ReplicaSetList](c).Namespace("default")}
 }
@@ -228,6 +233,16 @@ func testRollout(t *testing.T, surge, unavail intstr.IntOrString, maxTotal, minA
 	}
 	if d.Status.Replicas != 3 || d.Status.UpdatedReplicas != 3 || d.Status.AvailableReplicas != 3 || d.Status.UnavailableReplicas != 0 {
 		t.Fatalf("status %+v", d.Status)
+	}
+	var events []string
+	for len(h.events.Events) > 0 {
+		events = append(events, <-h.events.Events)
+	}
+	all := strings.Join(events, "\n")
+	wantUp := regexp.MustCompile(`Normal ScalingReplicaSet Scaled up replica set ` + newRS.Name + ` from \d+ to 3`)
+	wantDown := regexp.MustCompile(`Normal ScalingReplicaSet Scaled down replica set ` + rss["1"].Name + ` from \d+ to 0`)
+	if !wantUp.MatchString(all) || !wantDown.MatchString(all) {
+		t.Fatalf("events:\n%s", all)
 	}
 }
 

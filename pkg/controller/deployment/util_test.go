@@ -180,3 +180,21 @@ func TestTerminatingReplicasSum(t *testing.T) {
 		t.Fatalf("a ReplicaSet without the field: nil, got %v", *st.TerminatingReplicas)
 	}
 }
+
+func TestReplicaFailureCopied(t *testing.T) {
+	d := rolling(2, intstr.FromInt32(1), intstr.FromInt32(0))
+	nw := rs("web-abc", 2, 0, t0, nil)
+	nw.Status.Conditions = []appsv1.ReplicaSetCondition{{Type: appsv1.ReplicaSetReplicaFailure, Status: corev1.ConditionTrue,
+		Reason: "FailedCreate", Message: `pods "web-abc-x" is forbidden: exceeded quota`, LastTransitionTime: metav1.NewTime(t0)}}
+	st, _ := RolloutStatus([]*appsv1.ReplicaSet{nw}, nw, d, t0.Add(time.Second))
+	c := GetCondition(st, appsv1.DeploymentReplicaFailure)
+	if c == nil || c.Status != corev1.ConditionTrue || c.Reason != "FailedCreate" || c.Message != `pods "web-abc-x" is forbidden: exceeded quota` {
+		t.Fatalf("ReplicaFailure %+v", c)
+	}
+	d.Status = st
+	nw.Status.Conditions = nil
+	st, _ = RolloutStatus([]*appsv1.ReplicaSet{nw}, nw, d, t0.Add(2*time.Second))
+	if c := GetCondition(st, appsv1.DeploymentReplicaFailure); c != nil {
+		t.Fatalf("ReplicaFailure kept after the ReplicaSet recovered: %+v", c)
+	}
+}
