@@ -20,7 +20,8 @@ import (
 // in-process test wants); DefaultConfig has upstream's defaults.
 type Config struct {
 	// ClientConfig says how to reach the API server; when nil, Kubeconfig
-	// (or $KUBECONFIG, ~/.kube/config) is loaded.
+	// is loaded, or without it the pod's service account inside a pod, else
+	// $KUBECONFIG or ~/.kube/config.
 	ClientConfig *client.Config
 	Kubeconfig   string
 

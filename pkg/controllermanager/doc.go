@@ -36,6 +36,20 @@
 // disabled by default, "foo" enables foo, "-foo" disables foo; a name
 // that is neither a controller nor an alias is refused.
 //
+// Registering a controller: give its table entry an Init (in init.go) that
+// maps the ControllerContext onto the controller package's Config —
+// Client, Informers (ask for informers in New: the factory is started
+// after every Init), Recorder (source component = the canonical name),
+// Clock, Logger, Workers (the entry's --concurrent-*-syncs, added to
+// `skiff controller-manager` from the table), MetricsProvider (pass it
+// with the queue's upstream name to the workqueue config) — and returns
+// the controller (or nil, nil to stay off, logged). Manager-wide knobs a
+// controller needs (RootCAFile) are fields of Config, read through
+// cc.Config. Tests get the whole manager with
+// testenv.Config{ControllerManager: InProcess(Config{Controllers: ...})};
+// a controller package's own tests import testenv, never this package
+// (import cycle).
+//
 // Invariants:
 //   - The package never imports the server (apiserver, registry,
 //     storage): controllers talk to the API only through pkg/client.

@@ -59,8 +59,17 @@ func New(cfg Config) (*Manager, error) {
 		ccfg = &c
 	} else {
 		var err error
-		if ccfg, err = client.LoadKubeconfig(cfg.Kubeconfig, ""); err != nil {
-			return nil, fmt.Errorf("kubeconfig: %w", err)
+		// As upstream: no --kubeconfig inside a pod means the pod's
+		// service account.
+		if cfg.Kubeconfig == "" && os.Getenv(client.KubeconfigEnv) == "" {
+			if ccfg, err = client.InClusterConfig(); err != nil && !errors.Is(err, client.ErrNotInCluster) {
+				return nil, err
+			}
+		}
+		if ccfg == nil {
+			if ccfg, err = client.LoadKubeconfig(cfg.Kubeconfig, ""); err != nil {
+				return nil, fmt.Errorf("kubeconfig: %w", err)
+			}
 		}
 	}
 	ccfg.QPS, ccfg.Burst, ccfg.ContentType = cfg.KubeAPIQPS, cfg.KubeAPIBurst, cfg.KubeAPIContentType
