@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -126,7 +125,10 @@ func TestReplicaSetScalesUpAndDown(t *testing.T) {
 }
 
 // A burst of syncs before the informer has seen the new pods must not
-// create more than spec.replicas pods.
+// create more than spec.replicas pods. The pod informer is held back (not
+// started) while the burst runs, so the cache is deterministically stale;
+// the syncs run one after another, as the workqueue never gives one key to
+// two workers at once.
 func TestExpectationsUnderEventBurst(t *testing.T) {
 	h := newHarness(t)
 	var created atomic.Int32
@@ -135,27 +137,25 @@ func TestExpectationsUnderEventBurst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.f.Start(h.ctx)
-	h.f.WaitForCacheSync(h.ctx)
+	rsInformer, podInformer := h.f.ReplicaSets(), h.f.Pods()
+	go rsInformer.Run(h.ctx)
 	if _, err := h.rss.Create(h.ctx, rsObj("burst", 5), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the ReplicaSet in the cache", func() (bool, error) {
-		_, err := h.f.ReplicaSets().Lister().Namespace("default").Get("burst")
+		_, err := rsInformer.Lister().Namespace("default").Get("burst")
 		return err == nil, nil
 	})
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Go(func() {
-			for range 5 {
-				_ = ctrl.Sync(h.ctx, "default/burst") // conflicts on status are expected
-			}
-		})
+	for range 40 {
+		_ = ctrl.Sync(h.ctx, "default/burst")
 	}
-	wg.Wait()
 	if n, c := len(h.podsOf(t, "burst")), created.Load(); n != 5 || c != 5 {
-		t.Fatalf("%d pods (%d creations) after a burst of 40 syncs, want exactly 5", n, c)
+		t.Fatalf("%d pods (%d creations) after a burst of 40 syncs on a stale cache, want exactly 5", n, c)
 	}
+	if adds, _ := ctrl.Expectations.Pending("default/burst"); adds != 5 {
+		t.Fatalf("%d creations pending, want 5 (none observed yet)", adds)
+	}
+	go podInformer.Run(h.ctx)
 	waitFor(t, "the cache to observe all 5 creations", func() (bool, error) { return ctrl.Expectations.Satisfied("default/burst"), nil })
 	for range 5 {
 		if err := ctrl.Sync(h.ctx, "default/burst"); err != nil {
@@ -172,17 +172,12 @@ func TestExpectationsUnderEventBurst(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the scale-down in the cache", func() (bool, error) {
-		rs, err := h.f.ReplicaSets().Lister().Namespace("default").Get("burst")
+		rs, err := rsInformer.Lister().Namespace("default").Get("burst")
 		return err == nil && *rs.Spec.Replicas == 2, nil
 	})
-	for range 8 {
-		wg.Go(func() {
-			for range 5 {
-				_ = ctrl.Sync(h.ctx, "default/burst") // conflicts on status are expected
-			}
-		})
+	for range 40 {
+		_ = ctrl.Sync(h.ctx, "default/burst")
 	}
-	wg.Wait()
 	if n, c := len(h.podsOf(t, "burst")), created.Load(); n != 2 || c != 5 {
 		t.Fatalf("%d pods (%d creations) after a deletion burst, want exactly 2 and no new creation", n, c)
 	}
