@@ -76,6 +76,10 @@ func newControllerManager(logger func() *slog.Logger) *cobra.Command {
 	f.StringVar(&cfg.BindAddress, "bind-address", cfg.BindAddress, "The IP address on which to listen for the --secure-port port")
 	f.StringVar(&cfg.TLSCertFile, "tls-cert-file", "", "File containing the default x509 Certificate for HTTPS (without it a self-signed certificate is generated)")
 	f.StringVar(&cfg.TLSKeyFile, "tls-private-key-file", "", "File containing the default x509 private key matching --tls-cert-file")
+	f.StringVar(&cfg.AuthenticationKubeconfig, "authentication-kubeconfig", "", "kubeconfig file pointing at the 'core' kubernetes server with enough rights to create tokenreviews.authentication.k8s.io and to look up the client CA in kube-system/extension-apiserver-authentication (without it, client certificates and tokens are not accepted on --secure-port)")
+	f.StringVar(&cfg.AuthorizationKubeconfig, "authorization-kubeconfig", "", "kubeconfig file pointing at the 'core' kubernetes server with enough rights to create subjectaccessreviews.authorization.k8s.io (without it, only --authorization-always-allow-paths and system:masters are allowed)")
+	f.StringVar(&cfg.ClientCAFile, "client-ca-file", "", "If set, any request presenting a client certificate signed by one of the authorities in the client-ca-file is authenticated with an identity corresponding to the CommonName of the client certificate")
+	f.StringSliceVar(&cfg.AuthorizationAlwaysAllowPaths, "authorization-always-allow-paths", []string{"/healthz", "/readyz", "/livez"}, "A list of HTTP paths to skip during authorization")
 	f.DurationVar(&cfg.MinResyncPeriod, "min-resync-period", cfg.MinResyncPeriod, "The resync period in reflectors will be random between MinResyncPeriod and 2*MinResyncPeriod")
 	f.StringVar(&cfg.RootCAFile, "root-ca-file", "", "If set, this root certificate authority will be included in service account's token secret and the kube-root-ca.crt ConfigMap (default: the kubeconfig's CA)")
 	return cmd

@@ -232,7 +232,10 @@ func (u *Up) Run(ctx context.Context) error {
 			// there is no second instance to elect against (see doc.go).
 			LeaderElection: controllermanager.LeaderElectionConfig{LeaderElect: false},
 			SecurePort:     cfg.ControllerManagerSecurePort, BindAddress: "127.0.0.1",
-			Clock: cfg.Clock, Logger: cfg.Logger.With("component", "controller-manager"),
+			// As kubeadm configures upstream's: reviews through its own kubeconfig.
+			AuthenticationKubeconfig: ControllerManagerKubeconfigPath(cfg.DataDir),
+			AuthorizationKubeconfig:  ControllerManagerKubeconfigPath(cfg.DataDir),
+			Clock:                    cfg.Clock, Logger: cfg.Logger.With("component", "controller-manager"),
 		}
 		m, err := controllermanager.New(mcfg)
 		if err != nil {

@@ -52,6 +52,16 @@ type Config struct {
 	// a self-signed one is made in memory, as upstream does without
 	// --tls-cert-file.
 	TLSCertFile, TLSKeyFile string
+	// Delegated authentication and authorization of the served paths
+	// (upstream's flags): AuthenticationKubeconfig reaches the API server
+	// for TokenReviews and the client CA lookup, AuthorizationKubeconfig
+	// for SubjectAccessReviews; ClientCAFile overrides the lookup.
+	// AuthorizationAlwaysAllowPaths (nil: /healthz, /readyz, /livez) need
+	// neither.
+	AuthenticationKubeconfig      string
+	AuthorizationKubeconfig       string
+	ClientCAFile                  string
+	AuthorizationAlwaysAllowPaths []string
 
 	// MinResyncPeriod is upstream's --min-resync-period (12h): informers
 	// resync every MinResyncPeriod*[1,2).
@@ -171,6 +181,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MinResyncPeriod == 0 {
 		c.MinResyncPeriod = DefaultMinResyncPeriod
+	}
+	if c.AuthorizationAlwaysAllowPaths == nil {
+		c.AuthorizationAlwaysAllowPaths = []string{"/healthz", "/readyz", "/livez"}
 	}
 	if c.Descriptors == nil {
 		c.Descriptors = Controllers()

@@ -27,8 +27,10 @@ type InitFunc func(cc ControllerContext) (Controller, error)
 type ControllerContext struct {
 	// Name is the controller's canonical name ("replicaset-controller").
 	Name string
-	// Client is the manager's API client; ClientConfig its configuration
-	// (to build another client, e.g. a dynamic one with other limits).
+	// Client is the controller's own API client (its own --kube-api-qps
+	// token bucket, as upstream's client builder gives each controller;
+	// User-Agent "<manager's>/<Name>"); ClientConfig its configuration.
+	// Informers share the manager's client.
 	Client       *client.Client
 	ClientConfig client.Config
 	// Informers is the manager's one shared informer factory.

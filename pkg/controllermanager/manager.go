@@ -274,8 +274,17 @@ func (m *Manager) runControllers(ctx context.Context, broadcaster record.EventBr
 			m.cfg.Logger.Debug("Skipping a controller skiff does not implement yet", "controller", name)
 			continue
 		}
+		// Each controller has its own client, so its own token bucket, as
+		// upstream's client builder gives each controller: one busy
+		// controller does not throttle the others.
+		ccfg := m.clientCfg
+		ccfg.UserAgent = m.clientCfg.UserAgent + "/" + name
+		cl, err := client.New(&ccfg)
+		if err != nil {
+			return err
+		}
 		cc := ControllerContext{
-			Name: name, Client: m.client, ClientConfig: m.clientCfg, Informers: factory,
+			Name: name, Client: cl, ClientConfig: ccfg, Informers: factory,
 			Recorder:    broadcaster.NewRecorder(corev1.EventSource{Component: name}),
 			Broadcaster: broadcaster, MetricsProvider: m.metrics, Workers: m.cfg.workers(d),
 			Clock: m.cfg.Clock, Logger: m.cfg.Logger.With("controller", name), Config: &m.cfg,

@@ -130,7 +130,8 @@ type server struct {
 	srv *http.Server
 }
 
-// Handler is the manager's HTTP handler: /healthz and /metrics.
+// Handler is the manager's HTTP handler, without authentication and
+// authorization: /healthz and /metrics.
 func (m *Manager) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/healthz", m.health)
@@ -158,10 +159,18 @@ func (m *Manager) newServer() (*server, error) {
 			return nil, fmt.Errorf("failed to create listener: %w", err)
 		}
 	}
-	tc := &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2", "http/1.1"}}
+	auth, err := newDelegatedAuth(&m.cfg)
+	if err != nil {
+		if m.cfg.Listener == nil {
+			ln.Close()
+		}
+		return nil, err
+	}
+	tc := &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}, NextProtos: []string{"h2", "http/1.1"},
+		ClientAuth: tls.RequestClientCert}
 	return &server{
 		ln:  tls.NewListener(ln, tc),
-		srv: &http.Server{Handler: m.Handler(), ReadHeaderTimeout: 32 * time.Second, ErrorLog: nil},
+		srv: &http.Server{Handler: auth.wrap(m.Handler()), ReadHeaderTimeout: 32 * time.Second},
 	}, nil
 }
 
