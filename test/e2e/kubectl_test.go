@@ -352,7 +352,13 @@ func kubectlWatch(t *testing.T, c *cluster, k kc) {
 func kubectlDescribe(t *testing.T, c *cluster, k kc) {
 	const ns = "e2e-describe"
 	setupApp(t, c, ns)
-	out := k.ok(t, "-n", ns, "describe", "deployment", "web")
+	// Once the deployment controller has scaled up (and recorded it):
+	// two pods, none available without a kubelet.
+	var out string
+	eventually(t, 30*time.Second, "the deployment scaled up and its event recorded", func() (bool, string) {
+		out = k.ok(t, "-n", ns, "describe", "deployment", "web")
+		return strings.Contains(out, "2 desired | 2 updated | 2 total") && strings.Contains(out, "ScalingReplicaSet"), out
+	})
 	wantMatch(t, out,
 		`^Name:\s+web$`,
 		`^Namespace:\s+`+ns+`$`,
@@ -360,7 +366,7 @@ func kubectlDescribe(t *testing.T, c *cluster, k kc) {
 		`^Labels:\s+app=web$`,
 		`^Annotations:\s+deployment\.kubernetes\.io/revision|^Annotations:\s+<none>$`,
 		`^Selector:\s+app=web$`,
-		`^Replicas:\s+2 desired \| 0 updated \| 0 total \| 0 available \| 0 unavailable$`,
+		`^Replicas:\s+2 desired \| 2 updated \| 2 total \| 0 available \| 2 unavailable$`,
 		`^StrategyType:\s+RollingUpdate$`,
 		`^MinReadySeconds:\s+0$`,
 		`^RollingUpdateStrategy:\s+25% max unavailable, 25% max surge$`,
@@ -373,7 +379,8 @@ func kubectlDescribe(t *testing.T, c *cluster, k kc) {
 		`^    Environment:\s+<none>$`,
 		`^    Mounts:\s+<none>$`,
 		`^  Volumes:\s+<none>$`,
-		`^Events:\s+<none>$`)
+		`^Events:$`,
+		`^  Normal\s+ScalingReplicaSet\s+\S+\s+deployment-controller\s+Scaled up replica set web-[a-z0-9]+ from 0 to 2$`)
 
 	ip := jsonpath(t, k, "{.spec.clusterIP}", "-n", ns, "get", "svc", "web")
 	out = k.ok(t, "-n", ns, "describe", "service", "web")
