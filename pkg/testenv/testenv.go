@@ -63,6 +63,7 @@ type Environment struct {
 
 	cmCancel context.CancelFunc
 	cmDone   chan error
+	cmErr    error // what the controller manager returned, if it failed
 }
 
 // Start starts an Environment and returns once it is ready.
@@ -189,7 +190,12 @@ func StartT(t testing.TB, cfg ...Config) *Environment {
 	if err != nil {
 		t.Fatalf("testenv: %v", err)
 	}
-	t.Cleanup(func() { env.Stop() })
+	t.Cleanup(func() {
+		env.Stop()
+		if env.cmErr != nil {
+			t.Errorf("testenv: %v", env.cmErr)
+		}
+	})
 	return env
 }
 
@@ -213,7 +219,10 @@ func (e *Environment) Stop() error {
 	var err error
 	if e.cmCancel != nil {
 		e.cmCancel()
-		err = <-e.cmDone
+		if err = <-e.cmDone; err != nil {
+			err = fmt.Errorf("controller manager: %w", err)
+			e.cmErr = err
+		}
 		e.cmCancel = nil
 	}
 	if e.cancel != nil {
