@@ -621,6 +621,11 @@ func (s *Server) update(w http.ResponseWriter, r *http.Request, info *RequestInf
 	if err != nil {
 		return err
 	}
+	// As upstream's update handler: a body naming another object is a bad
+	// request, whether or not either exists.
+	if m, err := meta.Accessor(obj); err == nil && m.GetName() != info.Name {
+		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), info.Name))
+	}
 	manager := fieldmanager.ManagerName(o.FieldManager, r.UserAgent())
 	return s.runUpdate(w, r, info, e, st, m, o, registry.UpdateOptions{}, func(ctx context.Context, old runtime.Object) (runtime.Object, error) {
 		return s.trackUpdate(e, info.Subresource, old, obj.DeepCopyObject(), manager), nil

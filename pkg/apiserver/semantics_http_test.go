@@ -62,6 +62,8 @@ func TestSemanticsErrors(t *testing.T) {
 			http.StatusBadRequest, metav1.StatusReasonBadRequest, ""},
 		{"name mismatch on update", http.MethodPut, "/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication", configMap("other", nil, nil), "", "",
 			http.StatusBadRequest, metav1.StatusReasonBadRequest, "the name of the object (other) does not match the name on the URL (extension-apiserver-authentication)"},
+		{"name mismatch on update of a missing object", http.MethodPut, "/api/v1/namespaces/default/configmaps/missing", configMap("other", nil, nil), "", "",
+			http.StatusBadRequest, metav1.StatusReasonBadRequest, "the name of the object (other) does not match the name on the URL (missing)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
