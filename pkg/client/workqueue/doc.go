@@ -4,7 +4,9 @@
 // long a failed item waits before it is retried. The API mirrors client-go's
 // util/workqueue (names, constructors and semantics) with generics as the
 // primary API; Interface, Type, DelayingInterface, RateLimitingInterface and
-// RateLimiter are the `any`-keyed aliases.
+// RateLimiter are the `any`-keyed aliases. RunWorkers is the worker loop
+// every controller runs over its queue (Get, process, Forget or
+// AddRateLimited, Done; shut down when the context ends).
 //
 // # Queue (Typed)
 //
