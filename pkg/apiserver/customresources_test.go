@@ -3,6 +3,7 @@ package apiserver_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/skiff-sh/skiff/pkg/testenv"
 	"net/http"
 	"strings"
 	"testing"
@@ -102,7 +103,7 @@ func crontab(name, apiVersion string, spec map[string]any, labels map[string]str
 }
 
 func TestCustomResourceServing(t *testing.T) {
-	c := start(t)
+	c := start(t, withGC(testenv.Config{}))
 	ns := c.namespace("cr")
 	base := "/apis/stable.example.com/v1/namespaces/" + ns + "/crontabs"
 	c.createCRD(crontabCRD("stable.example.com"), base)

@@ -22,8 +22,9 @@
 //     watch cache; a cached object is serialized once for all clients.
 //   - Shutdown stops accepting, ends watches, and lets in-flight requests
 //     finish before closing.
-//   - The finalizer loop (finalizers.go) is a temporary stand-in for the
-//     namespace controller and garbage collector; it goes when they land.
-//     It deletes a dependent only after fresh reads confirm every owner
-//     absent; its cache snapshot only selects candidates.
+//   - As upstream's, the API server only marks deletions (the orphan and
+//     foregroundDeletion finalizers, a Terminating namespace with the
+//     kubernetes finalizer); the garbage collector and the namespace
+//     controller (pkg/controller, run by the controller manager) finish
+//     them.
 package apiserver

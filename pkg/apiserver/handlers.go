@@ -747,7 +747,6 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, info *RequestInf
 	if err != nil {
 		return err
 	}
-	s.pokeFinalizers()
 	return s.writeDeleteResult(w, r, m, e, res, opts)
 }
 
@@ -805,7 +804,6 @@ func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request, info *
 	if err != nil {
 		return err
 	}
-	s.pokeFinalizers()
 	list := e.newList()
 	for _, obj := range objs {
 		served, err := e.fromStorage(obj)

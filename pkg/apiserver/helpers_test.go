@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"fmt"
+	"github.com/skiff-sh/skiff/pkg/controllermanager"
 	"io"
 	"net/http"
 	"strings"
@@ -30,6 +31,18 @@ type client struct {
 }
 
 // start runs an API server for the test (memory storage, TLS, admin cert).
+// withGC runs the garbage collector and the namespace controller of
+// skiff's controller manager against the server: the API server alone
+// only marks objects with the orphan and foregroundDeletion finalizers and
+// namespaces as Terminating, as upstream's. (c.namespace makes the
+// default service account itself.)
+func withGC(cfg testenv.Config) testenv.Config {
+	cfg.ControllerManager = controllermanager.InProcess(controllermanager.Config{
+		Controllers: []string{"garbage-collector-controller", "namespace-controller"},
+	})
+	return cfg
+}
+
 func start(t testing.TB, cfg ...testenv.Config) *client {
 	t.Helper()
 	env := testenv.StartT(t, cfg...)

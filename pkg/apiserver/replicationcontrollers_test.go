@@ -83,7 +83,7 @@ func TestReplicationControllers(t *testing.T) {
 // deletes them.
 func TestReplicationControllerDeletePropagation(t *testing.T) {
 	fake := clock.NewFake(time.Now())
-	c := start(t, testenv.Config{Clock: fake})
+	c := start(t, withGC(testenv.Config{Clock: fake}))
 	sweep := func() { fake.Step(5 * time.Second) }
 	ns := c.namespace("rc-gc")
 	base := "/api/v1/namespaces/" + ns

@@ -16,10 +16,10 @@ import (
 // NamespaceLifecycle: no content in missing or terminating namespaces; the
 // system namespaces exist from the start and "default" cannot be deleted.
 func TestSemanticsNamespaceLifecycle(t *testing.T) {
-	// The stopgap namespace finalizer also sweeps every 5 s; a fake clock
-	// runs those sweeps without waiting.
+	// The namespace controller of the in-process controller manager
+	// empties and releases deleted namespaces.
 	fake := clock.NewFake(time.Now())
-	c := start(t, testenv.Config{Clock: fake})
+	c := start(t, withGC(testenv.Config{Clock: fake}))
 	t.Run("system namespaces exist", func(t *testing.T) {
 		c := c.on(t)
 		for _, n := range []string{"default", "kube-system", "kube-public", "kube-node-lease"} {

@@ -221,10 +221,10 @@ func TestSemanticsDeletePropagation(t *testing.T) {
 		{"Foreground", "foregroundDeletion", false},
 		{"Background", "", false},
 	}
-	// The server's stopgap finalizer loop also sweeps every 5 s; a fake
-	// clock lets the test run those sweeps without waiting.
+	// The garbage collector of the in-process controller manager carries
+	// out the policies (the fake clock's steps are harmless leftovers).
 	fake := clock.NewFake(time.Now())
-	c := start(t, testenv.Config{Clock: fake})
+	c := start(t, withGC(testenv.Config{Clock: fake}))
 	sweep := func() { fake.Step(5 * time.Second) }
 	ns := c.namespace("propagation")
 	base := "/api/v1/namespaces/" + ns + "/configmaps"
@@ -294,14 +294,14 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// TestSemanticsGarbageCollectionConfirmsOwners: the stopgap collector
+// TestSemanticsGarbageCollectionConfirmsOwners: the garbage collector
 // deletes a dependent only when every owner is confirmed absent (not found,
 // or found with another uid); an owner of a kind skiff does not serve, or a
 // namespaced owner of a cluster-scoped dependent, cannot be resolved and
 // keeps its dependent, as upstream's collector does.
 func TestSemanticsGarbageCollectionConfirmsOwners(t *testing.T) {
 	fake := clock.NewFake(time.Now())
-	c := start(t, testenv.Config{Clock: fake})
+	c := start(t, withGC(testenv.Config{Clock: fake}))
 	sweep := func() { fake.Step(5 * time.Second) }
 	ns := c.namespace("gc-owners")
 	base := "/api/v1/namespaces/" + ns + "/configmaps"

@@ -86,13 +86,6 @@ type Config struct {
 	// published as kube-system/extension-apiserver-authentication.
 	ClientCAPEM []byte
 
-	// NoControllers turns off the controllers the API server runs until
-	// skiff has a controller manager (namespace deletion, garbage
-	// collection): with
-	// another controller manager attached (upstream's), they would do its
-	// work twice.
-	NoControllers bool
-
 	// CompactionInterval is how often old revisions are compacted (5 min).
 	CompactionInterval time.Duration
 
@@ -233,7 +226,6 @@ type Server struct {
 	// by the status loop; nil until the first build).
 	apf atomic.Pointer[flowcontrol.Classifier]
 
-	finalizerPoke    chan struct{}
 	inflight         chan struct{}
 	inflightMutating chan struct{}
 
@@ -259,7 +251,6 @@ func New(cfg Config) (*Server, error) {
 		inflight:         make(chan struct{}, cfg.MaxRequestsInFlight),
 		inflightMutating: make(chan struct{}, cfg.MaxMutatingRequestsInFlight),
 		ready:            make(chan struct{}),
-		finalizerPoke:    make(chan struct{}, 1),
 		stopping:         make(chan struct{}),
 	}
 	s.codecs = newCodecs(s.scheme)
@@ -528,9 +519,6 @@ func (s *Server) Start(ctx context.Context) error {
 	go s.compactLoop(ctx)
 	go s.repairLoop(ctx)
 	go s.identityLoop(ctx, s.identityHolder())
-	if !s.cfg.NoControllers {
-		go s.runFinalizers(ctx, s.finalizerPoke)
-	}
 	go s.crds.run(ctx)
 	go s.apiServices.run(ctx)
 	go s.statusLoop(ctx)

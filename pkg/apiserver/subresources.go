@@ -466,9 +466,6 @@ func (s *Server) serveEviction(w http.ResponseWriter, r *http.Request, info *Req
 	dryRun := len(opts.DryRun) > 0
 	ctx := r.Context()
 	success := func() error {
-		if !dryRun {
-			s.pokeFinalizers()
-		}
 		s.writeObject(w, r, http.StatusCreated, m, &metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"}, Status: metav1.StatusSuccess, Code: http.StatusCreated})
 		return nil
 	}
@@ -724,4 +721,15 @@ func (s *Server) serveFinalize(w http.ResponseWriter, r *http.Request, info *Req
 	}
 	s.writeObject(w, r, http.StatusOK, m, out)
 	return nil
+}
+
+// finalizeStore is the namespaces store as the finalize subresource uses it:
+// spec.finalizers may change.
+func (s *Server) finalizeStore(st *registry.Store) *registry.Store {
+	fs := *st
+	strategy := *st.Strategy
+	strategy.PrepareForUpdate = nil
+	strategy.ValidateUpdate = nil
+	fs.Strategy = &strategy
+	return &fs
 }

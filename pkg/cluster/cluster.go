@@ -198,7 +198,7 @@ func (u *Up) Run(ctx context.Context) error {
 		KV: kv, Definitions: builtin.Definitions(), Listener: ln,
 		SecurePort: cfg.SecurePort, BindAddress: cfg.BindAddress, AdvertiseAddress: cfg.AdvertiseAddress,
 		EndpointAddress: endpointIP, TLS: ServingTLS(serving, nil), Authenticator: authn,
-		ServiceAccountSigner: saKey, NoControllers: u.disabled["controller-manager"], ClientCAPEM: ca.CertPEM,
+		ServiceAccountSigner: saKey, ClientCAPEM: ca.CertPEM,
 		Clock: cfg.Clock, Logger: cfg.Logger,
 	})
 	if err != nil {

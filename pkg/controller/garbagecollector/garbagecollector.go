@@ -455,11 +455,17 @@ func (c *Controller) resourceClient(ctx context.Context, id objectReference) (*m
 }
 
 func (c *Controller) getObject(ctx context.Context, id objectReference) (*metav1.PartialObjectMetadata, error) {
-	rc, err := c.resourceClient(ctx, id)
+	res, err := c.resourceFor(ctx, id.APIVersion, id.Kind)
 	if err != nil {
 		return nil, err
 	}
-	return rc.Get(ctx, id.Name, metav1.GetOptions{})
+	if res.Namespaced && id.Namespace == "" {
+		// A namespaced kind without a namespace: only a cluster-scoped
+		// dependent names its owner so; it cannot be resolved (never
+		// "absent", which would collect the dependent).
+		return nil, errNamespacedOwnerOfClusterScoped
+	}
+	return c.meta.Resource(res).Namespace(id.Namespace).Get(ctx, id.Name, metav1.GetOptions{})
 }
 
 // attemptToDeleteItem decides about one object (upstream's function of

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"slices"
 	"testing"
 	"time"
@@ -20,7 +21,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/skiff-sh/skiff/pkg/apiserver"
 	"github.com/skiff-sh/skiff/pkg/client"
 	"github.com/skiff-sh/skiff/pkg/testenv"
 )
@@ -35,16 +35,19 @@ type harness struct {
 	cms *client.Typed[*corev1.ConfigMap, *corev1.ConfigMapList]
 }
 
-// start runs an API server without its stopgap finalizer loop, and the
-// garbage collector against it.
+// start runs an API server and the garbage collector against it.
 func start(t *testing.T) *harness {
 	t.Helper()
-	env := testenv.StartT(t, testenv.Config{Tweak: func(c *apiserver.Config) { c.NoControllers = true }})
+	env := testenv.StartT(t)
 	c, err := client.New(&client.Config{Host: env.URL, CAData: env.CAData, CertData: env.CertData, KeyData: env.KeyData, QPS: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	var out io.Writer = io.Discard
+	if os.Getenv("GC_TEST_LOG") != "" {
+		out = os.Stderr
+	}
+	logger := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	gc, err := New(Config{Client: c, Workers: 4, Logger: logger, DiscoveryPeriod: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -272,7 +275,19 @@ func TestDanglingReferences(t *testing.T) {
 	if _, err := crs.Create(h.ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "invalid-owner", OwnerReferences: []metav1.OwnerReference{ref(live, false)}}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// Also when the owner is missing, and other (namespaced) dependents
+	// of the same owner are collected.
+	missing := metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "nope", UID: "00000000-0000-0000-0000-000000000001"}
+	if _, err := crs.Create(h.ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "invalid-missing-owner", OwnerReferences: []metav1.OwnerReference{missing}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	h.waitFor("missing-owner collected", h.gone("missing-owner"))
+	// A sentinel created after everything above, collected: a pass ran.
+	h.create("sentinel", nil, missing)
+	h.waitFor("sentinel collected", h.gone("sentinel"))
+	if _, err := crs.Get(h.ctx, "invalid-missing-owner", metav1.GetOptions{}); err != nil {
+		t.Fatalf("cluster-scoped dependent of a missing namespaced owner: %v", err)
+	}
 	h.waitFor("stale-uid collected", h.gone("stale-uid"))
 	h.waitFor("cross-namespace dependent collected", func() bool {
 		_, err := h.cms.Namespace("other").Get(h.ctx, "cross", metav1.GetOptions{})

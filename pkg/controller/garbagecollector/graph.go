@@ -270,6 +270,7 @@ func stillBlocks(uid types.UID, refs []metav1.OwnerReference) bool {
 // owners not in the graph (returned, to be verified).
 func (g *graph) addDependentToOwners(n *node, owners []metav1.OwnerReference, s sinks) []*node {
 	var virtual []*node
+	suspect := false
 	for _, ref := range owners {
 		o, ok := g.nodes[ref.UID]
 		if !ok {
@@ -282,13 +283,34 @@ func (g *graph) addDependentToOwners(n *node, owners []metav1.OwnerReference, s 
 			virtual = append(virtual, o)
 		}
 		o.dependents[n] = struct{}{}
-		if !o.virtual && !namespaceCompatible(o, n) {
-			// A namespaced owner in another namespace: the dependent's
-			// reference is absent, to be verified.
-			virtual = append(virtual, n)
+		if ok && !suspect && potentiallyInvalid(o, n, ref) {
+			suspect = true
 		}
 	}
+	if suspect {
+		// The dependent's references are verified (and it is collected
+		// if every owner is confirmed absent).
+		virtual = append(virtual, n)
+	}
 	return virtual
+}
+
+// potentiallyInvalid reports whether dependent n's reference to the known
+// node o may not designate o (upstream's checks): a namespaced owner in
+// another namespace, coordinates other than o's, or a virtual owner first
+// seen from another namespace (it may be a namespaced kind referenced by a
+// cluster-scoped dependent).
+func potentiallyInvalid(o, n *node, ref metav1.OwnerReference) bool {
+	ownerNamespaced := o.identity.Namespace != ""
+	switch {
+	case ownerNamespaced && o.identity.Namespace != n.identity.Namespace:
+		return true
+	case ref.APIVersion != o.identity.APIVersion || ref.Kind != o.identity.Kind || ref.Name != o.identity.Name:
+		return true
+	case !ownerNamespaced && o.virtual && n.identity.Namespace != "":
+		return true
+	}
+	return false
 }
 
 // namespaceCompatible: a dependent may refer to a cluster-scoped owner or

@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/skiff-sh/skiff/pkg/apiserver"
 	"github.com/skiff-sh/skiff/pkg/client"
 	"github.com/skiff-sh/skiff/pkg/clock"
 	"github.com/skiff-sh/skiff/pkg/testenv"
@@ -32,7 +31,7 @@ type harness struct {
 
 func start(t *testing.T) *harness {
 	t.Helper()
-	env := testenv.StartT(t, testenv.Config{Tweak: func(c *apiserver.Config) { c.NoControllers = true }})
+	env := testenv.StartT(t)
 	c, err := client.New(&client.Config{Host: env.URL, CAData: env.CAData, CertData: env.CertData, KeyData: env.KeyData, QPS: -1})
 	if err != nil {
 		t.Fatal(err)
