@@ -472,6 +472,8 @@ func (c *Controller) getObject(ctx context.Context, id objectReference) (*metav1
 // the same name).
 func (c *Controller) attemptToDeleteItem(ctx context.Context, n *node) error {
 	st := c.graph.state(n)
+	c.log.Debug("garbage collector: processing item", "item", n.identity.String(), "present", st.present, "virtual", st.virtual,
+		"beingDeleted", st.beingDeleted, "deletingDependents", st.deletingDependents, "dependents", len(st.dependents))
 	if !st.present {
 		return nil
 	}
@@ -501,6 +503,7 @@ func (c *Controller) attemptToDeleteItem(ctx context.Context, n *node) error {
 	if err != nil {
 		return err
 	}
+	c.log.Debug("garbage collector: classified owner references", "item", n.identity.String(), "solid", len(solid), "dangling", len(dangling), "waiting", len(waiting))
 	switch {
 	case len(solid) != 0:
 		if len(dangling) == 0 && len(waiting) == 0 {

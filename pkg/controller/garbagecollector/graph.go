@@ -283,7 +283,10 @@ func (g *graph) addDependentToOwners(n *node, owners []metav1.OwnerReference, s 
 			virtual = append(virtual, o)
 		}
 		o.dependents[n] = struct{}{}
-		if ok && !suspect && potentiallyInvalid(o, n, ref) {
+		if ok && !suspect && (potentiallyInvalid(o, n, ref) || o.deletingDependents) {
+			// (A dependent that joins an owner already deleting its
+			// dependents is collected too, whatever order the events came
+			// in.)
 			suspect = true
 		}
 	}
