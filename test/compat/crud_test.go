@@ -698,7 +698,9 @@ func TestClientGoProtobuf(t *testing.T) {
 	checkProtobuf(t, log.get())
 	log.reset()
 
-	w, err := cs.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
+	// Only pod p: the Deployment's controller creates pods in ns meanwhile.
+	onlyP := metav1.ListOptions{ResourceVersion: list.ResourceVersion, FieldSelector: "metadata.name=p"}
+	w, err := cs.CoreV1().Pods(ns).Watch(ctx, onlyP)
 	must(t, err, "protobuf watch")
 	defer w.Stop()
 	got.Labels["v"] = "2"
@@ -715,7 +717,7 @@ func TestClientGoProtobuf(t *testing.T) {
 	case <-time.After(waitTimeout):
 		t.Fatalf("no watch event")
 	}
-	w, err = cs.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
+	w, err = cs.CoreV1().Pods(ns).Watch(ctx, onlyP)
 	must(t, err, "protobuf watch")
 	defer w.Stop()
 	evs := collectEvents(t, w, 2)
