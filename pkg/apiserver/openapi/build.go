@@ -194,26 +194,45 @@ func customResourceDefinitions(m *model, r *Resource) (resourceNames, error) {
 	}
 	typeDoc := metav1.TypeMeta{}.SwaggerDoc()
 
-	raw, _ := deepCopyJSON(r.Schema).(map[string]any)
-	if _, ok := raw["type"]; !ok {
-		raw["type"] = "object"
+	withMeta := func(raw map[string]any) map[string]any {
+		if _, ok := raw["type"]; !ok {
+			raw["type"] = "object"
+		}
+		props, _ := raw["properties"].(map[string]any)
+		if props == nil {
+			props = map[string]any{}
+			raw["properties"] = props
+		}
+		props["apiVersion"] = map[string]any{"type": "string", "description": typeDoc["apiVersion"]}
+		props["kind"] = map[string]any{"type": "string", "description": typeDoc["kind"]}
+		props["metadata"] = map[string]any{
+			"allOf":       []any{map[string]any{"$ref": v3RefPrefix + objectMeta}},
+			"description": "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+		}
+		return raw
 	}
-	props, _ := raw["properties"].(map[string]any)
-	if props == nil {
-		props = map[string]any{}
-		raw["properties"] = props
+	user, _ := deepCopyJSON(r.Schema).(map[string]any)
+	if user == nil {
+		user = map[string]any{}
 	}
-	props["apiVersion"] = map[string]any{"type": "string", "description": typeDoc["apiVersion"]}
-	props["kind"] = map[string]any{"type": "string", "description": typeDoc["kind"]}
-	props["metadata"] = map[string]any{
-		"allOf":       []any{map[string]any{"$ref": v3RefPrefix + objectMeta}},
-		"description": "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
+	raw := withMeta(user)
+	// OpenAPI v2 (what kubectl validates and explains with) gets upstream's
+	// v2 form: a schema that preserves unknown fields at its root is just
+	// an object (any property kubectl saw declared would make it refuse the
+	// others), and below the root the constructs kubectl cannot handle are
+	// dropped (openAPIV2Schema).
+	var rawV2 map[string]any
+	if pu, _ := r.Schema["x-kubernetes-preserve-unknown-fields"].(bool); pu || r.Schema == nil {
+		rawV2 = map[string]any{"type": "object"}
+	} else {
+		v2Schema, _ := deepCopyJSON(r.Schema).(map[string]any)
+		rawV2 = withMeta(openAPIV2Schema(v2Schema))
 	}
 	names.object = crdDefinitionName(r.Group, r.Version, r.Kind)
 	if d, ok := m.defs[names.object]; ok && d.typ != nil {
 		return names, errorf(r, "definition %q already exists", names.object)
 	}
-	obj := &definition{name: names.object, schema: &schema{raw: raw}}
+	obj := &definition{name: names.object, schema: &schema{raw: raw, rawV2: rawV2}}
 	obj.addGVK(gvk)
 	m.defs[names.object] = obj
 
@@ -233,4 +252,70 @@ func customResourceDefinitions(m *model, r *Resource) (resourceNames, error) {
 	list.addGVK(GVK{Group: r.Group, Version: r.Version, Kind: r.Kind + "List"})
 	m.defs[names.list] = list
 	return names, nil
+}
+
+// openAPIV2Schema rewrites a custom resource's structural schema (JSON
+// form, modified in place) as upstream publishes it in OpenAPI v2 for
+// kubectl: no allOf/oneOf/anyOf/not; a nullable node loses its type,
+// nullable, items and properties; a node preserving unknown fields loses
+// its items and properties, and its type when object; an array without
+// items loses its type; nullable properties are not required.
+func openAPIV2Schema(s map[string]any) map[string]any {
+	if s == nil {
+		return nil
+	}
+	for _, k := range []string{"allOf", "oneOf", "anyOf", "not"} {
+		delete(s, k)
+	}
+	if n, _ := s["nullable"].(bool); n {
+		delete(s, "type")
+		delete(s, "nullable")
+		delete(s, "items")
+		delete(s, "properties")
+	}
+	pu, _ := s["x-kubernetes-preserve-unknown-fields"].(bool)
+	if pu {
+		delete(s, "items")
+		delete(s, "properties")
+	}
+	if _, ok := s["items"]; !ok && s["type"] == "array" {
+		delete(s, "type")
+	}
+	if pu && s["type"] == "object" {
+		delete(s, "type")
+	}
+	props, _ := s["properties"].(map[string]any)
+	if req, ok := s["required"].([]any); ok && props != nil {
+		kept := req[:0]
+		for _, r := range req {
+			name, _ := r.(string)
+			if p, _ := props[name].(map[string]any); p != nil {
+				if n, _ := p["nullable"].(bool); n {
+					continue
+				}
+			}
+			kept = append(kept, r)
+		}
+		s["required"] = kept
+		if len(kept) == 0 {
+			delete(s, "required")
+		}
+	}
+	if ap, _ := s["additionalProperties"].(map[string]any); ap != nil {
+		if n, _ := ap["nullable"].(bool); n {
+			delete(s, "required")
+		}
+	}
+	for k, p := range props {
+		if ps, ok := p.(map[string]any); ok {
+			props[k] = openAPIV2Schema(ps)
+		}
+	}
+	if items, ok := s["items"].(map[string]any); ok {
+		s["items"] = openAPIV2Schema(items)
+	}
+	if ap, ok := s["additionalProperties"].(map[string]any); ok {
+		s["additionalProperties"] = openAPIV2Schema(ap)
+	}
+	return s
 }

@@ -51,6 +51,10 @@ type schema struct {
 	// e.g. for a custom resource; refs inside it use the v3 form and are
 	// rewritten for v2.
 	raw map[string]any
+	// rawV2, when set with raw, is what OpenAPI v2 shows instead of raw
+	// (a custom resource's schema made digestible for kubectl, as
+	// upstream publishes it).
+	rawV2 map[string]any
 }
 
 func (s *schema) setExt(k string, v any) {

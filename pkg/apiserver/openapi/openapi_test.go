@@ -546,6 +546,9 @@ func TestUpdate(t *testing.T) {
 			{Name: "status", Verbs: []string{"get", "update", "patch"}},
 			{Name: "scale", Object: &autoscalingv1.Scale{}, Verbs: []string{"get", "update", "patch"}},
 		},
+	}, Resource{Group: "stable.example.com", Version: "v1", Resource: "anythings", Kind: "Anything", Namespaced: true,
+		Verbs:  allVerbs,
+		Schema: map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true},
 	})
 	if err := h.Update(res); err != nil {
 		t.Fatal(err)
@@ -587,6 +590,19 @@ func TestUpdate(t *testing.T) {
 	}
 	if _, ok := spec["replicas"].(map[string]any)["anyOf"]; ok {
 		t.Error("v2 keeps anyOf")
+	}
+	if _, ok := spec["cronSpec"].(map[string]any)["type"]; ok {
+		t.Error("v2 keeps a nullable field's type (upstream drops it for kubectl)")
+	}
+	// A schema preserving unknown fields at its root is only an object in
+	// v2 (upstream's form: kubectl then accepts any field); v3 keeps it all.
+	anything := at(t, v2, "definitions", "com.example.stable.v1.Anything").(map[string]any)
+	delete(anything, "x-kubernetes-group-version-kind")
+	if !reflect.DeepEqual(anything, map[string]any{"type": "object"}) {
+		t.Errorf("v2 Anything = %v, want only type object", anything)
+	}
+	if got := at(t, v3Doc(t, h, "apis/stable.example.com/v1"), "components", "schemas", "com.example.stable.v1.Anything", "x-kubernetes-preserve-unknown-fields"); got != true {
+		t.Errorf("v3 Anything preserve-unknown-fields = %v", got)
 	}
 	if got := at(t, v2, "definitions", "com.example.stable.v1.CronTab", "properties", "metadata", "allOf", 0, "$ref"); got != "#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta" {
 		t.Errorf("v2 metadata ref %v", got)

@@ -27,7 +27,11 @@ func refPrefix(v version) string {
 // renderSchema renders one schema node.
 func renderSchema(s *schema, v version) map[string]any {
 	if s.raw != nil {
-		out, _ := deepCopyJSON(s.raw).(map[string]any)
+		src := s.raw
+		if v == v2 && s.rawV2 != nil {
+			src = s.rawV2
+		}
+		out, _ := deepCopyJSON(src).(map[string]any)
 		if v == v2 {
 			out = toV2Raw(out)
 		}
