@@ -103,7 +103,9 @@ func TestClientGoConfigMapCRUD(t *testing.T) {
 // generation bumps.
 func TestClientGoPodAndDeployment(t *testing.T) {
 	t.Parallel()
-	env := startEnv(t)
+	// The test writes the Deployment's status and scale itself: no
+	// workload controllers racing it.
+	env := startEnv(t, "deployment-controller", "replicaset-controller")
 	cs := clientset(t, restConfig(t, env))
 	ctx := context.Background()
 	ns := createNamespace(t, cs, "apps")

@@ -43,9 +43,17 @@ const waitTimeout = 20 * time.Second
 // startEnv starts an in-process skiff API server (memory storage) with
 // skiff's controller manager for t, and waits until the default namespace
 // has what the controllers put in every namespace (see createNamespace).
-func startEnv(t testing.TB) *testenv.Environment {
+// Controllers named in without ("deployment-controller") are left out.
+func startEnv(t testing.TB, without ...string) *testenv.Environment {
 	t.Helper()
-	env := testenv.StartT(t, testenv.Config{ControllerManager: controllermanager.InProcess(controllermanager.Config{})})
+	cm := controllermanager.Config{}
+	if len(without) > 0 {
+		cm.Controllers = []string{"*"}
+		for _, c := range without {
+			cm.Controllers = append(cm.Controllers, "-"+c)
+		}
+	}
+	env := testenv.StartT(t, testenv.Config{ControllerManager: controllermanager.InProcess(cm)})
 	waitNamespaceBootstrap(t, env.KubeconfigPath, "default")
 	return env
 }
