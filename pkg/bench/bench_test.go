@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -38,8 +39,12 @@ func runChild(args []string) int {
 	fs.StringVar(&cfg.DataDir, "data-dir", "", "")
 	fs.IntVar(&cfg.SecurePort, "secure-port", 0, "")
 	fs.StringVar(&cfg.Storage, "storage", "", "")
+	disable := fs.String("disable", "", "")
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
+	}
+	if *disable != "" {
+		cfg.Disable = strings.Split(*disable, ",")
 	}
 	up, err := cluster.NewUp(cfg)
 	if err != nil {
