@@ -2,6 +2,7 @@ package apiextensions
 
 import (
 	"fmt"
+	"github.com/skiff-sh/skiff/pkg/registry/webhook"
 	"net/url"
 	"regexp"
 	"slices"
@@ -372,9 +373,13 @@ func validateConversion(spec *apiextensionsv1.CustomResourceDefinitionSpec, fldP
 	case (cc.URL == nil) == (cc.Service == nil):
 		allErrs = append(allErrs, field.Required(ccPath, "exactly one of url or service is required"))
 	case cc.URL != nil:
-		allErrs = append(allErrs, validateWebhookURL(*cc.URL, ccPath.Child("url"))...)
+		allErrs = append(allErrs, webhook.ValidateURL(ccPath.Child("url"), *cc.URL)...)
 	default:
-		allErrs = append(allErrs, validateWebhookService(cc.Service, ccPath.Child("service"))...)
+		port := int32(443)
+		if cc.Service.Port != nil {
+			port = *cc.Service.Port
+		}
+		allErrs = append(allErrs, webhook.ValidateService(ccPath.Child("service"), cc.Service.Namespace, cc.Service.Name, cc.Service.Path, port)...)
 	}
 
 	if len(reviewVersions) == 0 {
@@ -398,70 +403,6 @@ func validateConversion(spec *apiextensionsv1.CustomResourceDefinitionSpec, fldP
 	// versions the webhook accepts.
 	if !known {
 		allErrs = append(allErrs, field.Invalid(reviewPath, reviewVersions, "must include at least one of v1, v1beta1"))
-	}
-	return allErrs
-}
-
-func validateWebhookURL(raw string, fldPath *field.Path) field.ErrorList {
-	const form = "; desired format: https://host[/path]"
-	u, err := url.Parse(raw)
-	if err != nil {
-		return field.ErrorList{field.Required(fldPath, "url must be a valid URL: "+err.Error()+form)}
-	}
-	var allErrs field.ErrorList
-	if u.Scheme != "https" {
-		allErrs = append(allErrs, field.Invalid(fldPath, u.Scheme, "'https' is the only allowed URL scheme"+form))
-	}
-	if u.Host == "" {
-		allErrs = append(allErrs, field.Invalid(fldPath, u.Host, "host must be specified"+form))
-	}
-	if u.User != nil {
-		allErrs = append(allErrs, field.Invalid(fldPath, u.User.String(), "user information is not permitted in the URL"))
-	}
-	if u.Fragment != "" {
-		allErrs = append(allErrs, field.Invalid(fldPath, u.Fragment, "fragments are not permitted in the URL"))
-	}
-	if u.RawQuery != "" {
-		allErrs = append(allErrs, field.Invalid(fldPath, u.RawQuery, "query parameters are not permitted in the URL"))
-	}
-	return allErrs
-}
-
-func validateWebhookService(svc *apiextensionsv1.ServiceReference, fldPath *field.Path) field.ErrorList {
-	var allErrs field.ErrorList
-	if svc.Name == "" {
-		allErrs = append(allErrs, field.Required(fldPath.Child("name"), ""))
-	}
-	if svc.Namespace == "" {
-		allErrs = append(allErrs, field.Required(fldPath.Child("namespace"), ""))
-	}
-	port := int32(443)
-	if svc.Port != nil {
-		port = *svc.Port
-	}
-	if msgs := utilvalidation.IsValidPortNum(int(port)); len(msgs) > 0 {
-		allErrs = append(allErrs, field.Invalid(fldPath.Child("port"), port, "port is not valid: "+strings.Join(msgs, ", ")))
-	}
-	if svc.Path == nil || *svc.Path == "" || *svc.Path == "/" {
-		return allErrs
-	}
-	p := *svc.Path
-	pathPath := fldPath.Child("path")
-	if p == "//" {
-		return append(allErrs, field.Invalid(pathPath, p, "segment[0] may not be empty"))
-	}
-	if !strings.HasPrefix(p, "/") {
-		allErrs = append(allErrs, field.Invalid(pathPath, p, "must start with a '/'"))
-	}
-	trimmed := strings.TrimSuffix(strings.TrimPrefix(p, "/"), "/")
-	for i, segment := range strings.Split(trimmed, "/") {
-		if segment == "" {
-			allErrs = append(allErrs, field.Invalid(pathPath, p, fmt.Sprintf("segment[%d] may not be empty", i)))
-			continue
-		}
-		for _, msg := range content.IsDNS1123Subdomain(segment) {
-			allErrs = append(allErrs, field.Invalid(pathPath, p, fmt.Sprintf("segment[%d]: %v", i, msg)))
-		}
 	}
 	return allErrs
 }
