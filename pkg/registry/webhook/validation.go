@@ -73,4 +73,3 @@ func ValidateService(fldPath *field.Path, namespace, name string, urlPath *strin
 	}
 	return allErrs
 }
-
