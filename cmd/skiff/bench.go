@@ -1,6 +1,8 @@
 package main
 
 import (
+	"time"
+
 	"github.com/spf13/cobra"
 
 	"github.com/skiff-sh/skiff/pkg/bench"
@@ -12,7 +14,7 @@ func newBench() *cobra.Command {
 		Short: "Measure skiff components from the client side",
 		Args:  cobra.NoArgs,
 	}
-	cmd.AddCommand(newBenchAPIServer())
+	cmd.AddCommand(newBenchAPIServer(), newBenchControllers())
 	return cmd
 }
 
@@ -45,5 +47,39 @@ func newBenchAPIServer() *cobra.Command {
 	f.IntVar(&cfg.ListRepeats, "list-repeats", 10, "timed lists per list variant")
 	f.BoolVar(&cfg.JSON, "json", false, "print the report as JSON")
 	f.BoolVar(&cfg.Keep, "keep", false, "keep the data directories and server logs")
+	return cmd
+}
+
+func newBenchControllers() *cobra.Command {
+	cfg := bench.ControllersConfig{}
+	cmd := &cobra.Command{
+		Use:   "controllers",
+		Short: "Measure controller managers: pods/s for Deployments × replicas, and their memory",
+		Long: "For each controller manager (skiff's `skiff controller-manager` and, when its binary is found,\n" +
+			"upstream's kube-controller-manager), start a fresh `skiff up --storage=memory` with every skiff\n" +
+			"component disabled, attach the manager (client throttling off: --kube-api-qps/--kube-api-burst),\n" +
+			"create --deployments Deployments of --replicas replicas and time until every pod exists (pods/s),\n" +
+			"then create more until --memory-pods pods exist and read the manager's resident memory.\n" +
+			"See docs/benchmarks.md.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg.Out, cfg.Progress = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			ctx, stop := signalContext()
+			defer stop()
+			_, err := bench.RunControllers(ctx, cfg)
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&cfg.Deployments, "deployments", 100, "Deployments created by the throughput phase")
+	f.IntVar(&cfg.Replicas, "replicas", 100, "replicas of each Deployment")
+	f.IntVar(&cfg.MemoryPods, "memory-pods", 50000, "pods at which the manager's memory is read again (negative: skip)")
+	f.StringSliceVar(&cfg.Managers, "managers", nil, "managers to measure: skiff, upstream (default: both when upstream's binary is found)")
+	f.StringVar(&cfg.UpstreamKCM, "upstream-kube-controller-manager", "", "upstream kube-controller-manager binary (default: ~/.cache/skiff-upstream-v1.34.4/kube-controller-manager, what ../shared/tools/build-upstream.sh builds)")
+	f.Float64Var(&cfg.QPS, "kube-api-qps", 100000, "both managers' --kube-api-qps")
+	f.IntVar(&cfg.Burst, "kube-api-burst", 100000, "both managers' --kube-api-burst")
+	f.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "bound of each manager's run")
+	f.BoolVar(&cfg.JSON, "json", false, "print the report as JSON")
+	f.BoolVar(&cfg.Keep, "keep", false, "keep the data directories and logs")
 	return cmd
 }

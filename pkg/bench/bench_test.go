@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/skiff-sh/skiff/pkg/cluster"
+	"github.com/skiff-sh/skiff/pkg/controllermanager"
 )
 
 // childEnv makes the test binary act as `skiff up` (see TestMain), so the
@@ -30,6 +31,9 @@ func TestMain(m *testing.M) {
 
 // runChild is `skiff up` with the flags the benchmark passes.
 func runChild(args []string) int {
+	if len(args) > 0 && args[0] == "controller-manager" {
+		return runChildManager(args[1:])
+	}
 	if len(args) == 0 || args[0] != "up" {
 		fmt.Fprintln(os.Stderr, "child: want `up` flags, got", args)
 		return 2
@@ -152,4 +156,63 @@ func TestSummarize(t *testing.T) {
 	if m := median([]time.Duration{3, 1, 2}); m != 2 {
 		t.Fatalf("median %v", m)
 	}
+}
+
+// runChildManager is `skiff controller-manager` with the flags the
+// controllers benchmark passes.
+func runChildManager(args []string) int {
+	fs := flag.NewFlagSet("controller-manager", flag.ContinueOnError)
+	cfg := controllermanager.DefaultConfig()
+	cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	fs.StringVar(&cfg.Kubeconfig, "kubeconfig", "", "")
+	fs.BoolVar(&cfg.LeaderElection.LeaderElect, "leader-elect", false, "")
+	fs.IntVar(&cfg.SecurePort, "secure-port", 0, "")
+	fs.StringVar(&cfg.RootCAFile, "root-ca-file", "", "")
+	qps := fs.Float64("kube-api-qps", 20, "")
+	fs.IntVar(&cfg.KubeAPIBurst, "kube-api-burst", 30, "")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	cfg.KubeAPIQPS = float32(*qps)
+	m, err := controllermanager.New(cfg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := m.Run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// TestRunControllersEndToEnd runs `bench controllers` with tiny sizes
+// against skiff's manager: every phase must complete and report.
+func TestRunControllersEndToEnd(t *testing.T) {
+	var out, progress bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	r, err := RunControllers(ctx, ControllersConfig{
+		Deployments: 3, Replicas: 4, MemoryPods: 20, Managers: []string{"skiff"},
+		Settle: 10 * time.Millisecond, Timeout: time.Minute,
+		Command: []string{os.Args[0]}, Env: []string{childEnv + "=1"},
+		Out: &out, Progress: &progress,
+	})
+	t.Log(progress.String())
+	if err != nil {
+		t.Fatalf("RunControllers: %v\n%s", err, out.String())
+	}
+	if len(r.Runs) != 1 {
+		t.Fatalf("runs: %+v", r.Runs)
+	}
+	m := r.Runs[0]
+	if m.Manager != "skiff" || m.Pods != 12 || m.PodsPerSec <= 0 || m.IdleRSS <= 0 || m.AfterRSS <= 0 || m.MemoryPodsRSS <= 0 || m.ServerRSS <= 0 {
+		t.Errorf("result: %+v", m)
+	}
+	if len(r.Targets) != 0 {
+		t.Errorf("targets without an upstream run: %+v", r.Targets)
+	}
+	t.Log("\n" + out.String())
 }

@@ -24,6 +24,18 @@
 // (/proc/stat minus both), so results from a small shared machine can be
 // read for what they are.
 //
+// RunControllers (`skiff bench controllers`) measures controller managers
+// the same way: for each of skiff's (`<skiff> controller-manager`) and
+// upstream's kube-controller-manager (a binary built by
+// ../shared/tools/build-upstream.sh), a fresh `skiff up --storage=memory`
+// with every skiff component disabled, the manager attached as a child
+// process with client throttling off, Deployments × replicas created and
+// timed until every pod's ADDED event arrived on a watch (pods/s), then
+// more Deployments until MemoryPods pods exist, and the manager's RSS read
+// idle, after each phase and at its peak. Both managers see the same API
+// server, workload and flags; the report compares them with the targets
+// (≥ 2× upstream's pods/s, ≤ ½ its memory).
+//
 // The phase functions (CreatePods, ListPods, WatchFanout, …) take a
 // Client, so Go benchmarks can drive an in-process pkg/testenv server with
 // the same code.
