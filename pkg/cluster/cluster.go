@@ -226,6 +226,7 @@ func (u *Up) Run(ctx context.Context) error {
 			stopSrv()
 		}()
 	} else {
+		caCert, caKey := pki.Files(pkiDir, "ca")
 		mcfg := controllermanager.Config{
 			ClientConfig: &client.Config{Host: server, CAData: ca.CertPEM, CertData: kcm.CertPEM, KeyData: kcm.KeyPEM},
 			// One skiff up is one process over its own data directory:
@@ -235,7 +236,9 @@ func (u *Up) Run(ctx context.Context) error {
 			// As kubeadm configures upstream's: reviews through its own kubeconfig.
 			AuthenticationKubeconfig: ControllerManagerKubeconfigPath(cfg.DataDir),
 			AuthorizationKubeconfig:  ControllerManagerKubeconfigPath(cfg.DataDir),
-			Clock:                    cfg.Clock, Logger: cfg.Logger.With("component", "controller-manager"),
+			// The cluster CA signs approved CSRs, as kubeadm configures.
+			CSRSigning: controllermanager.CSRSigningConfig{ClusterSigningCertFile: caCert, ClusterSigningKeyFile: caKey},
+			Clock:      cfg.Clock, Logger: cfg.Logger.With("component", "controller-manager"),
 		}
 		m, err := controllermanager.New(mcfg)
 		if err != nil {

@@ -73,6 +73,9 @@ type Config struct {
 	// kubeconfig's certificate-authority) is published, as upstream.
 	RootCAFile string
 
+	// CSRSigning is the CSR signing controller's CA files (see misc.go).
+	CSRSigning CSRSigningConfig
+
 	// Descriptors replaces the controller table (nil: Controllers()).
 	Descriptors []Descriptor
 

@@ -8,8 +8,11 @@ import (
 	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/pem"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The control-plane APIs: upstream's flowcontrol bootstrap objects and the
@@ -63,7 +66,43 @@ spec:
 	wantLines(t, k.ok(t, "certificate", "approve", "e2e-user"), "certificatesigningrequest.certificates.k8s.io/e2e-user approved")
 	wantTable(t, k.ok(t, "get", "csr", "e2e-user"),
 		[]string{"NAME", "AGE", "SIGNERNAME", "REQUESTOR", "REQUESTEDDURATION", "CONDITION"},
-		[]string{"e2e-user", `\S+`, "kubernetes.io/kube-apiserver-client", me, "24h", "Approved"})
+		[]string{"e2e-user", `\S+`, "kubernetes.io/kube-apiserver-client", me, "24h", "Approved(,Issued)?"})
+	// The signing controller of `skiff up` issues it with the cluster CA,
+	// for the requested 24h (backdated by 5 minutes: valid now-5m to now+24h-5m).
+	eventually(t, 30*time.Second, "the CSR issued", func() (bool, string) {
+		out, _, _ := k.run(t, "get", "csr", "e2e-user")
+		return strings.Contains(out, "Approved,Issued"), out
+	})
+	issued, err := base64.StdEncoding.DecodeString(jsonpath(t, k, "{.status.certificate}", "get", "csr", "e2e-user"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, _ := pem.Decode(issued)
+	if block == nil {
+		t.Fatalf("status.certificate is not PEM: %q", issued)
+	}
+	cert, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caPEM, err := os.ReadFile(filepath.Join(c.dataDir, "pki", "ca.crt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	caBlock, _ := pem.Decode(caPEM)
+	ca, err := x509.ParseCertificate(caBlock.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cert.CheckSignatureFrom(ca); err != nil {
+		t.Errorf("the issued certificate is not signed by the cluster CA: %v", err)
+	}
+	if cert.Subject.CommonName != "e2e-user" || len(cert.ExtKeyUsage) != 1 || cert.ExtKeyUsage[0] != x509.ExtKeyUsageClientAuth {
+		t.Errorf("issued certificate: subject %v, ext key usages %v", cert.Subject, cert.ExtKeyUsage)
+	}
+	if d := cert.NotAfter.Sub(cert.NotBefore); d != 24*time.Hour {
+		t.Errorf("issued for %v, want 24h (from now-5m to now+24h-5m)", d)
+	}
 	// CertificateSubjectRestriction: no client certificates for system:masters.
 	der, err = x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: "e2e-admin", Organization: []string{"system:masters"}}}, key)
 	if err != nil {
