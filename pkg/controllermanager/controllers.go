@@ -102,7 +102,7 @@ func Controllers() []Descriptor {
 		{Name: "node-ipam-controller", Aliases: []string{"nodeipam"}},
 		{Name: "node-lifecycle-controller", Aliases: []string{"nodelifecycle"}},
 		{Name: "taint-eviction-controller"},
-		{Name: "persistentvolume-binder-controller", Aliases: []string{"persistentvolume-binder"}},
+		{Name: "persistentvolume-binder-controller", Aliases: []string{"persistentvolume-binder"}, Init: startPersistentVolumeBinder},
 		{Name: "persistentvolume-attach-detach-controller", Aliases: []string{"attachdetach"}},
 		{Name: "persistentvolume-expander-controller", Aliases: []string{"persistentvolume-expander"}},
 		{Name: "clusterrole-aggregation-controller", Aliases: []string{"clusterrole-aggregation"}},
