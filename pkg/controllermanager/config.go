@@ -63,6 +63,9 @@ type Config struct {
 	ClientCAFile                  string
 	AuthorizationAlwaysAllowPaths []string
 
+	// Profiling is upstream's --profiling (on by default): Go's profiles
+	// served under /debug/pprof/ on the secure port.
+	Profiling bool
 	// MinResyncPeriod is upstream's --min-resync-period (12h): informers
 	// resync every MinResyncPeriod*[1,2).
 	MinResyncPeriod time.Duration
@@ -143,6 +146,7 @@ func DefaultConfig() Config {
 		SecurePort:      DefaultSecurePort,
 		BindAddress:     DefaultBindAddress,
 		MinResyncPeriod: DefaultMinResyncPeriod,
+		Profiling:       true,
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"log/slog"
 	"math/rand/v2"
 	"os"
@@ -256,11 +257,21 @@ func (m *Manager) run(ctx context.Context) error {
 	return ErrLeaderElectionLost
 }
 
+// stripManagedFields is the shared informers' transform, as upstream's
+// kube-controller-manager: no controller reads managedFields, and they are
+// a large part of every cached object.
+func stripManagedFields(obj any) (any, error) {
+	if o, ok := obj.(metav1.Object); ok && o.GetManagedFields() != nil {
+		o.SetManagedFields(nil)
+	}
+	return obj, nil
+}
+
 // runControllers builds the shared pieces and the enabled controllers and
 // runs them until ctx ends.
 func (m *Manager) runControllers(ctx context.Context, broadcaster record.EventBroadcaster) error {
 	resync := time.Duration(float64(m.cfg.MinResyncPeriod) * (1 + m.rand()))
-	factory := informers.NewSharedInformerFactory(m.client, resync)
+	factory := informers.NewSharedInformerFactory(m.client, resync, informers.WithTransform(stripManagedFields))
 	defer factory.Shutdown()
 
 	type started struct {

@@ -13,6 +13,7 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -138,6 +139,15 @@ func (m *Manager) Handler() http.Handler {
 	mux.Handle("/healthz/", m.health)
 	if m.gatherer != nil {
 		mux.Handle("/metrics", promhttp.HandlerFor(m.gatherer, promhttp.HandlerOpts{}))
+	}
+	if m.cfg.Profiling {
+		// Upstream's --profiling (on by default): Go's profiles under
+		// /debug/pprof/, behind the same authentication and authorization.
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	}
 	return mux
 }

@@ -56,6 +56,7 @@ type SharedInformerFactory struct {
 	namespace    string
 	tweak        func(*metav1.ListOptions)
 	informerOpts cache.SharedIndexInformerOptions
+	transform    cache.TransformFunc
 
 	mu        sync.Mutex
 	informers map[schema.GroupVersionResource]*factoryEntry
@@ -89,6 +90,13 @@ func WithInformerOptions(o cache.SharedIndexInformerOptions) FactoryOption {
 	return func(f *SharedInformerFactory) { f.informerOpts = o }
 }
 
+// WithTransform sets the transform of every informer the factory makes
+// (see SharedInformer.SetTransform): e.g. to drop what the consumer never
+// reads before the object is cached.
+func WithTransform(transform cache.TransformFunc) FactoryOption {
+	return func(f *SharedInformerFactory) { f.transform = transform }
+}
+
 // NewSharedInformerFactory returns a factory of metadata informers over c,
 // whose handlers resync every defaultResync (0: never).
 func NewSharedInformerFactory(c *client.Client, defaultResync time.Duration, opts ...FactoryOption) *SharedInformerFactory {
@@ -118,6 +126,9 @@ func (f *SharedInformerFactory) ForResource(res client.Resource) *Informer {
 		ns = ""
 	}
 	inf := NewInformer(f.mc, res, ns, f.tweak, o)
+	if f.transform != nil {
+		_ = inf.Informer().SetTransform(f.transform) // a new informer has not started
+	}
 	f.informers[gvr] = &factoryEntry{informer: inf, res: res}
 	return inf
 }

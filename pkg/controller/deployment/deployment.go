@@ -82,6 +82,11 @@ func New(cfg Config) (*Controller, error) {
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "deployment", MetricsProvider: cfg.MetricsProvider}),
 	}
+	for _, inf := range []cache.SharedIndexInformer{c.rsIn.Informer(), c.podIn.Informer()} {
+		if err := controllerref.AddControllerUIDIndex(inf); err != nil {
+			return nil, err
+		}
+	}
 	if _, err := c.dIn.AddEventHandler(cache.TypedResourceEventHandlerFuncs[*appsv1.Deployment]{
 		AddFunc:    func(d *appsv1.Deployment, _ bool) { c.enqueue(d) },
 		UpdateFunc: func(_, d *appsv1.Deployment) { c.enqueue(d) },
@@ -259,7 +264,8 @@ func (c *Controller) Sync(ctx context.Context, key string) error {
 
 // replicaSetsFor claims the namespace's ReplicaSets for d.
 func (c *Controller) replicaSetsFor(ctx context.Context, d *appsv1.Deployment) ([]*appsv1.ReplicaSet, error) {
-	all, err := c.rsIn.Lister().Namespace(d.Namespace).List(labels.Everything())
+	// d's ReplicaSets and the namespace's orphans, which it may adopt.
+	all, err := controllerref.Controlled[*appsv1.ReplicaSet](c.rsIn.Informer().GetIndexer(), d.Namespace, d.UID, true)
 	if err != nil {
 		return nil, err
 	}
@@ -706,9 +712,9 @@ func (c *Controller) oldPodsRunning(newRS *appsv1.ReplicaSet, olds []*appsv1.Rep
 		return false
 	}
 	ns := olds[0].Namespace
-	pods, _ := c.podIn.Lister().Namespace(ns).List(labels.Everything())
-	for _, p := range pods {
-		if ref := metav1.GetControllerOfNoCopy(p); ref != nil && uids[ref.UID] {
+	for uid := range uids {
+		pods, _ := controllerref.Controlled[*corev1.Pod](c.podIn.Informer().GetIndexer(), ns, uid, false)
+		for _, p := range pods {
 			if p.Status.Phase != corev1.PodFailed && p.Status.Phase != corev1.PodSucceeded {
 				return true
 			}

@@ -118,7 +118,8 @@ func New(cfg Config) (*Controller, error) {
 		absent:   newAbsentCache(500),
 		monitors: map[schema.GroupVersionResource]*monitor{},
 	}
-	c.factory = metadata.NewSharedInformerFactory(cfg.Client, 0, metadata.WithInformerOptions(cache.SharedIndexInformerOptions{Clock: cfg.Clock}))
+	c.factory = metadata.NewSharedInformerFactory(cfg.Client, 0,
+		metadata.WithInformerOptions(cache.SharedIndexInformerOptions{Clock: cfg.Clock}), metadata.WithTransform(graphFields))
 	c.meta = c.factory.Client()
 	rl := func(name string) workqueue.TypedRateLimitingInterface[*node] {
 		return workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiterWithClock[*node](cfg.Clock),
@@ -127,6 +128,23 @@ func New(cfg Config) (*Controller, error) {
 	c.toDelete = rl("garbage_collector_attempt_to_delete")
 	c.toOrphan = rl("garbage_collector_attempt_to_orphan")
 	return c, nil
+}
+
+// graphFields is the transform of the collector's informers: it keeps of
+// each object only what the graph reads (identity, owner references,
+// deletion timestamp, finalizers) and its resourceVersion. The collector
+// caches the metadata of every object in the cluster, so labels,
+// annotations and managedFields it never reads would be most of its
+// memory; every decision that needs more GETs the object.
+func graphFields(obj any) (any, error) {
+	m, ok := obj.(*metav1.PartialObjectMetadata)
+	if !ok {
+		return obj, nil // a DeletedFinalStateUnknown tombstone
+	}
+	return &metav1.PartialObjectMetadata{TypeMeta: m.TypeMeta, ObjectMeta: metav1.ObjectMeta{
+		Name: m.Name, Namespace: m.Namespace, UID: m.UID, ResourceVersion: m.ResourceVersion,
+		DeletionTimestamp: m.DeletionTimestamp, OwnerReferences: m.OwnerReferences, Finalizers: m.Finalizers,
+	}}, nil
 }
 
 // Run runs the garbage collector until ctx ends.

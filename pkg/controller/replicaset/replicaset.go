@@ -135,6 +135,9 @@ func newController(cfg Config, name string, b backend, addOwnerHandler func(cach
 	}); err != nil {
 		return nil, err
 	}
+	if err := controllerref.AddControllerUIDIndex(c.podIn.Informer()); err != nil {
+		return nil, err
+	}
 	if _, err := c.podIn.AddEventHandler(cache.TypedResourceEventHandlerFuncs[*corev1.Pod]{
 		AddFunc:    func(p *corev1.Pod, _ bool) { c.addPod(p) },
 		UpdateFunc: c.updatePod,
@@ -291,7 +294,9 @@ func (c *Controller) Sync(ctx context.Context, key string) error {
 	if err != nil {
 		return nil // invalid selectors never sync (validation forbids them)
 	}
-	all, err := c.podIn.Lister().Namespace(ns).List(labels.Everything())
+	// The pods rs controls and the namespace's orphans (which it may
+	// adopt): pods controlled by others are never rs's to claim.
+	all, err := controllerref.Controlled[*corev1.Pod](c.podIn.Informer().GetIndexer(), ns, rs.UID, true)
 	if err != nil {
 		return err
 	}
@@ -301,7 +306,7 @@ func (c *Controller) Sync(ctx context.Context, key string) error {
 	}
 	var manageErr error
 	if needsSync && rs.DeletionTimestamp == nil {
-		manageErr = c.manageReplicas(ctx, filtered, all, rs)
+		manageErr = c.manageReplicas(ctx, filtered, rs)
 	}
 	rs = rs.DeepCopy()
 	newStatus := CalculateStatus(rs, filtered, manageErr, c.cfg.Clock.Now())
@@ -338,27 +343,30 @@ func (c *Controller) claimPods(ctx context.Context, rs *appsv1.ReplicaSet, selec
 
 // relatedPods are the active pods controlled by rs or by an owner sharing
 // rs's controller (the other ReplicaSets of its Deployment).
-func (c *Controller) relatedPods(rs *appsv1.ReplicaSet, all []*corev1.Pod) []*corev1.Pod {
-	uids := map[types.UID]bool{rs.UID: true}
+func (c *Controller) relatedPods(rs *appsv1.ReplicaSet) []*corev1.Pod {
+	uids := []types.UID{rs.UID}
 	if ref := metav1.GetControllerOfNoCopy(rs); ref != nil {
 		if siblings, err := c.b.list(rs.Namespace); err == nil {
 			for _, s := range siblings {
-				if r := metav1.GetControllerOfNoCopy(s); r != nil && r.UID == ref.UID {
-					uids[s.UID] = true
+				if r := metav1.GetControllerOfNoCopy(s); r != nil && r.UID == ref.UID && s.UID != rs.UID {
+					uids = append(uids, s.UID)
 				}
 			}
 		}
 	}
 	var out []*corev1.Pod
-	for _, p := range all {
-		if r := metav1.GetControllerOfNoCopy(p); r != nil && uids[r.UID] && IsPodActive(p) {
-			out = append(out, p)
+	for _, uid := range uids {
+		pods, _ := controllerref.Controlled[*corev1.Pod](c.podIn.Informer().GetIndexer(), rs.Namespace, uid, false)
+		for _, p := range pods {
+			if IsPodActive(p) {
+				out = append(out, p)
+			}
 		}
 	}
 	return out
 }
 
-func (c *Controller) manageReplicas(ctx context.Context, filtered, all []*corev1.Pod, rs *appsv1.ReplicaSet) error {
+func (c *Controller) manageReplicas(ctx context.Context, filtered []*corev1.Pod, rs *appsv1.ReplicaSet) error {
 	key := keyOf(rs)
 	want := int32(1)
 	if rs.Spec.Replicas != nil {
@@ -376,7 +384,7 @@ func (c *Controller) manageReplicas(ctx context.Context, filtered, all []*corev1
 		return err
 	case diff > 0:
 		diff = min(diff, c.cfg.BurstReplicas)
-		victims := PodsToDelete(filtered, c.relatedPods(rs, all), diff, c.cfg.Clock.Now())
+		victims := PodsToDelete(filtered, c.relatedPods(rs), diff, c.cfg.Clock.Now())
 		keys := make([]string, len(victims))
 		for i, p := range victims {
 			keys[i] = p.Namespace + "/" + p.Name
