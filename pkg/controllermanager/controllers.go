@@ -105,7 +105,7 @@ func Controllers() []Descriptor {
 		{Name: "persistentvolume-binder-controller", Aliases: []string{"persistentvolume-binder"}, Init: startPersistentVolumeBinder},
 		{Name: "persistentvolume-attach-detach-controller", Aliases: []string{"attachdetach"}},
 		{Name: "persistentvolume-expander-controller", Aliases: []string{"persistentvolume-expander"}},
-		{Name: "clusterrole-aggregation-controller", Aliases: []string{"clusterrole-aggregation"}},
+		{Name: "clusterrole-aggregation-controller", Aliases: []string{"clusterrole-aggregation"}, Init: startClusterRoleAggregationController},
 		{Name: "persistentvolumeclaim-protection-controller", Aliases: []string{"pvc-protection"}},
 		{Name: "persistentvolume-protection-controller", Aliases: []string{"pv-protection"}},
 		{Name: "ttl-after-finished-controller", Aliases: []string{"ttl-after-finished"}, WorkersFlag: "concurrent-ttl-after-finished-syncs", DefaultWorkers: 5},

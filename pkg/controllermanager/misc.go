@@ -10,6 +10,7 @@ import (
 	"github.com/skiff-sh/skiff/pkg/controller/certificates/approver"
 	"github.com/skiff-sh/skiff/pkg/controller/certificates/cleaner"
 	"github.com/skiff-sh/skiff/pkg/controller/certificates/signer"
+	"github.com/skiff-sh/skiff/pkg/controller/clusterroleaggregation"
 )
 
 // The InitFuncs of the certificate controllers (CSR approving, signing,
@@ -92,5 +93,12 @@ func startCSRSigningController(cc ControllerContext) (Controller, error) {
 		Client: cc.Client, Informers: cc.Informers, Recorder: cc.Recorder, Clock: cc.Clock,
 		Workers: cc.Workers, Logger: cc.Logger, MetricsProvider: cc.MetricsProvider,
 		CAs: cas, Duration: s.Duration,
+	})
+}
+
+func startClusterRoleAggregationController(cc ControllerContext) (Controller, error) {
+	return clusterroleaggregation.New(clusterroleaggregation.Config{
+		Client: cc.Client, Informers: cc.Informers, Recorder: cc.Recorder, Clock: cc.Clock,
+		Workers: 5, Logger: cc.Logger, MetricsProvider: cc.MetricsProvider,
 	})
 }
