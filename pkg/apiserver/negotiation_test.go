@@ -11,24 +11,29 @@ import (
 )
 
 // A metadata-only watch (client-go's metadata informer, used by upstream's
-// garbage collector and quota controller) lists protobuf first; skiff
-// serves JSON for it, so negotiation must fall through to the JSON entry
-// as a list's does.
+// garbage collector and quota controller) lists protobuf first and gets
+// protobuf frames of PartialObjectMetadata, as from upstream; a client
+// that lists only JSON forms gets JSON, and negotiation falls through the
+// Accept list as a list's does.
 func TestWatchNegotiatesThroughAcceptList(t *testing.T) {
 	c := start(t)
 	ns := c.namespace("negotiate")
 	c.call(http.MethodPost, "/api/v1/namespaces/"+ns+"/configmaps", configMap("a", nil, nil), http.StatusCreated, nil)
 	const metadataAccept = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1," +
 		"application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
+	const protobufWatch = "application/vnd.kubernetes.protobuf;stream=watch"
 	tests := []struct {
 		name, accept string
 		want         int
+		contentType  string
 		contains     string
 	}{
-		{"metadata informer", metadataAccept, http.StatusOK, `"kind":"PartialObjectMetadata"`},
-		{"yaml then json", "application/yaml,application/json", http.StatusOK, `"kind":"ConfigMap"`},
-		{"only yaml", "application/yaml", http.StatusNotAcceptable, ""},
-		{"only protobuf metadata", "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1", http.StatusNotAcceptable, ""},
+		{"metadata informer", metadataAccept, http.StatusOK, protobufWatch, "PartialObjectMetadata"},
+		{"metadata, JSON only", "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json", http.StatusOK, "application/json", `"kind":"PartialObjectMetadata"`},
+		{"yaml then json", "application/yaml,application/json", http.StatusOK, "application/json", `"kind":"ConfigMap"`},
+		{"only yaml", "application/yaml", http.StatusNotAcceptable, "", ""},
+		{"protobuf table", "application/vnd.kubernetes.protobuf;as=Table;g=meta.k8s.io;v=v1", http.StatusNotAcceptable, "", ""},
+		{"only protobuf metadata", "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1", http.StatusOK, protobufWatch, "PartialObjectMetadata"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -36,8 +41,14 @@ func TestWatchNegotiatesThroughAcceptList(t *testing.T) {
 			if code != tt.want {
 				t.Fatalf("status %d, want %d: %s", code, tt.want, body)
 			}
-			if tt.want == http.StatusOK && (!strings.Contains(string(body), tt.contains) || hdr.Get("Content-Type") != "application/json") {
-				t.Errorf("content type %q, body %s; want %s", hdr.Get("Content-Type"), body, tt.contains)
+			if tt.want != http.StatusOK {
+				return
+			}
+			if !strings.Contains(string(body), tt.contains) || hdr.Get("Content-Type") != tt.contentType {
+				t.Errorf("content type %q, body %q; want %s with %s", hdr.Get("Content-Type"), body, tt.contentType, tt.contains)
+			}
+			if tt.contentType == protobufWatch && strings.Contains(string(body), `"kind"`) {
+				t.Errorf("protobuf watch carries JSON: %q", body)
 			}
 		})
 	}

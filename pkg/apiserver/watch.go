@@ -53,8 +53,8 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, info *RequestInfo
 		switch {
 		case m.Type == mediaYAML:
 			return false
-		case m.Type == mediaProtobuf && m.As != "":
-			return false
+		case m.Type == mediaProtobuf && m.As != "" && m.As != "PartialObjectMetadata":
+			return false // Tables are JSON only, as upstream
 		}
 		return m.As == "" || m.As == "Table" || m.As == "PartialObjectMetadata"
 	})
@@ -145,7 +145,7 @@ var eventPrefixes = map[watch.EventType][]byte{
 
 func (s *Server) writeEvent(out *chunkWriter, r *http.Request, e *endpoint, m mediaType, ev watch.Event, headers *bool) error {
 	if m.Type == mediaProtobuf {
-		return s.writeProtobufEvent(out, e, ev)
+		return s.writeProtobufEvent(out, e, m, ev)
 	}
 	var data []byte
 	var err error
@@ -195,15 +195,24 @@ func (s *Server) writeEvent(out *chunkWriter, r *http.Request, e *endpoint, m me
 // writeProtobufEvent writes one length-delimited protobuf frame holding a
 // metav1.WatchEvent whose object is the protobuf-encoded object, as
 // upstream's "application/vnd.kubernetes.protobuf;stream=watch".
-func (s *Server) writeProtobufEvent(out *chunkWriter, e *endpoint, ev watch.Event) error {
+// With m.As "PartialObjectMetadata" (a metadata informer's watch) the
+// object is the event object's PartialObjectMetadata.
+func (s *Server) writeProtobufEvent(out *chunkWriter, e *endpoint, m mediaType, ev watch.Event) error {
 	obj := ev.Object
-	if ev.Type == watch.Error {
+	switch {
+	case ev.Type == watch.Error:
 		st, ok := obj.(*metav1.Status)
 		if !ok {
 			st = statusFor(apierrors.FromObject(obj))
 		}
 		obj = st
-	} else {
+	case m.As == "PartialObjectMetadata":
+		p, err := partialMetadata(obj, m.Ver)
+		if err != nil {
+			return err
+		}
+		obj = p
+	default:
 		var err error
 		if obj, err = e.fromStorage(obj); err != nil {
 			return err
