@@ -8,45 +8,26 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/skiff-sh/skiff/pkg/controller/internal/podutil"
 )
 
 // PodDeletionCostAnnotation ranks pods for deletion (lower first).
 const PodDeletionCostAnnotation = "controller.kubernetes.io/pod-deletion-cost"
 
-// readyCondition returns the pod's Ready condition, if any.
-func readyCondition(p *corev1.Pod) *corev1.PodCondition {
-	for i := range p.Status.Conditions {
-		if p.Status.Conditions[i].Type == corev1.PodReady {
-			return &p.Status.Conditions[i]
-		}
-	}
-	return nil
-}
+func readyCondition(p *corev1.Pod) *corev1.PodCondition { return podutil.ReadyCondition(p) }
 
 // IsPodReady reports whether the pod's Ready condition is True.
-func IsPodReady(p *corev1.Pod) bool {
-	c := readyCondition(p)
-	return c != nil && c.Status == corev1.ConditionTrue
-}
+func IsPodReady(p *corev1.Pod) bool { return podutil.IsPodReady(p) }
 
 // IsPodAvailable reports whether the pod has been ready for minReadySeconds
 // at now (upstream's podutil.IsPodAvailable).
 func IsPodAvailable(p *corev1.Pod, minReadySeconds int32, now time.Time) bool {
-	if !IsPodReady(p) {
-		return false
-	}
-	c := readyCondition(p)
-	if minReadySeconds == 0 {
-		return true
-	}
-	d := time.Duration(minReadySeconds) * time.Second
-	return !c.LastTransitionTime.IsZero() && c.LastTransitionTime.Add(d).Before(now)
+	return podutil.IsPodAvailable(p, minReadySeconds, now)
 }
 
 // IsPodActive: not terminated and not being deleted.
-func IsPodActive(p *corev1.Pod) bool {
-	return p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed && p.DeletionTimestamp == nil
-}
+func IsPodActive(p *corev1.Pod) bool { return podutil.IsPodActive(p) }
 
 // FilterActivePods keeps the active pods.
 func FilterActivePods(pods []*corev1.Pod) []*corev1.Pod {

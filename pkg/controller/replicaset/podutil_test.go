@@ -15,8 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
-
-	"github.com/skiff-sh/skiff/pkg/clock"
 )
 
 var t0 = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
@@ -151,32 +149,6 @@ func TestCalculateStatus(t *testing.T) {
 	rs.Status = appsv1.ReplicaSetStatus{}
 	if c := getCondition(CalculateStatus(rs, []*corev1.Pod{ready1m}, errors.New("x"), now), appsv1.ReplicaSetReplicaFailure); c.Reason != "FailedDelete" {
 		t.Fatalf("too many pods: FailedDelete, got %+v", c)
-	}
-}
-
-func TestExpectations(t *testing.T) {
-	fc := clock.NewFake(t0)
-	e := NewExpectations(fc)
-	if !e.Satisfied("k") {
-		t.Fatal("no expectations: satisfied")
-	}
-	e.ExpectCreations("k", 2)
-	e.CreationObserved("k")
-	if e.Satisfied("k") {
-		t.Fatal("one creation unobserved")
-	}
-	e.CreationObserved("k")
-	if !e.Satisfied("k") {
-		t.Fatal("all observed")
-	}
-	e.ExpectDeletions("k", []string{"ns/a", "ns/b"})
-	e.DeletionObserved("k", "ns/a")
-	if e.Satisfied("k") {
-		t.Fatal("one deletion unobserved")
-	}
-	fc.Step(ExpectationsTimeout + time.Second)
-	if !e.Satisfied("k") {
-		t.Fatal("expired expectations no longer hold the sync back")
 	}
 }
 

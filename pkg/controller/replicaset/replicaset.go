@@ -23,6 +23,8 @@ import (
 	"github.com/skiff-sh/skiff/pkg/client/record"
 	"github.com/skiff-sh/skiff/pkg/client/workqueue"
 	"github.com/skiff-sh/skiff/pkg/clock"
+	"github.com/skiff-sh/skiff/pkg/controller/internal/expectations"
+	"github.com/skiff-sh/skiff/pkg/controller/internal/podutil"
 )
 
 // BurstReplicas is upstream's cap on creations or deletions per sync.
@@ -62,7 +64,7 @@ type Controller struct {
 	podIn *cache.TypedInformer[*corev1.Pod]
 	queue workqueue.TypedRateLimitingInterface[string]
 	// Expectations are the creations/deletions issued and not yet observed.
-	Expectations *Expectations
+	Expectations *expectations.Expectations
 	log          *slog.Logger
 }
 
@@ -112,7 +114,7 @@ func newController(cfg Config, name string, b backend, addOwnerHandler func(cach
 		b:            b,
 		pods:         client.For[*corev1.Pod, *corev1.PodList](cfg.Client),
 		podIn:        cfg.Informers.Pods(),
-		Expectations: NewExpectations(cfg.Clock),
+		Expectations: expectations.New(cfg.Clock),
 		log:          cfg.Logger.With("controller", name),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: name, MetricsProvider: cfg.MetricsProvider}),
@@ -464,25 +466,7 @@ func (c *Controller) deletePodAPI(ctx context.Context, rs *appsv1.ReplicaSet, p 
 // at initial), stopping after the first batch with an error. It returns the
 // number of successful calls and the first error.
 func SlowStartBatch(count, initial int, fn func() error) (int, error) {
-	remaining, successes := count, 0
-	for batch := min(remaining, initial); batch > 0; batch = min(2*batch, remaining) {
-		errCh := make(chan error, batch)
-		var wg sync.WaitGroup
-		for range batch {
-			wg.Go(func() {
-				if err := fn(); err != nil {
-					errCh <- err
-				}
-			})
-		}
-		wg.Wait()
-		successes += batch - len(errCh)
-		if len(errCh) > 0 {
-			return successes, <-errCh
-		}
-		remaining -= batch
-	}
-	return successes, nil
+	return podutil.SlowStartBatch(count, initial, func(int) error { return fn() })
 }
 
 // CalculateStatus is the owner's status given its claimed active pods and
