@@ -139,6 +139,7 @@ func TestKubectl(t *testing.T) {
 		{"control-plane-apis", kubectlControlPlaneAPIs},
 		{"replicationcontrollers", kubectlReplicationControllers},
 		{"rollout", kubectlRollout},
+		{"service-endpoints", kubectlServiceEndpoints},
 		{"cluster-info-dump", kubectlClusterInfoDump},
 		{"server-side-apply", kubectlServerSideApply},
 		{"networking-dra", kubectlNetworkingAndDRA},

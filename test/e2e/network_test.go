@@ -1,0 +1,41 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The endpoints and endpointslice controllers in `skiff up`: a
+// Deployment exposed by `kubectl expose` gets Endpoints and EndpointSlices
+// with the IPs of its pods once they are marked Ready with IPs through
+// the status API (there is no kubelet).
+func kubectlServiceEndpoints(t *testing.T, c *cluster, k kc) {
+	const ns = "e2e-endpoints"
+	createNS(t, c, ns)
+	k.ok(t, "-n", ns, "create", "deployment", "web", "--image=nginx:1.25", "--replicas=2", "--port=8080")
+	wantLines(t, k.ok(t, "-n", ns, "expose", "deployment", "web", "--port=80", "--target-port=8080"), "service/web exposed")
+	var pods []string
+	eventually(t, 30*time.Second, "two pods", func() (bool, string) {
+		out, _, _ := k.run(t, "-n", ns, "get", "pods", "-o", `jsonpath={range .items[*]}{.metadata.name}{"\n"}{end}`)
+		pods = strings.Fields(out)
+		return len(pods) == 2, out
+	})
+	// Pods without IPs: an Endpoints object with no addresses.
+	eventually(t, 30*time.Second, "empty Endpoints", func() (bool, string) {
+		out, _, err := k.run(t, "-n", ns, "get", "endpoints", "web", "--no-headers")
+		return err == nil && strings.Contains(out, "<none>"), out
+	})
+	for i, p := range pods {
+		ip := fmt.Sprintf("10.244.7.%d", i+1)
+		k.ok(t, "-n", ns, "patch", "pod", p, "--subresource=status", "--type=merge", "-p",
+			`{"status":{"phase":"Running","podIP":"`+ip+`","podIPs":[{"ip":"`+ip+`"}],"conditions":[{"type":"Ready","status":"True"}]}}`)
+	}
+	eventually(t, 30*time.Second, "the pods' addresses in Endpoints", func() (bool, string) {
+		out, _, _ := k.run(t, "-n", ns, "get", "endpoints", "web")
+		return strings.Contains(out, "10.244.7.1:8080,10.244.7.2:8080"), out
+	})
+	wantTable(t, k.ok(t, "-n", ns, "get", "endpoints", "web"), []string{"NAME", "ENDPOINTS", "AGE"},
+		[]string{"web", `10\.244\.7\.1:8080,10\.244\.7\.2:8080`, age})
+}
