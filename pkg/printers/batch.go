@@ -48,7 +48,8 @@ func jobHandler() Handler {
 }
 
 // jobStatus picks the first that applies: Complete, Failed, Terminating,
-// Suspended, FailureTarget, else Running.
+// Suspended, FailureTarget, SuccessCriteriaMet, else Running (upstream's
+// order since 1.31).
 func jobStatus(job *batchv1.Job) string {
 	switch {
 	case jobCondition(job, batchv1.JobComplete):
@@ -61,6 +62,8 @@ func jobStatus(job *batchv1.Job) string {
 		return "Suspended"
 	case jobCondition(job, batchv1.JobFailureTarget):
 		return "FailureTarget"
+	case jobCondition(job, batchv1.JobSuccessCriteriaMet):
+		return "SuccessCriteriaMet"
 	}
 	return "Running"
 }

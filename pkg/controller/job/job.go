@@ -17,6 +17,7 @@ import (
 
 	"github.com/skiff-sh/skiff/pkg/client"
 	"github.com/skiff-sh/skiff/pkg/client/cache"
+	"github.com/skiff-sh/skiff/pkg/client/controllerref"
 	"github.com/skiff-sh/skiff/pkg/client/informers"
 	"github.com/skiff-sh/skiff/pkg/client/record"
 	"github.com/skiff-sh/skiff/pkg/client/workqueue"
@@ -122,6 +123,9 @@ func New(cfg Config) (*Controller, error) {
 		finalizers:   newFinalizerExpectations(),
 		backoff:      newBackoffStore(),
 		log:          cfg.Logger.With("controller", "job"),
+	}
+	if err := controllerref.AddControllerUIDIndex(c.podIn.Informer()); err != nil {
+		return nil, err
 	}
 	if _, err := c.jobIn.AddEventHandler(cache.TypedResourceEventHandlerFuncs[*batchv1.Job]{
 		AddFunc:    func(j *batchv1.Job, _ bool) { c.enqueue(j, 0) },

@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 
@@ -216,7 +215,8 @@ func (c *Controller) podsForJob(ctx context.Context, job *batchv1.Job) ([]*corev
 	if err != nil {
 		return nil, fmt.Errorf("couldn't convert Job selector: %w", err)
 	}
-	all, err := c.podIn.Lister().Namespace(job.Namespace).List(labels.Everything())
+	// The Job's own pods and the namespace's orphans (ControllerUIDIndex).
+	all, err := controllerref.Controlled[*corev1.Pod](c.podIn.Informer().GetIndexer(), job.Namespace, job.UID, true)
 	if err != nil {
 		return nil, err
 	}
