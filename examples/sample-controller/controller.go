@@ -5,53 +5,44 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
 
+	samplev1alpha1 "github.com/skiff-sh/skiff/examples/sample-controller/pkg/apis/samplecontroller/v1alpha1"
 	"github.com/skiff-sh/skiff/pkg/client"
 	"github.com/skiff-sh/skiff/pkg/client/cache"
 	"github.com/skiff-sh/skiff/pkg/client/record"
 	"github.com/skiff-sh/skiff/pkg/client/workqueue"
 )
 
-// A "Foo" here is a ConfigMap labelled foo.samplecontroller.skiff.sh=true
-// whose data says which Deployment to run:
-//
-//	data:
-//	  deploymentName: example-foo
-//	  replicas: "1"
-//
-// The controller makes the Deployment exist, owned by the Foo, with that
-// many nginx replicas, and reports the Deployment's available replicas back
-// on the Foo (the annotation below, our stand-in for a status subresource).
-// (Upstream's sample-controller uses a Foo custom resource; skiff serves
-// custom resources once CRD serving lands, and this example moves to one.)
-const (
-	fooLabel            = "foo.samplecontroller.skiff.sh"
-	availableAnnotation = "samplecontroller.skiff.sh/available-replicas"
-	controllerAgentName = "sample-controller"
+const controllerAgentName = "sample-controller"
 
-	// Event reasons, as upstream's sample-controller.
-	SuccessSynced     = "Synced"
+// Event reasons and messages, as upstream's sample-controller.
+const (
+	// SuccessSynced is the reason of the event recorded when a Foo is
+	// synced.
+	SuccessSynced = "Synced"
+	// ErrResourceExists is the reason of the event recorded when a Foo
+	// fails to sync because a Deployment of the same name exists that it
+	// does not own.
 	ErrResourceExists = "ErrResourceExists"
 
+	// MessageResourceExists is that event's message.
 	MessageResourceExists = "Resource %q already exists and is not managed by Foo"
+	// MessageResourceSynced is the message of the Synced event.
 	MessageResourceSynced = "Foo synced successfully"
 )
 
-// Controller keeps Deployments in line with Foos.
+// Controller keeps a Deployment in line with each Foo.
 type Controller struct {
 	deployments *client.Typed[*appsv1.Deployment, *appsv1.DeploymentList]
-	configMaps  *client.Typed[*corev1.ConfigMap, *corev1.ConfigMapList]
+	foos        *client.Typed[*samplev1alpha1.Foo, *samplev1alpha1.FooList]
 
 	deploymentLister cache.Lister[*appsv1.Deployment]
-	fooLister        cache.Lister[*corev1.ConfigMap]
+	fooLister        cache.Lister[*samplev1alpha1.Foo]
 	synced           []cache.InformerSynced
 
 	// queue holds the keys ("namespace/name") of Foos to sync. A key, not
@@ -65,11 +56,11 @@ type Controller struct {
 // NewController wires the two informers' event handlers to the work queue
 // (upstream's NewController takes the Deployment and Foo informers too).
 func NewController(c *client.Client, deployInformer *cache.TypedInformer[*appsv1.Deployment],
-	fooInformer *cache.TypedInformer[*corev1.ConfigMap], recorder record.EventRecorder,
+	fooInformer *cache.TypedInformer[*samplev1alpha1.Foo], recorder record.EventRecorder,
 	limiter workqueue.TypedRateLimiter[string], metrics workqueue.MetricsProvider, logger *slog.Logger) (*Controller, error) {
 	ctl := &Controller{
 		deployments:      client.For[*appsv1.Deployment, *appsv1.DeploymentList](c),
-		configMaps:       client.For[*corev1.ConfigMap, *corev1.ConfigMapList](c),
+		foos:             client.NewTyped[*samplev1alpha1.Foo, *samplev1alpha1.FooList](c, samplev1alpha1.FoosResource),
 		deploymentLister: deployInformer.Lister(),
 		fooLister:        fooInformer.Lister(),
 		synced:           []cache.InformerSynced{deployInformer.HasSynced, fooInformer.HasSynced},
@@ -79,9 +70,9 @@ func NewController(c *client.Client, deployInformer *cache.TypedInformer[*appsv1
 		logger:   logger,
 	}
 	// A Foo changed: sync it.
-	if _, err := fooInformer.AddEventHandler(cache.TypedResourceEventHandlerFuncs[*corev1.ConfigMap]{
-		AddFunc:    func(cm *corev1.ConfigMap, _ bool) { ctl.enqueueFoo(cm) },
-		UpdateFunc: func(_, cm *corev1.ConfigMap) { ctl.enqueueFoo(cm) },
+	if _, err := fooInformer.AddEventHandler(cache.TypedResourceEventHandlerFuncs[*samplev1alpha1.Foo]{
+		AddFunc:    func(foo *samplev1alpha1.Foo, _ bool) { ctl.enqueueFoo(foo) },
+		UpdateFunc: func(_, foo *samplev1alpha1.Foo) { ctl.enqueueFoo(foo) },
 	}); err != nil {
 		return nil, err
 	}
@@ -95,7 +86,7 @@ func NewController(c *client.Client, deployInformer *cache.TypedInformer[*appsv1
 			}
 		},
 		DeleteFunc: func(d cache.DeletedObject[*appsv1.Deployment]) {
-			if d.FinalStateUnknown != nil && d.Obj == nil {
+			if d.Obj == nil {
 				return // deleted while we were not watching, with no known state
 			}
 			ctl.handleObject(d.Obj)
@@ -106,14 +97,9 @@ func NewController(c *client.Client, deployInformer *cache.TypedInformer[*appsv1
 	return ctl, nil
 }
 
-func isFoo(cm *corev1.ConfigMap) bool { return cm.Labels[fooLabel] == "true" }
-
 // enqueueFoo puts a Foo's key on the queue.
-func (c *Controller) enqueueFoo(cm *corev1.ConfigMap) {
-	if !isFoo(cm) {
-		return
-	}
-	key, err := cache.MetaNamespaceKeyFunc(cm)
+func (c *Controller) enqueueFoo(foo *samplev1alpha1.Foo) {
+	key, err := cache.MetaNamespaceKeyFunc(foo)
 	if err != nil {
 		c.logger.Error("cannot key object", "err", err)
 		return
@@ -121,14 +107,17 @@ func (c *Controller) enqueueFoo(cm *corev1.ConfigMap) {
 	c.queue.Add(key)
 }
 
-// handleObject finds the Foo controlling a Deployment and enqueues it.
+// handleObject finds the Foo controlling a Deployment (its controller
+// owner reference) and enqueues it; Deployments not owned by a Foo are
+// ignored.
 func (c *Controller) handleObject(d *appsv1.Deployment) {
 	owner := metav1.GetControllerOf(d)
-	if owner == nil || owner.Kind != "ConfigMap" {
+	if owner == nil || owner.Kind != "Foo" || owner.APIVersion != samplev1alpha1.SchemeGroupVersion.String() {
 		return
 	}
 	foo, err := c.fooLister.Namespace(d.Namespace).Get(owner.Name)
 	if err != nil || foo.UID != owner.UID {
+		c.logger.Debug("ignoring orphaned object", "deployment", d.Namespace+"/"+d.Name, "owner", owner.Name)
 		return // the owner is gone (or is another object of that name)
 	}
 	c.enqueueFoo(foo)
@@ -137,11 +126,12 @@ func (c *Controller) handleObject(d *appsv1.Deployment) {
 // Run waits for the caches, then runs workers until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) error {
 	defer c.queue.ShutDown()
-	c.logger.Info("waiting for informer caches to sync")
+	c.logger.Info("Starting Foo controller")
+	c.logger.Info("Waiting for informer caches to sync")
 	if !cache.WaitForCacheSync(ctx, c.synced...) {
 		return errors.New("failed to wait for caches to sync")
 	}
-	c.logger.Info("starting workers", "count", workers)
+	c.logger.Info("Starting workers", "count", workers)
 	done := make(chan struct{})
 	for i := 0; i < workers; i++ {
 		go func() {
@@ -151,6 +141,7 @@ func (c *Controller) Run(ctx context.Context, workers int) error {
 		}()
 	}
 	<-ctx.Done()
+	c.logger.Info("Shutting down workers")
 	c.queue.ShutDown()
 	for i := 0; i < workers; i++ {
 		<-done
@@ -170,58 +161,55 @@ func (c *Controller) processNextWorkItem(ctx context.Context) bool {
 	if err := c.syncHandler(ctx, key); err != nil {
 		// Retry later, with per-key exponential backoff.
 		c.queue.AddRateLimited(key)
-		c.logger.Info("requeued after error", "key", key, "err", err)
+		c.logger.Info("Error syncing; requeuing for later retry", "key", key, "err", err)
 		return true
 	}
 	// Success: forget the key's failure history.
 	c.queue.Forget(key)
+	c.logger.Info("Successfully synced", "key", key)
 	return true
 }
 
-// syncHandler drives the cluster towards what the Foo asks for.
+// syncHandler drives the cluster towards what the Foo asks for, and
+// reports back on the Foo's status.
 func (c *Controller) syncHandler(ctx context.Context, key string) error {
 	ns, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
+		c.logger.Error("invalid resource key", "key", key)
 		return nil // a bad key will never work: drop it
 	}
 	foo, err := c.fooLister.Namespace(ns).Get(name)
 	if apierrors.IsNotFound(err) {
-		return nil // deleted: the garbage collector removes its Deployment
+		// Deleted: the garbage collector removes its Deployment.
+		c.logger.Info("Foo referenced by item in work queue no longer exists", "key", key)
+		return nil
 	}
 	if err != nil {
 		return err
 	}
-	deploymentName := foo.Data["deploymentName"]
+	deploymentName := foo.Spec.DeploymentName
 	if deploymentName == "" {
-		c.logger.Info("Foo has no deploymentName", "key", key)
+		// Nothing to do until the user fixes the Foo (its next update
+		// brings it back).
+		c.logger.Error("deployment name must be specified", "key", key)
 		return nil
 	}
-	replicas, err := strconv.Atoi(foo.Data["replicas"])
-	if err != nil {
-		replicas = 1
-	}
-	want := int32(replicas)
 
 	d, err := c.deploymentLister.Namespace(ns).Get(deploymentName)
 	if apierrors.IsNotFound(err) {
-		d, err = c.deployments.Namespace(ns).Create(ctx, newDeployment(foo, deploymentName, want), metav1.CreateOptions{})
+		d, err = c.deployments.Namespace(ns).Create(ctx, newDeployment(foo), metav1.CreateOptions{})
 	}
 	if err != nil {
-		return err
+		return err // retried with backoff (a conflict, the API server down...)
 	}
 	if !metav1.IsControlledBy(d, foo) {
 		msg := fmt.Sprintf(MessageResourceExists, d.Name)
 		c.recorder.Event(foo, corev1.EventTypeWarning, ErrResourceExists, msg)
 		return errors.New(msg)
 	}
-	if d.Spec.Replicas == nil || *d.Spec.Replicas != want {
-		from := "unset"
-		if d.Spec.Replicas != nil {
-			from = strconv.Itoa(int(*d.Spec.Replicas))
-		}
-		c.logger.Info("scaling deployment", "foo", key, "from", from, "to", want)
-		patch := fmt.Sprintf(`{"spec":{"replicas":%d}}`, want)
-		if d, err = c.deployments.Namespace(ns).Patch(ctx, d.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+	if foo.Spec.Replicas != nil && (d.Spec.Replicas == nil || *foo.Spec.Replicas != *d.Spec.Replicas) {
+		c.logger.Info("Update deployment resource", "foo", key, "currentReplicas", ptrString(d.Spec.Replicas), "desiredReplicas", *foo.Spec.Replicas)
+		if d, err = c.deployments.Namespace(ns).Update(ctx, newDeploymentFrom(d, foo), metav1.UpdateOptions{}); err != nil {
 			return err
 		}
 	}
@@ -232,35 +220,41 @@ func (c *Controller) syncHandler(ctx context.Context, key string) error {
 	return nil
 }
 
-// updateFooStatus records the Deployment's available replicas on the Foo.
-func (c *Controller) updateFooStatus(ctx context.Context, foo *corev1.ConfigMap, d *appsv1.Deployment) error {
-	available := strconv.Itoa(int(d.Status.AvailableReplicas))
-	if foo.Annotations[availableAnnotation] == available {
+func ptrString(p *int32) string {
+	if p == nil {
+		return "unset"
+	}
+	return fmt.Sprint(*p)
+}
+
+// updateFooStatus records the Deployment's available replicas on the
+// Foo's status subresource.
+func (c *Controller) updateFooStatus(ctx context.Context, foo *samplev1alpha1.Foo, d *appsv1.Deployment) error {
+	if foo.Status.AvailableReplicas == d.Status.AvailableReplicas {
 		return nil
 	}
 	// Never modify a lister's object: it is the informer cache's.
 	cp := foo.DeepCopy()
-	if cp.Annotations == nil {
-		cp.Annotations = map[string]string{}
-	}
-	cp.Annotations[availableAnnotation] = available
-	_, err := c.configMaps.Namespace(foo.Namespace).Update(ctx, cp, metav1.UpdateOptions{})
+	cp.Status.AvailableReplicas = d.Status.AvailableReplicas
+	_, err := c.foos.Namespace(foo.Namespace).UpdateStatus(ctx, cp, metav1.UpdateOptions{})
 	return err
 }
 
-// newDeployment is the Deployment a Foo asks for, owned by the Foo so that
-// deleting the Foo deletes it (garbage collection).
-func newDeployment(foo *corev1.ConfigMap, name string, replicas int32) *appsv1.Deployment {
+// newDeployment is the Deployment a Foo asks for, controlled by the Foo
+// (an owner reference with controller: true), so that deleting the Foo
+// deletes it (garbage collection) and its changes come back to the Foo
+// (handleObject).
+func newDeployment(foo *samplev1alpha1.Foo) *appsv1.Deployment {
 	lbls := map[string]string{"app": "nginx", "controller": foo.Name}
 	return &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      name,
+			Name:      foo.Spec.DeploymentName,
 			Namespace: foo.Namespace,
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(foo,
-				corev1.SchemeGroupVersion.WithKind("ConfigMap"))},
+				samplev1alpha1.SchemeGroupVersion.WithKind("Foo"))},
 		},
 		Spec: appsv1.DeploymentSpec{
-			Replicas: &replicas,
+			Replicas: foo.Spec.Replicas,
 			Selector: &metav1.LabelSelector{MatchLabels: lbls},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: lbls},
@@ -270,5 +264,12 @@ func newDeployment(foo *corev1.ConfigMap, name string, replicas int32) *appsv1.D
 	}
 }
 
-// FooSelector narrows the ConfigMap informer to Foos.
-func FooSelector(o *metav1.ListOptions) { o.LabelSelector = labels.Set{fooLabel: "true"}.String() }
+// newDeploymentFrom is the existing Deployment with the Foo's replica
+// count (upstream replaces the spec with newDeployment's; keeping the
+// cached object's metadata keeps the update's resourceVersion check).
+func newDeploymentFrom(d *appsv1.Deployment, foo *samplev1alpha1.Foo) *appsv1.Deployment {
+	cp := d.DeepCopy()
+	r := *foo.Spec.Replicas
+	cp.Spec.Replicas = &r
+	return cp
+}

@@ -16,7 +16,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
+	samplev1alpha1 "github.com/skiff-sh/skiff/examples/sample-controller/pkg/apis/samplecontroller/v1alpha1"
 	"github.com/skiff-sh/skiff/pkg/client"
 	"github.com/skiff-sh/skiff/pkg/client/informers"
 	"github.com/skiff-sh/skiff/pkg/client/record"
@@ -64,13 +66,20 @@ func run(ctx context.Context, kubeconfig string, workers int, metricsLn net.List
 	if err != nil {
 		return err
 	}
-	// 4. Two informer factories: one for the built-in Deployments, one for
-	// the Foos (ConfigMaps narrowed by a label selector).
+	// 4. Two informer factories, as upstream's kubeInformerFactory and
+	// exampleInformerFactory: one for the built-in Deployments, one for the
+	// Foo custom resource (any resource works: its Go type, its list type
+	// and where it is served, samplev1alpha1.FoosResource).
 	kubeInformers := informers.NewSharedInformerFactory(c, 30*time.Second)
-	fooInformers := informers.NewSharedInformerFactory(c, 30*time.Second, informers.WithTweakListOptions(FooSelector))
+	fooInformers := informers.NewSharedInformerFactory(c, 30*time.Second)
 
-	// 5. Events go to the Events API (and to the log).
-	broadcaster := record.NewBroadcaster(record.WithLogger(logger))
+	// 5. Events go to the Events API (and to the log). The scheme knows
+	// the Foo types, so that events name their object's kind.
+	scheme := runtime.NewScheme()
+	if err := samplev1alpha1.AddToScheme(scheme); err != nil {
+		return err
+	}
+	broadcaster := record.NewBroadcaster(record.WithLogger(logger), record.WithScheme(scheme))
 	defer broadcaster.Shutdown()
 	broadcaster.StartStructuredLogging(logger, slog.LevelInfo)
 	broadcaster.StartRecordingToSink(record.NewClientSink(c))
@@ -97,7 +106,7 @@ func run(ctx context.Context, kubeconfig string, workers int, metricsLn net.List
 	// 7. The controller registers its handlers on the informers.
 	controller, err := NewController(c,
 		informers.InformerFor[*appsv1.Deployment, *appsv1.DeploymentList](kubeInformers),
-		informers.InformerFor[*corev1.ConfigMap, *corev1.ConfigMapList](fooInformers),
+		informers.InformerForResource[*samplev1alpha1.Foo, *samplev1alpha1.FooList](fooInformers, samplev1alpha1.FoosResource),
 		recorder, workqueue.DefaultTypedControllerRateLimiter[string](), metrics, logger)
 	if err != nil {
 		return err

@@ -12,11 +12,10 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	samplev1alpha1 "github.com/skiff-sh/skiff/examples/sample-controller/pkg/apis/samplecontroller/v1alpha1"
 	"github.com/skiff-sh/skiff/pkg/client"
-	"github.com/skiff-sh/skiff/pkg/testenv"
 )
 
 // TestRunServesQueueMetrics runs the program's whole wiring (kubeconfig,
@@ -24,7 +23,7 @@ import (
 // and checks that the work queue's metrics, under client-go's names, are on
 // /metrics once a Foo has been handled.
 func TestRunServesQueueMetrics(t *testing.T) {
-	env := testenv.StartT(t)
+	env, c := startEnv(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -40,15 +39,9 @@ func TestRunServesQueueMetrics(t *testing.T) {
 		}
 	})
 
-	c, err := client.New(&client.Config{Host: env.URL, CAData: env.CAData, CertData: env.CertData, KeyData: env.KeyData, QPS: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	foo := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: "metrics-foo", Labels: map[string]string{fooLabel: "true"}},
-		Data:       map[string]string{"deploymentName": "metrics-foo", "replicas": "1"},
-	}
-	if _, err := client.For[*corev1.ConfigMap, *corev1.ConfigMapList](c).Namespace("default").Create(ctx, foo, metav1.CreateOptions{}); err != nil {
+	foo := &samplev1alpha1.Foo{TypeMeta: metav1.TypeMeta{APIVersion: "samplecontroller.k8s.io/v1alpha1", Kind: "Foo"}, ObjectMeta: metav1.ObjectMeta{Name: "metrics-foo", Namespace: "default"},
+		Spec: samplev1alpha1.FooSpec{DeploymentName: "metrics-foo"}}
+	if _, err := client.NewTyped[*samplev1alpha1.Foo, *samplev1alpha1.FooList](c, samplev1alpha1.FoosResource).Namespace("default").Create(ctx, foo, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	deps := client.For[*appsv1.Deployment, *appsv1.DeploymentList](c).Namespace("default")
@@ -84,11 +77,4 @@ func TestRunServesQueueMetrics(t *testing.T) {
 		_, ok4 := value(body, `workqueue_retries_total{name="Foos"}`)
 		return ok1 && ok2 && ok3 && ok4 && adds >= 1 && work >= 1, body
 	})
-}
-
-func errString(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
 }
