@@ -92,7 +92,7 @@ func Controllers() []Descriptor {
 		{Name: "horizontal-pod-autoscaler-controller", Aliases: []string{"horizontalpodautoscaling"}, WorkersFlag: "concurrent-horizontal-pod-autoscaler-syncs", DefaultWorkers: 5},
 		{Name: "disruption-controller", Aliases: []string{"disruption"}},
 		{Name: "statefulset-controller", Aliases: []string{"statefulset"}, WorkersFlag: "concurrent-statefulset-syncs", DefaultWorkers: 5, Init: startStatefulSetController},
-		{Name: "cronjob-controller", Aliases: []string{"cronjob"}, WorkersFlag: "concurrent-cron-job-syncs", DefaultWorkers: 5},
+		{Name: "cronjob-controller", Aliases: []string{"cronjob"}, WorkersFlag: "concurrent-cron-job-syncs", DefaultWorkers: 5, Init: startCronJobController},
 		{Name: "certificatesigningrequest-signing-controller", Aliases: []string{"csrsigning"}, Init: startCSRSigningController},
 		{Name: "certificatesigningrequest-approving-controller", Aliases: []string{"csrapproving"}, Init: startCSRApprovingController},
 		{Name: "certificatesigningrequest-cleaner-controller", Aliases: []string{"csrcleaner"}, Init: startCSRCleanerController},

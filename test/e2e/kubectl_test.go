@@ -140,6 +140,7 @@ func TestKubectl(t *testing.T) {
 		{"replicationcontrollers", kubectlReplicationControllers},
 		{"rollout", kubectlRollout},
 		{"service-endpoints", kubectlServiceEndpoints},
+		{"cronjob", kubectlCronJob},
 		{"cluster-info-dump", kubectlClusterInfoDump},
 		{"server-side-apply", kubectlServerSideApply},
 		{"networking-dra", kubectlNetworkingAndDRA},
