@@ -70,7 +70,7 @@ func TestSchedules(t *testing.T) {
 		{"@yearly", "", "2027-01-01T00:00:00Z"},
 		{"@annually", "", "2027-01-01T00:00:00Z"},
 		{"@every 90s", "", "2026-01-05T10:09:00Z"},
-		{"0 12 * * *", "Asia/Tokyo", "2026-01-06T03:00:00Z"},    // noon in Tokyo is 03:00 UTC
+		{"0 12 * * *", "Asia/Tokyo", "2026-01-06T03:00:00Z"},       // noon in Tokyo is 03:00 UTC
 		{"0 12 * * *", "America/New_York", "2026-01-05T17:00:00Z"}, // EST, UTC-5
 		{"0 12 * * *", "Not/AZone", "2026-01-05T12:00:00Z"},        // formatSchedule ignores a bad zone (sync refuses it)
 		{"61 * * * *", "", ""},
