@@ -570,3 +570,60 @@ func TestPodReplacementPolicyFailed(t *testing.T) {
 		t.Fatalf("status %+v pods %d", got.Status, len(h.podsOf("repl")))
 	}
 }
+
+// backoffLimitPerIndex: a failed index is retried after its own back-off
+// by a pod carrying the failure count; past the limit the index fails,
+// and with every index succeeded or failed the Job fails (FailedIndexes).
+func TestBackoffLimitPerIndex(t *testing.T) {
+	h := newHarness(t, true)
+	j := newJob("per", i32(2), i32(2))
+	j.Spec.CompletionMode = ptr.To(batchv1.IndexedCompletion)
+	j.Spec.BackoffLimitPerIndex = i32(1)
+	h.create(j)
+	if got := h.job("per"); *got.Spec.BackoffLimit != 2147483647 {
+		t.Fatalf("backoffLimit defaulted to %d", *got.Spec.BackoffLimit)
+	}
+	h.sync("per")
+	byIndex := func() map[int]*corev1.Pod {
+		m := map[int]*corev1.Pod{}
+		for _, p := range activeOf(h.podsOf("per")) {
+			m[completionIndex(p)] = p
+		}
+		return m
+	}
+	first := byIndex()
+	if len(first) != 2 || first[0].Annotations[batchv1.JobIndexFailureCountAnnotation] != "0" {
+		t.Fatalf("pods %v", first)
+	}
+	h.finish(first[0], 1)
+	h.sync("per")
+	// The failed pod keeps its finalizer until its replacement exists.
+	failedPod, _ := h.pods.Get(h.ctx, first[0].Name, metav1.GetOptions{})
+	if !slices.Contains(failedPod.Finalizers, batchv1.JobTrackingFinalizer) || len(byIndex()) != 1 {
+		t.Fatalf("finalizers %v active %d", failedPod.Finalizers, len(byIndex()))
+	}
+	h.clock.Step(10 * time.Second)
+	h.sync("per")
+	h.sync("per")
+	second := byIndex()
+	if second[0] == nil || second[0].Annotations[batchv1.JobIndexFailureCountAnnotation] != "1" {
+		t.Fatalf("replacement of index 0: %v", second[0])
+	}
+	got := h.job("per")
+	if got.Status.Failed != 1 || got.Status.FailedIndexes == nil || *got.Status.FailedIndexes != "" {
+		t.Fatalf("status %+v", got.Status)
+	}
+	h.finish(second[0], 1)
+	h.sync("per")
+	got = h.job("per")
+	if got.Status.FailedIndexes == nil || *got.Status.FailedIndexes != "0" || len(got.Status.Conditions) != 0 {
+		t.Fatalf("status %+v %v", got.Status, conditionTypes(got))
+	}
+	h.finish(second[1], 0)
+	h.sync("per")
+	h.sync("per")
+	got = h.job("per")
+	if f := condition(got, batchv1.JobFailed); f == nil || f.Reason != batchv1.JobReasonFailedIndexes || got.Status.CompletedIndexes != "1" {
+		t.Fatalf("status %+v %v", got.Status, conditionTypes(got))
+	}
+}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/skiff-sh/skiff/pkg/client/cache"
 	"github.com/skiff-sh/skiff/pkg/client/controllerref"
+	"github.com/skiff-sh/skiff/pkg/controller/internal/podutil"
 )
 
 // syncCtx is the state one sync works on.
@@ -333,49 +334,30 @@ func (c *Controller) manageJob(ctx context.Context, job *batchv1.Job, sc *syncCt
 		template.Finalizers = append(template.Finalizers, batchv1.JobTrackingFinalizer)
 	}
 	ref := controllerref.NewControllerRef(job, jobKind)
-	var created atomic.Int32
-	var firstErr error
-	var errMu sync.Mutex
-	remaining := diff
-	next := 0
+	var created, attempted atomic.Int32
 	// Slow start: batches of 1, 2, 4, ... stopping after a failing batch.
-	for batch := min(remaining, 1); remaining > 0; batch = min(2*batch, remaining) {
-		var wg sync.WaitGroup
-		failed := atomic.Bool{}
-		for range batch {
-			ix := unknownIndex
-			if next < len(indexes) {
-				ix = indexes[next]
-			}
-			next++
-			wg.Go(func() {
-				err := c.createPod(ctx, job, template, ref, ix, sc)
-				if err == nil {
-					created.Add(1)
-					return
-				}
-				c.Expectations.CreationObserved(key)
-				if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
-					return
-				}
-				failed.Store(true)
-				errMu.Lock()
-				if firstErr == nil {
-					firstErr = err
-				}
-				errMu.Unlock()
-			})
+	_, err := podutil.SlowStartBatch(int(diff), 1, func(i int) error {
+		attempted.Add(1)
+		ix := unknownIndex
+		if i < len(indexes) {
+			ix = indexes[i]
 		}
-		wg.Wait()
-		remaining -= batch
-		if failed.Load() && remaining > 0 {
-			for range remaining {
-				c.Expectations.CreationObserved(key)
-			}
-			break
+		err := c.createPod(ctx, job, template, ref, ix, sc)
+		if err == nil {
+			created.Add(1)
+			return nil
 		}
+		c.Expectations.CreationObserved(key)
+		if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
+			return nil // every later creation fails alike; not an error
+		}
+		return err
+	})
+	// Creations never attempted are not expected either.
+	for range int(diff) - int(attempted.Load()) {
+		c.Expectations.CreationObserved(key)
 	}
-	return active + created.Load(), firstErr
+	return active + created.Load(), err
 }
 
 func (c *Controller) createPod(ctx context.Context, job *batchv1.Job, template *corev1.PodTemplateSpec, ref *metav1.OwnerReference, ix int, sc *syncCtx) error {
@@ -475,7 +457,7 @@ func (c *Controller) deleteJobPods(ctx context.Context, job *batchv1.Job, key st
 				}
 			}
 			removed.Add(1)
-			if isPodReady(p) {
+			if podutil.IsPodReady(p) {
 				ready.Add(1)
 			}
 		})
@@ -498,7 +480,7 @@ func (c *Controller) deleteActivePods(ctx context.Context, job *batchv1.Job, pod
 				return
 			}
 			removed.Add(1)
-			if isPodReady(p) {
+			if podutil.IsPodReady(p) {
 				ready.Add(1)
 			}
 		})

@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/skiff-sh/skiff/pkg/controller/internal/podutil"
 )
 
 func hasFinalizer(p *corev1.Pod) bool {
@@ -70,14 +72,10 @@ func isPodFailed(p *corev1.Pod, j *batchv1.Job) bool {
 	return p.DeletionTimestamp != nil && p.Status.Phase != corev1.PodSucceeded
 }
 
-func isPodActive(p *corev1.Pod) bool {
-	return p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed && p.DeletionTimestamp == nil
-}
-
 func filterActive(pods []*corev1.Pod) []*corev1.Pod {
 	var out []*corev1.Pod
 	for _, p := range pods {
-		if isPodActive(p) {
+		if podutil.IsPodActive(p) {
 			out = append(out, p)
 		}
 	}
@@ -95,24 +93,10 @@ func terminatingPods(pods []*corev1.Pod) []*corev1.Pod {
 	return out
 }
 
-func readyCondition(p *corev1.Pod) *corev1.PodCondition {
-	for i := range p.Status.Conditions {
-		if p.Status.Conditions[i].Type == corev1.PodReady {
-			return &p.Status.Conditions[i]
-		}
-	}
-	return nil
-}
-
-func isPodReady(p *corev1.Pod) bool {
-	c := readyCondition(p)
-	return c != nil && c.Status == corev1.ConditionTrue
-}
-
 func countReady(pods []*corev1.Pod) int32 {
 	var n int32
 	for _, p := range pods {
-		if isPodReady(p) {
+		if podutil.IsPodReady(p) {
 			n++
 		}
 	}
@@ -131,11 +115,11 @@ func activePodLess(a, b *corev1.Pod) bool {
 	if pa, pb := phaseOrder[a.Status.Phase], phaseOrder[b.Status.Phase]; pa != pb {
 		return pa < pb
 	}
-	if ra, rb := isPodReady(a), isPodReady(b); ra != rb {
+	if ra, rb := podutil.IsPodReady(a), podutil.IsPodReady(b); ra != rb {
 		return !ra
 	}
-	if isPodReady(a) && isPodReady(b) {
-		ta, tb := readyCondition(a).LastTransitionTime, readyCondition(b).LastTransitionTime
+	if podutil.IsPodReady(a) && podutil.IsPodReady(b) {
+		ta, tb := podutil.ReadyCondition(a).LastTransitionTime, podutil.ReadyCondition(b).LastTransitionTime
 		if !ta.Equal(&tb) {
 			return tb.Before(&ta)
 		}
