@@ -19,4 +19,5 @@ func addMiscControllerFlags(f *pflag.FlagSet, cfg *controllermanager.Config) {
 	f.StringVar(&s.KubeAPIServerClientCertFile, "cluster-signing-kube-apiserver-client-cert-file", "", "Filename containing a PEM-encoded X509 CA certificate used to issue certificates for the kubernetes.io/kube-apiserver-client signer.  If specified, --cluster-signing-{cert,key}-file must not be set.")
 	f.StringVar(&s.KubeAPIServerClientKeyFile, "cluster-signing-kube-apiserver-client-key-file", "", "Filename containing a PEM-encoded RSA or ECDSA private key used to sign certificates for the kubernetes.io/kube-apiserver-client signer.  If specified, --cluster-signing-{cert,key}-file must not be set.")
 	f.DurationVar(&s.Duration, "cluster-signing-duration", controllermanager.DefaultClusterSigningDuration, "The max length of duration signed certificates will be given.  Individual CSRs may request shorter certs by setting spec.expirationSeconds.")
+	f.DurationVar(&cfg.ResourceQuotaSyncPeriod, "resource-quota-sync-period", controllermanager.DefaultResourceQuotaSyncPeriod, "The period for syncing quota usage status in the system")
 }

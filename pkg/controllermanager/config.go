@@ -78,6 +78,8 @@ type Config struct {
 
 	// CSRSigning is the CSR signing controller's CA files (see misc.go).
 	CSRSigning CSRSigningConfig
+	// ResourceQuotaSyncPeriod is --resource-quota-sync-period (0: 5m).
+	ResourceQuotaSyncPeriod time.Duration
 
 	// Descriptors replaces the controller table (nil: Controllers()).
 	Descriptors []Descriptor

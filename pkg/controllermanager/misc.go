@@ -11,6 +11,7 @@ import (
 	"github.com/skiff-sh/skiff/pkg/controller/certificates/cleaner"
 	"github.com/skiff-sh/skiff/pkg/controller/certificates/signer"
 	"github.com/skiff-sh/skiff/pkg/controller/clusterroleaggregation"
+	"github.com/skiff-sh/skiff/pkg/controller/resourcequota"
 )
 
 // The InitFuncs of the certificate controllers (CSR approving, signing,
@@ -100,5 +101,16 @@ func startClusterRoleAggregationController(cc ControllerContext) (Controller, er
 	return clusterroleaggregation.New(clusterroleaggregation.Config{
 		Client: cc.Client, Informers: cc.Informers, Recorder: cc.Recorder, Clock: cc.Clock,
 		Workers: 5, Logger: cc.Logger, MetricsProvider: cc.MetricsProvider,
+	})
+}
+
+// DefaultResourceQuotaSyncPeriod is upstream's --resource-quota-sync-period.
+const DefaultResourceQuotaSyncPeriod = resourcequota.DefaultResyncPeriod
+
+func startResourceQuotaController(cc ControllerContext) (Controller, error) {
+	return resourcequota.New(resourcequota.Config{
+		Client: cc.Client, Informers: cc.Informers, Recorder: cc.Recorder, Clock: cc.Clock,
+		Workers: cc.Workers, Logger: cc.Logger, MetricsProvider: cc.MetricsProvider,
+		ResyncPeriod: cc.Config.ResourceQuotaSyncPeriod,
 	})
 }
