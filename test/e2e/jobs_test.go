@@ -12,7 +12,8 @@ import (
 // created Job gets a pod with upstream's labels, controller reference and
 // tracking finalizer; the pod marked Succeeded through the status API
 // completes the Job (`kubectl get jobs`, `kubectl wait`); an Indexed Job
-// gets one pod per index named <job>-<index>-...
+// gets one pod per index named <job>-<index>-..., and its pods go when
+// it is deleted.
 func TestJobs(t *testing.T) {
 	t.Parallel()
 	c := shared(t)
@@ -78,5 +79,13 @@ spec:
 			seen[m[1]] = true
 		}
 		return len(seen) == 2 && seen["0"] && seen["1"], out
+	})
+
+	// Deleting a Job: the garbage collector deletes its pods, whose
+	// tracking finalizers the Job controller then removes.
+	wantLines(t, k.ok(t, "-n", ns, "delete", "job", "idx"), `job.batch "idx" deleted`)
+	eventually(t, 30*time.Second, "the deleted Job's pods gone", func() (bool, string) {
+		out, _, _ := k.run(t, "-n", ns, "get", "pods", "-l", "batch.kubernetes.io/job-name=idx", "-o", "name")
+		return strings.TrimSpace(out) == "", out
 	})
 }

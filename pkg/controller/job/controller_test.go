@@ -627,3 +627,59 @@ func TestBackoffLimitPerIndex(t *testing.T) {
 		t.Fatalf("status %+v %v", got.Status, conditionTypes(got))
 	}
 }
+
+// An orphan pod the Job's selector matches is adopted: controller
+// reference and tracking finalizer, counted as active (no pod created).
+func TestAdoptsOrphanPod(t *testing.T) {
+	h := newHarness(t, true)
+	j := h.create(newJob("adopt", i32(1), i32(1)))
+	orphan := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "stray", Namespace: "default", Labels: map[string]string{
+		batchv1.ControllerUidLabel: string(j.UID), batchv1.JobNameLabel: "adopt"}},
+		Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}
+	if _, err := h.pods.Create(h.ctx, orphan, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.waitPodsCached()
+	h.sync("adopt")
+	pods := h.podsOf("adopt")
+	if len(pods) != 1 || pods[0].Name != "stray" {
+		t.Fatalf("pods %d", len(pods))
+	}
+	ref := metav1.GetControllerOf(pods[0])
+	if ref == nil || ref.UID != j.UID || !slices.Contains(pods[0].Finalizers, batchv1.JobTrackingFinalizer) {
+		t.Fatalf("adopted pod ref %+v finalizers %v", ref, pods[0].Finalizers)
+	}
+	if got := h.job("adopt"); got.Status.Active != 1 {
+		t.Fatalf("active %d", got.Status.Active)
+	}
+}
+
+func TestPastBackoffLimitOnFailure(t *testing.T) {
+	pod := func(phase corev1.PodPhase, restarts ...int32) *corev1.Pod {
+		p := &corev1.Pod{Status: corev1.PodStatus{Phase: phase}}
+		for _, r := range restarts {
+			p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{RestartCount: r})
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		name    string
+		policy  corev1.RestartPolicy
+		limit   int32
+		pods    []*corev1.Pod
+		exceeds bool
+	}{
+		{"restarts reach the limit", corev1.RestartPolicyOnFailure, 3, []*corev1.Pod{pod(corev1.PodRunning, 1, 1), pod(corev1.PodPending, 1)}, true},
+		{"below the limit", corev1.RestartPolicyOnFailure, 3, []*corev1.Pod{pod(corev1.PodRunning, 2)}, false},
+		{"finished pods do not count", corev1.RestartPolicyOnFailure, 1, []*corev1.Pod{pod(corev1.PodFailed, 5)}, false},
+		{"limit 0: any restart", corev1.RestartPolicyOnFailure, 0, []*corev1.Pod{pod(corev1.PodRunning, 1)}, true},
+		{"restartPolicy Never", corev1.RestartPolicyNever, 1, []*corev1.Pod{pod(corev1.PodRunning, 5)}, false},
+	} {
+		j := newJob("j", i32(1), i32(1))
+		j.Spec.BackoffLimit = i32(tc.limit)
+		j.Spec.Template.Spec.RestartPolicy = tc.policy
+		if got := pastBackoffLimitOnFailure(j, tc.pods); got != tc.exceeds {
+			t.Errorf("%s: %v", tc.name, got)
+		}
+	}
+}
