@@ -108,7 +108,7 @@ func Controllers() []Descriptor {
 		{Name: "clusterrole-aggregation-controller", Aliases: []string{"clusterrole-aggregation"}, Init: startClusterRoleAggregationController},
 		{Name: "persistentvolumeclaim-protection-controller", Aliases: []string{"pvc-protection"}},
 		{Name: "persistentvolume-protection-controller", Aliases: []string{"pv-protection"}},
-		{Name: "ttl-after-finished-controller", Aliases: []string{"ttl-after-finished"}, WorkersFlag: "concurrent-ttl-after-finished-syncs", DefaultWorkers: 5},
+		{Name: "ttl-after-finished-controller", Aliases: []string{"ttl-after-finished"}, WorkersFlag: "concurrent-ttl-after-finished-syncs", DefaultWorkers: 5, Init: startTTLAfterFinishedController},
 		{Name: "root-ca-certificate-publisher-controller", Aliases: []string{"root-ca-cert-publisher"}, Init: startRootCACertPublisher},
 		{Name: "ephemeral-volume-controller", Aliases: []string{"ephemeral-volume"}, WorkersFlag: "concurrent-ephemeralvolume-syncs", DefaultWorkers: 5},
 		{Name: "storageversion-garbage-collector-controller", Aliases: []string{"storage-version-gc"}},

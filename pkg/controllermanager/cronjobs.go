@@ -2,6 +2,7 @@ package controllermanager
 
 import (
 	"github.com/skiff-sh/skiff/pkg/controller/cronjob"
+	"github.com/skiff-sh/skiff/pkg/controller/ttlafterfinished"
 )
 
 // The InitFuncs of the batch housekeeping controllers: CronJob,
@@ -9,6 +10,13 @@ import (
 
 func startCronJobController(cc ControllerContext) (Controller, error) {
 	return cronjob.New(cronjob.Config{
+		Client: cc.Client, Informers: cc.Informers, Recorder: cc.Recorder, Clock: cc.Clock,
+		Workers: cc.Workers, Logger: cc.Logger, MetricsProvider: cc.MetricsProvider,
+	})
+}
+
+func startTTLAfterFinishedController(cc ControllerContext) (Controller, error) {
+	return ttlafterfinished.New(ttlafterfinished.Config{
 		Client: cc.Client, Informers: cc.Informers, Recorder: cc.Recorder, Clock: cc.Clock,
 		Workers: cc.Workers, Logger: cc.Logger, MetricsProvider: cc.MetricsProvider,
 	})

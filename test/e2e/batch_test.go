@@ -41,3 +41,43 @@ func kubectlCronJob(t *testing.T, c *cluster, k kc) {
 		return out == "", out
 	})
 }
+
+// The TTL-after-finished controller in `skiff up`: a finished Job with
+// ttlSecondsAfterFinished 0 is deleted. The Job is suspended (no pods)
+// and finished through the status API, standing in for pods that ran.
+func kubectlTTLAfterFinished(t *testing.T, c *cluster, k kc) {
+	const ns = "e2e-ttl"
+	createNS(t, c, ns)
+	k.withStdin(`apiVersion: batch/v1
+kind: Job
+metadata: {name: done, namespace: ` + ns + `}
+spec:
+  suspend: true
+  ttlSecondsAfterFinished: 0
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: c, image: busybox}]
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: kept, namespace: ` + ns + `}
+spec:
+  suspend: true
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: c, image: busybox}]
+`).ok(t, "apply", "-f", "-")
+	now := time.Now().UTC().Format(time.RFC3339)
+	for _, j := range []string{"done", "kept"} {
+		k.ok(t, "-n", ns, "patch", "job", j, "--subresource=status", "--type=merge", "-p",
+			`{"status":{"startTime":"`+now+`","completionTime":"`+now+`","succeeded":1,"conditions":[`+
+				`{"type":"SuccessCriteriaMet","status":"True","lastTransitionTime":"`+now+`"},`+
+				`{"type":"Complete","status":"True","lastTransitionTime":"`+now+`"}]}}`)
+	}
+	eventually(t, 30*time.Second, "the finished Job with a TTL deleted", func() (bool, string) {
+		out, _, _ := k.run(t, "-n", ns, "get", "jobs", "-o", "name")
+		return out == "job.batch/kept\n", out
+	})
+}

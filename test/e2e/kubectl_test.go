@@ -141,6 +141,7 @@ func TestKubectl(t *testing.T) {
 		{"rollout", kubectlRollout},
 		{"service-endpoints", kubectlServiceEndpoints},
 		{"cronjob", kubectlCronJob},
+		{"ttl-after-finished", kubectlTTLAfterFinished},
 		{"cluster-info-dump", kubectlClusterInfoDump},
 		{"server-side-apply", kubectlServerSideApply},
 		{"networking-dra", kubectlNetworkingAndDRA},
