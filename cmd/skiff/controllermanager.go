@@ -83,6 +83,7 @@ func newControllerManager(logger func() *slog.Logger) *cobra.Command {
 	f.BoolVar(&cfg.Profiling, "profiling", cfg.Profiling, "Enable profiling via web interface host:port/debug/pprof/")
 	f.DurationVar(&cfg.MinResyncPeriod, "min-resync-period", cfg.MinResyncPeriod, "The resync period in reflectors will be random between MinResyncPeriod and 2*MinResyncPeriod")
 	addMiscControllerFlags(f, &cfg)
+	addNetworkControllerFlags(f, &cfg)
 	f.StringVar(&cfg.RootCAFile, "root-ca-file", "", "If set, this root certificate authority will be included in service account's token secret and the kube-root-ca.crt ConfigMap (default: the kubeconfig's CA)")
 	return cmd
 }

@@ -81,6 +81,9 @@ type Config struct {
 	// ResourceQuotaSyncPeriod is --resource-quota-sync-period (0: 5m).
 	ResourceQuotaSyncPeriod time.Duration
 
+	// Network is the endpointslice controllers' knobs (see network.go).
+	Network NetworkConfig
+
 	// Descriptors replaces the controller table (nil: Controllers()).
 	Descriptors []Descriptor
 

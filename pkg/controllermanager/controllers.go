@@ -77,7 +77,7 @@ func Controllers() []Descriptor {
 	return []Descriptor{
 		{Name: "serviceaccount-token-controller", Aliases: []string{"serviceaccount-token"}, WorkersFlag: "concurrent-serviceaccount-token-syncs", DefaultWorkers: 5},
 		{Name: "endpoints-controller", Aliases: []string{"endpoint"}, WorkersFlag: "concurrent-endpoint-syncs", DefaultWorkers: 5, Init: startEndpointsController},
-		{Name: "endpointslice-controller", Aliases: []string{"endpointslice"}, WorkersFlag: "concurrent-service-endpoint-syncs", DefaultWorkers: 5},
+		{Name: "endpointslice-controller", Aliases: []string{"endpointslice"}, WorkersFlag: "concurrent-service-endpoint-syncs", DefaultWorkers: 5, Init: startEndpointSliceController},
 		{Name: "endpointslice-mirroring-controller", Aliases: []string{"endpointslicemirroring"}, WorkersFlag: "mirroring-concurrent-service-endpoint-syncs", DefaultWorkers: 5},
 		{Name: "replicationcontroller-controller", Aliases: []string{"replicationcontroller"}, WorkersFlag: "concurrent-rc-syncs", DefaultWorkers: 5, Init: startReplicationController},
 		{Name: "pod-garbage-collector-controller", Aliases: []string{"podgc"}},

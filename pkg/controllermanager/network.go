@@ -2,6 +2,24 @@ package controllermanager
 
 import (
 	"github.com/skiff-sh/skiff/pkg/controller/endpoints"
+	"github.com/skiff-sh/skiff/pkg/controller/endpointslice"
+)
+
+// NetworkConfig is upstream's flags of the endpointslice controllers.
+type NetworkConfig struct {
+	// MaxEndpointsPerSlice is --max-endpoints-per-slice (100, at most
+	// 1000).
+	MaxEndpointsPerSlice int
+	// MirroringMaxEndpointsPerSubset is
+	// --mirroring-max-endpoints-per-subset (1000): the most addresses of
+	// one Endpoints subset mirrored into EndpointSlices.
+	MirroringMaxEndpointsPerSubset int
+}
+
+// Upstream's defaults of NetworkConfig.
+const (
+	DefaultMaxEndpointsPerSlice           = 100
+	DefaultMirroringMaxEndpointsPerSubset = 1000
 )
 
 // The InitFuncs of the service-network controllers (endpoints,
@@ -12,5 +30,13 @@ func startEndpointsController(cc ControllerContext) (Controller, error) {
 	return endpoints.New(endpoints.Config{
 		Client: cc.Client, Informers: cc.Informers, Recorder: cc.Recorder, Clock: cc.Clock,
 		Workers: cc.Workers, Logger: cc.Logger, MetricsProvider: cc.MetricsProvider,
+	})
+}
+
+func startEndpointSliceController(cc ControllerContext) (Controller, error) {
+	return endpointslice.New(endpointslice.Config{
+		Client: cc.Client, Informers: cc.Informers, Recorder: cc.Recorder, Clock: cc.Clock,
+		Workers: cc.Workers, Logger: cc.Logger, MetricsProvider: cc.MetricsProvider,
+		MaxEndpointsPerSlice: cc.Config.Network.MaxEndpointsPerSlice,
 	})
 }

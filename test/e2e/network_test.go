@@ -38,4 +38,13 @@ func kubectlServiceEndpoints(t *testing.T, c *cluster, k kc) {
 	})
 	wantTable(t, k.ok(t, "-n", ns, "get", "endpoints", "web"), []string{"NAME", "ENDPOINTS", "AGE"},
 		[]string{"web", `10\.244\.7\.1:8080,10\.244\.7\.2:8080`, age})
+	eventually(t, 30*time.Second, "the pods' addresses in the EndpointSlice", func() (bool, string) {
+		out, _, _ := k.run(t, "-n", ns, "get", "endpointslices", "-l", "kubernetes.io/service-name=web")
+		return strings.Contains(out, "10.244.7.1,10.244.7.2"), out
+	})
+	wantTable(t, k.ok(t, "-n", ns, "get", "endpointslices", "-l", "kubernetes.io/service-name=web"),
+		[]string{"NAME", "ADDRESSTYPE", "PORTS", "ENDPOINTS", "AGE"},
+		[]string{`web-[a-z0-9]{5}`, "IPv4", "8080", `10\.244\.7\.1,10\.244\.7\.2`, age})
+	wantEqual(t, "managed-by", jsonpath(t, k, `{.items[0].metadata.labels.endpointslice\.kubernetes\.io/managed-by}`,
+		"-n", ns, "get", "endpointslices", "-l", "kubernetes.io/service-name=web"), "endpointslice-controller.k8s.io")
 }
