@@ -683,3 +683,39 @@ func TestPastBackoffLimitOnFailure(t *testing.T) {
 		}
 	}
 }
+
+// The running controller (informer handlers, queue, workers) on the real
+// clock: pods appear, their success completes the Job.
+func TestRunCompletesJob(t *testing.T) {
+	h := newHarness(t, false)
+	ctrl, err := New(Config{Client: h.c, Informers: h.f, Recorder: h.ev, SyncBatchPeriod: 10 * time.Millisecond, Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.ctrl = ctrl
+	done := make(chan error, 1)
+	go func() { done <- ctrl.Run(h.ctx) }()
+	if _, err := h.jobs.Create(h.ctx, newJob("run", i32(2), i32(2)), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "two pods", func() (bool, error) { return len(h.podsOf("run")) == 2, nil })
+	for _, p := range h.podsOf("run") {
+		h.finish(p, 0)
+	}
+	waitFor(t, "Complete", func() (bool, error) {
+		j := h.job("run")
+		return condition(j, batchv1.JobComplete) != nil && j.Status.Succeeded == 2, nil
+	})
+	waitFor(t, "finalizers removed", func() (bool, error) {
+		for _, p := range h.podsOf("run") {
+			if hasFinalizer(p) {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	h.cancelRun()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}

@@ -64,11 +64,13 @@ func (e *events) count(prefix string) int {
 }
 
 type harness struct {
-	t     *testing.T
-	ctx   context.Context
-	c     *client.Client
-	f     *informers.SharedInformerFactory
-	clock *clock.Fake
+	t   *testing.T
+	ctx context.Context
+	// cancelRun ends ctx.
+	cancelRun context.CancelFunc
+	c         *client.Client
+	f         *informers.SharedInformerFactory
+	clock     *clock.Fake
 	// start is the fake clock's start: the server's own timestamps
 	// (creation, deletion) are on the real clock, so the fake one starts
 	// at real now.
@@ -95,7 +97,7 @@ func newHarness(t *testing.T, start bool) *harness {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	h := &harness{t: t, ctx: ctx, c: c, f: informers.NewSharedInformerFactory(c, 0), ev: &events{},
+	h := &harness{t: t, ctx: ctx, cancelRun: cancel, c: c, f: informers.NewSharedInformerFactory(c, 0), ev: &events{},
 		jobs: client.For[*batchv1.Job, *batchv1.JobList](c).Namespace("default"),
 		pods: client.For[*corev1.Pod, *corev1.PodList](c).Namespace("default")}
 	h.start = time.Now().Truncate(time.Second)
