@@ -85,7 +85,7 @@ func Controllers() []Descriptor {
 		{Name: "namespace-controller", Aliases: []string{"namespace"}, WorkersFlag: "concurrent-namespace-syncs", DefaultWorkers: 10, Init: startNamespaceController},
 		{Name: "serviceaccount-controller", Aliases: []string{"serviceaccount"}, Init: startServiceAccountController},
 		{Name: "garbage-collector-controller", Aliases: []string{"garbagecollector"}, WorkersFlag: "concurrent-gc-syncs", DefaultWorkers: 20, Init: startGarbageCollector},
-		{Name: "daemonset-controller", Aliases: []string{"daemonset"}, WorkersFlag: "concurrent-daemonset-syncs", DefaultWorkers: 2},
+		{Name: "daemonset-controller", Aliases: []string{"daemonset"}, WorkersFlag: "concurrent-daemonset-syncs", DefaultWorkers: 2, Init: startDaemonSetController},
 		{Name: "job-controller", Aliases: []string{"job"}, WorkersFlag: "concurrent-job-syncs", DefaultWorkers: 5, Init: startJobController},
 		{Name: "deployment-controller", Aliases: []string{"deployment"}, WorkersFlag: "concurrent-deployment-syncs", DefaultWorkers: 5, Init: startDeploymentController},
 		{Name: "replicaset-controller", Aliases: []string{"replicaset"}, WorkersFlag: "concurrent-replicaset-syncs", DefaultWorkers: 5, Init: startReplicaSetController},

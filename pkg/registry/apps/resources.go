@@ -68,6 +68,7 @@ func Definitions() []*registry.Definition {
 		&registry.Strategy{
 			Default: registry.Default(DefaultDaemonSet), Validate: registry.Validate(ValidateDaemonSet),
 			ValidateUpdate: registry.ValidateUpdate(ValidateDaemonSetUpdate), Generation: true, HasStatus: true,
+			PrepareForCreate: registry.Prepare(PrepareDaemonSetForCreate), PrepareForUpdate: registry.PrepareUpdate(PrepareDaemonSetForUpdate),
 		})
 	ds.ShortNames, ds.Categories = []string{"ds"}, []string{"all"}
 	ds.ValidateStatus = registry.ValidateUpdate(ValidateDaemonSetStatusUpdate)
