@@ -16,6 +16,7 @@ import (
 	"golang.org/x/time/rate"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	kjson "sigs.k8s.io/json"
@@ -37,10 +38,12 @@ type Client struct {
 	logger  *slog.Logger
 	// protobuf decodes protobuf responses (ContentType protobuf).
 	protobuf *protobuf.Serializer
+	// scheme names the kinds of protobuf request bodies.
+	scheme *runtime.Scheme
 }
 
 // ContentTypeProtobuf asks the server for protobuf (faster to decode than
-// JSON); requests are still sent as JSON.
+// JSON) and sends built-in objects (creates, updates) in it, as client-go.
 const ContentTypeProtobuf = "application/vnd.kubernetes.protobuf"
 
 // New returns a Client for cfg.
@@ -89,6 +92,7 @@ func New(cfg *Config) (*Client, error) {
 	case ContentTypeProtobuf:
 		sch := scheme.New()
 		c.protobuf = protobuf.NewSerializer(sch, sch)
+		c.scheme = sch
 	default:
 		return nil, fmt.Errorf("client: unsupported content type %q", c.cfg.ContentType)
 	}

@@ -281,6 +281,11 @@ func TestProtobufContentType(t *testing.T) {
 	if err != nil || got.Data["k"] != "v" {
 		t.Fatalf("get: %v %+v", err, got)
 	}
+	// Creates and updates go as protobuf bodies; the server decodes them.
+	got.Data["k"] = "w"
+	if updated, err := cms.Update(ctx, got, metav1.UpdateOptions{}); err != nil || updated.Data["k"] != "w" {
+		t.Fatalf("update: %v %+v", err, updated)
+	}
 	if _, err := cms.Get(ctx, "nope", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("protobuf error status: %v", err)
 	}

@@ -128,6 +128,42 @@ func (c *Client) decodeResponse(resp *Response, into any) error {
 	return decode(resp.Body, into)
 }
 
+// protoMessage is a built-in type's generated protobuf encoding.
+type protoMessage interface {
+	Marshal() ([]byte, error)
+}
+
+// protobufMagic starts every protobuf-encoded Kubernetes object.
+var protobufMagic = []byte{0x6b, 0x38, 0x73, 0x00} // "k8s\x00"
+
+// encodeBody encodes a request body: a built-in object as protobuf when the
+// client speaks protobuf (as client-go with ContentType protobuf sends
+// creates and updates), anything else (an explicit contentType, custom
+// resources, options) as JSON. The object is not modified: its kind goes
+// into the envelope, looked up in the client's scheme.
+func (c *Client) encodeBody(body any, contentType string, jsonOnly bool) ([]byte, string, error) {
+	if c.protobuf != nil && contentType == "" && !jsonOnly {
+		if obj, ok := body.(runtime.Object); ok {
+			if pm, ok := body.(protoMessage); ok {
+				if gvks, _, err := c.scheme.ObjectKinds(obj); err == nil && len(gvks) == 1 {
+					raw, err := pm.Marshal()
+					if err != nil {
+						return nil, "", err
+					}
+					u := runtime.Unknown{TypeMeta: runtime.TypeMeta{APIVersion: gvks[0].GroupVersion().String(), Kind: gvks[0].Kind}, Raw: raw}
+					env, err := u.Marshal()
+					if err != nil {
+						return nil, "", err
+					}
+					return append(append(make([]byte, 0, len(protobufMagic)+len(env)), protobufMagic...), env...), ContentTypeProtobuf, nil
+				}
+			}
+		}
+	}
+	data, err := json.Marshal(body)
+	return data, contentType, err
+}
+
 // jsonOnly reports whether objects of type T can only be JSON (unstructured).
 func jsonOnly[T any]() bool {
 	_, ok := any(newOf[T]()).(runtime.Unstructured)
@@ -142,7 +178,10 @@ func (t *Typed[T, L]) do(ctx context.Context, method, path string, q url.Values,
 		data = b
 	default:
 		var err error
-		if data, err = json.Marshal(b); err != nil {
+		// Only the resource's own objects (creates, updates) go as
+		// protobuf; options and patches stay JSON.
+		_, isT := b.(T)
+		if data, contentType, err = t.c.encodeBody(b, contentType, !isT || jsonOnly[T]()); err != nil {
 			return err
 		}
 	}

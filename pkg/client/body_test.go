@@ -1,0 +1,101 @@
+package client
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/skiff-sh/skiff/pkg/scheme"
+)
+
+// A protobuf client sends a built-in resource's own objects (create,
+// update, status) as protobuf with the kind in the envelope, as client-go
+// does, without touching the caller's object; options and patches stay
+// JSON, and a JSON client sends JSON.
+func TestRequestBodyEncoding(t *testing.T) {
+	type seen struct {
+		method, path, contentType string
+		body                      []byte
+	}
+	var mu sync.Mutex
+	var got []seen
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got = append(got, seen{r.Method, r.URL.Path, r.Header.Get("Content-Type"), b})
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		if r.Method == http.MethodDelete {
+			io.WriteString(w, `{"kind":"Status","apiVersion":"v1","status":"Success"}`)
+			return
+		}
+		io.WriteString(w, `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p"}}`)
+	}))
+	defer srv.Close()
+	sch := scheme.New()
+	pb := protobuf.NewSerializer(sch, sch)
+	for _, tc := range []struct {
+		contentType string
+		wantObject  string // Content-Type of create/update bodies
+	}{
+		{ContentTypeProtobuf, ContentTypeProtobuf},
+		{"", "application/json"},
+	} {
+		t.Run("client="+tc.contentType, func(t *testing.T) {
+			got = nil
+			c, err := New(&Config{Host: srv.URL, QPS: -1, ContentType: tc.contentType})
+			if err != nil {
+				t.Fatal(err)
+			}
+			pods := For[*corev1.Pod, *corev1.PodList](c).Namespace("ns")
+			ctx := context.Background()
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Labels: map[string]string{"a": "b"}}}
+			if _, err := pods.Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := pods.Update(ctx, pod, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := pods.UpdateStatus(ctx, pod, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := pods.Patch(ctx, "p", types.MergePatchType, []byte(`{"metadata":{"labels":{"c":"d"}}}`), metav1.PatchOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := pods.Delete(ctx, "p", metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if pod.Kind != "" || pod.APIVersion != "" {
+				t.Errorf("the caller's object was changed: %+v", pod.TypeMeta)
+			}
+			want := []string{tc.wantObject, tc.wantObject, tc.wantObject, string(types.MergePatchType), "application/json"}
+			if len(got) != len(want) {
+				t.Fatalf("%d requests, want %d", len(got), len(want))
+			}
+			for i, s := range got {
+				if s.contentType != want[i] {
+					t.Errorf("%s %s: Content-Type %q, want %q", s.method, s.path, s.contentType, want[i])
+				}
+				if s.contentType != ContentTypeProtobuf {
+					continue
+				}
+				var decoded corev1.Pod
+				obj, gvk, err := pb.Decode(s.body, nil, &decoded)
+				if err != nil {
+					t.Fatalf("%s %s: protobuf body: %v", s.method, s.path, err)
+				}
+				if gvk.Kind != "Pod" || gvk.Version != "v1" || obj.(*corev1.Pod).Labels["a"] != "b" {
+					t.Errorf("%s %s: decoded %v %+v", s.method, s.path, gvk, obj)
+				}
+			}
+		})
+	}
+}
