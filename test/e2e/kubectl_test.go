@@ -131,6 +131,7 @@ func TestKubectl(t *testing.T) {
 		{"workflow", kubectlWorkflow},
 		{"crd", kubectlCRD},
 		{"finalizers", kubectlFinalizers},
+		{"namespace-contents", kubectlNamespaceContents},
 		{"cascade", kubectlCascade},
 		{"auth", kubectlAuth},
 		{"services", kubectlServices},
