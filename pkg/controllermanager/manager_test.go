@@ -550,9 +550,21 @@ func TestServingAuth(t *testing.T) {
 		t.Errorf("a client certificate without a client CA is anonymous: %d", code)
 	}
 	// Authentication delegated: the client CA is looked up, tokens reviewed.
-	authn := start(controllermanager.Config{AuthenticationKubeconfig: env.KubeconfigPath})
+	authn := start(controllermanager.Config{AuthenticationKubeconfig: env.KubeconfigPath, Profiling: true})
 	if code, _ := get(authn+"/metrics", &admin, ""); code != 200 {
 		t.Errorf("system:masters certificate: %d", code)
+	}
+	// Profiling (upstream's --profiling, on by default) is behind the same
+	// checks; off, the path is not served.
+	if code, body := get(authn+"/debug/pprof/", &admin, ""); code != 200 || !strings.Contains(body, "goroutine") {
+		t.Errorf("/debug/pprof/ with profiling: %d %.200s", code, body)
+	}
+	if code, _ := get(bare+"/debug/pprof/", nil, ""); code != 403 {
+		t.Errorf("anonymous /debug/pprof/: %d", code)
+	}
+	noProf := start(controllermanager.Config{AuthenticationKubeconfig: env.KubeconfigPath, Profiling: false})
+	if code, _ := get(noProf+"/debug/pprof/", &admin, ""); code != 404 {
+		t.Errorf("/debug/pprof/ without profiling: %d", code)
 	}
 	if code, body := get(authn+"/metrics", nil, "not-a-token"); code != 401 {
 		t.Errorf("bad token: %d %s", code, body)
