@@ -78,7 +78,7 @@ func Controllers() []Descriptor {
 		{Name: "serviceaccount-token-controller", Aliases: []string{"serviceaccount-token"}, WorkersFlag: "concurrent-serviceaccount-token-syncs", DefaultWorkers: 5},
 		{Name: "endpoints-controller", Aliases: []string{"endpoint"}, WorkersFlag: "concurrent-endpoint-syncs", DefaultWorkers: 5, Init: startEndpointsController},
 		{Name: "endpointslice-controller", Aliases: []string{"endpointslice"}, WorkersFlag: "concurrent-service-endpoint-syncs", DefaultWorkers: 5, Init: startEndpointSliceController},
-		{Name: "endpointslice-mirroring-controller", Aliases: []string{"endpointslicemirroring"}, WorkersFlag: "mirroring-concurrent-service-endpoint-syncs", DefaultWorkers: 5},
+		{Name: "endpointslice-mirroring-controller", Aliases: []string{"endpointslicemirroring"}, WorkersFlag: "mirroring-concurrent-service-endpoint-syncs", DefaultWorkers: 5, Init: startEndpointSliceMirroringController},
 		{Name: "replicationcontroller-controller", Aliases: []string{"replicationcontroller"}, WorkersFlag: "concurrent-rc-syncs", DefaultWorkers: 5, Init: startReplicationController},
 		{Name: "pod-garbage-collector-controller", Aliases: []string{"podgc"}},
 		{Name: "resourcequota-controller", Aliases: []string{"resourcequota"}, WorkersFlag: "concurrent-resource-quota-syncs", DefaultWorkers: 5, Init: startResourceQuotaController},

@@ -3,6 +3,7 @@ package controllermanager
 import (
 	"github.com/skiff-sh/skiff/pkg/controller/endpoints"
 	"github.com/skiff-sh/skiff/pkg/controller/endpointslice"
+	"github.com/skiff-sh/skiff/pkg/controller/endpointslicemirroring"
 )
 
 // NetworkConfig is upstream's flags of the endpointslice controllers.
@@ -38,5 +39,13 @@ func startEndpointSliceController(cc ControllerContext) (Controller, error) {
 		Client: cc.Client, Informers: cc.Informers, Recorder: cc.Recorder, Clock: cc.Clock,
 		Workers: cc.Workers, Logger: cc.Logger, MetricsProvider: cc.MetricsProvider,
 		MaxEndpointsPerSlice: cc.Config.Network.MaxEndpointsPerSlice,
+	})
+}
+
+func startEndpointSliceMirroringController(cc ControllerContext) (Controller, error) {
+	return endpointslicemirroring.New(endpointslicemirroring.Config{
+		Client: cc.Client, Informers: cc.Informers, Recorder: cc.Recorder, Clock: cc.Clock,
+		Workers: cc.Workers, Logger: cc.Logger, MetricsProvider: cc.MetricsProvider,
+		MaxEndpointsPerSubset: cc.Config.Network.MirroringMaxEndpointsPerSubset,
 	})
 }

@@ -141,6 +141,7 @@ func TestKubectl(t *testing.T) {
 		{"replicationcontrollers", kubectlReplicationControllers},
 		{"rollout", kubectlRollout},
 		{"service-endpoints", kubectlServiceEndpoints},
+		{"endpoints-mirroring", kubectlEndpointsMirroring},
 		{"cronjob", kubectlCronJob},
 		{"ttl-after-finished", kubectlTTLAfterFinished},
 		{"cluster-info-dump", kubectlClusterInfoDump},

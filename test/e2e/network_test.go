@@ -48,3 +48,30 @@ func kubectlServiceEndpoints(t *testing.T, c *cluster, k kc) {
 	wantEqual(t, "managed-by", jsonpath(t, k, `{.items[0].metadata.labels.endpointslice\.kubernetes\.io/managed-by}`,
 		"-n", ns, "get", "endpointslices", "-l", "kubernetes.io/service-name=web"), "endpointslice-controller.k8s.io")
 }
+
+// The endpointslice-mirroring controller: Endpoints written by hand for a
+// Service without selector appear as an EndpointSlice.
+func kubectlEndpointsMirroring(t *testing.T, c *cluster, k kc) {
+	const ns = "e2e-mirroring"
+	createNS(t, c, ns)
+	k.withStdin(`apiVersion: v1
+kind: Service
+metadata: {name: ext}
+spec:
+  ports: [{name: http, port: 80}]
+---
+apiVersion: v1
+kind: Endpoints
+metadata: {name: ext}
+subsets:
+- addresses: [{ip: 192.168.10.1}, {ip: 192.168.10.2}]
+  ports: [{name: http, port: 80}]
+`).ok(t, "-n", ns, "apply", "-f", "-")
+	eventually(t, 30*time.Second, "the mirrored EndpointSlice", func() (bool, string) {
+		out, _, _ := k.run(t, "-n", ns, "get", "endpointslices", "-l", "endpointslice.kubernetes.io/managed-by=endpointslicemirroring-controller.k8s.io")
+		return strings.Contains(out, "192.168.10.1,192.168.10.2"), out
+	})
+	wantTable(t, k.ok(t, "-n", ns, "get", "endpointslices", "-l", "kubernetes.io/service-name=ext"),
+		[]string{"NAME", "ADDRESSTYPE", "PORTS", "ENDPOINTS", "AGE"},
+		[]string{`ext-[a-z0-9]{5}`, "IPv4", "80", `192\.168\.10\.1,192\.168\.10\.2`, age})
+}
