@@ -30,6 +30,8 @@
 //     template back), restart is a template annotation: both are ordinary
 //     template changes here.
 //
-// The pod-template-hash is FNV-32a over the template's JSON, not over
-// upstream's spew dump: same alphabet and shape, different values.
+// The pod-template-hash is upstream's: FNV-32a over the template's spew
+// dump (apimachinery's dump.ForHash) and the collision count, so the same
+// template with the same API types gets the ReplicaSet name upstream's
+// controller gives it (types of another release may dump differently).
 package deployment

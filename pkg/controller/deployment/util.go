@@ -1,9 +1,6 @@
 package deployment
 
 import (
-	"encoding/json"
-	"fmt"
-	"hash/fnv"
 	"math"
 	"sort"
 	"strconv"
@@ -15,7 +12,8 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/util/rand"
+
+	"github.com/skiff-sh/skiff/pkg/controller/internal/history"
 )
 
 // Annotations and reasons, as upstream's deployment util.
@@ -105,21 +103,13 @@ func MaxSurge(d *appsv1.Deployment) int32 {
 	return s
 }
 
-// ComputeHash is the pod-template-hash of a template and collision count:
-// FNV-32a of the template's JSON (and the count), encoded with upstream's
-// safe alphabet. (Upstream hashes a spew dump, so values differ from
-// upstream's; the shape is the same.)
+// ComputeHash is the pod-template-hash of a template and collision count,
+// upstream's: FNV-32a of the template's spew dump and the count (the
+// DaemonSet controller's hash, shared in internal/history), so a
+// ReplicaSet gets the name upstream's controller gives it for the same
+// template and API types.
 func ComputeHash(t *corev1.PodTemplateSpec, collisionCount *int32) string {
-	h := fnv.New32a()
-	b, _ := json.Marshal(t)
-	h.Write(b)
-	if collisionCount != nil {
-		var buf [4]byte
-		n := uint32(*collisionCount)
-		buf[0], buf[1], buf[2], buf[3] = byte(n>>24), byte(n>>16), byte(n>>8), byte(n)
-		h.Write(buf[:])
-	}
-	return rand.SafeEncodeString(fmt.Sprint(h.Sum32()))
+	return history.ComputeHash(t, collisionCount)
 }
 
 // EqualIgnoreHash compares two templates ignoring the pod-template-hash label.
