@@ -85,6 +85,8 @@ func newControllerManager(logger func() *slog.Logger) *cobra.Command {
 	addMiscControllerFlags(f, &cfg)
 	addNetworkControllerFlags(f, &cfg)
 	f.StringVar(&cfg.RootCAFile, "root-ca-file", "", "If set, this root certificate authority will be included in service account's token secret and the kube-root-ca.crt ConfigMap (default: the kubeconfig's CA)")
+	f.StringVar(&cfg.LocalPath.StorageDir, "local-path-storage-dir", "", "skiff-local-path-provisioner: the directory holding the volumes on the nodes (default /var/lib/skiff/storage)")
+	f.BoolVar(&cfg.LocalPath.ManageDirectories, "local-path-manage-directories", false, "skiff-local-path-provisioner: the nodes' file system is this host's: create volume directories when provisioning and remove them when deleting")
 	return cmd
 }
 

@@ -239,6 +239,9 @@ func (u *Up) Run(ctx context.Context) error {
 			// The cluster CA signs approved CSRs, as kubeadm configures.
 			CSRSigning: controllermanager.CSRSigningConfig{ClusterSigningCertFile: caCert, ClusterSigningKeyFile: caKey},
 			Clock:      cfg.Clock, Logger: cfg.Logger.With("component", "controller-manager"),
+			// One host, one node: local-path volumes live in the data
+			// directory and the provisioner manages their directories.
+			LocalPath: controllermanager.LocalPathConfig{StorageDir: filepath.Join(cfg.DataDir, "storage"), ManageDirectories: true},
 		}
 		m, err := controllermanager.New(mcfg)
 		if err != nil {

@@ -84,6 +84,9 @@ type Config struct {
 	// Network is the endpointslice controllers' knobs (see network.go).
 	Network NetworkConfig
 
+	// LocalPath configures skiff's local-path provisioner (storage.go).
+	LocalPath LocalPathConfig
+
 	// Descriptors replaces the controller table (nil: Controllers()).
 	Descriptors []Descriptor
 

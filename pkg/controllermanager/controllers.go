@@ -117,5 +117,8 @@ func Controllers() []Descriptor {
 		{Name: "validatingadmissionpolicy-status-controller", WorkersFlag: "concurrent-validating-admission-policy-status-syncs", DefaultWorkers: 5},
 		{Name: "service-cidr-controller"},
 		{Name: "selinux-warning-controller", DisabledByDefault: true},
+		// skiff's own, not upstream's: the provisioner of the default
+		// local-path StorageClass (k3s ships Rancher's).
+		{Name: "skiff-local-path-provisioner", Init: startLocalPathProvisioner},
 	}
 }

@@ -216,3 +216,12 @@ func PodsUsingClaim(pods cache.Indexer, ns, name string) ([]*corev1.Pod, error) 
 	}
 	return out, nil
 }
+
+// AddPodPVCIndex adds PodPVCIndex to a (shared) pod informer unless a
+// controller sharing it already did.
+func AddPodPVCIndex(pods cache.SharedIndexInformer) error {
+	if _, ok := pods.GetIndexer().GetIndexers()[PodPVCIndex]; ok {
+		return nil
+	}
+	return pods.AddIndexers(cache.Indexers{PodPVCIndex: PodPVCIndexFunc})
+}

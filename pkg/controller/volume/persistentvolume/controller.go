@@ -116,7 +116,7 @@ func New(cfg Config) (*Controller, error) {
 	}); err != nil {
 		return nil, err
 	}
-	if err := podInf.Informer().AddIndexers(cache.Indexers{volumeutil.PodPVCIndex: volumeutil.PodPVCIndexFunc}); err != nil {
+	if err := volumeutil.AddPodPVCIndex(podInf.Informer()); err != nil {
 		return nil, err
 	}
 	c.volumes, c.claims, c.classes, c.pods = pvInf.Lister(), pvcInf.Lister(), scInf.Lister(), podInf.Informer().GetIndexer()

@@ -1,0 +1,86 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// skiff up's storage controllers: the default local-path StorageClass;
+// a claim of it waits for its first consumer; a pod naming a node makes
+// the local-path provisioner create a hostPath volume there, which the
+// PV binder binds; kubectl get pv,pvc show upstream's columns; deleting
+// the claim deletes the volume (reclaim policy Delete).
+func TestLocalPathProvisioner(t *testing.T) {
+	c := shared(t)
+	k := c.k()
+	const ns = "storage-local-path"
+	k.ok(t, "create", "namespace", ns)
+	defer k.run(t, "delete", "namespace", ns, "--wait=false")
+
+	eventually(t, 30*time.Second, "the default local-path StorageClass", func() (bool, string) {
+		out, _, _ := k.run(t, "get", "storageclass", "local-path")
+		return strings.Contains(out, "local-path (default)"), out
+	})
+	out := k.ok(t, "get", "storageclass", "local-path")
+	wantTable(t, out, []string{"NAME", "PROVISIONER", "RECLAIMPOLICY", "VOLUMEBINDINGMODE", "ALLOWVOLUMEEXPANSION", "AGE"},
+		[]string{"local-path", `\(default\)`, "skiff.io/local-path", "Delete", "WaitForFirstConsumer", "false", age})
+
+	k.withStdin(`apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: data
+spec:
+  accessModes: [ReadWriteOnce]
+  resources:
+    requests:
+      storage: 1Gi
+`).ok(t, "-n", ns, "apply", "-f", "-")
+	eventually(t, 30*time.Second, "WaitForFirstConsumer", func() (bool, string) {
+		out, _, _ := k.run(t, "-n", ns, "describe", "pvc", "data")
+		return strings.Contains(out, "waiting for first consumer to be created before binding"), out
+	})
+	out = k.ok(t, "-n", ns, "get", "pvc", "data")
+	wantTable(t, out, []string{"NAME", "STATUS", "VOLUME", "CAPACITY", "ACCESS", "MODES", "STORAGECLASS", "VOLUMEATTRIBUTESCLASS", "AGE"},
+		[]string{"data", "Pending", "local-path", "<unset>", age})
+
+	k.withStdin(`apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+spec:
+  nodeName: node-1
+  containers:
+  - name: c
+    image: busybox
+    volumeMounts: [{name: data, mountPath: /data}]
+  volumes:
+  - name: data
+    persistentVolumeClaim: {claimName: data}
+`).ok(t, "-n", ns, "apply", "-f", "-")
+	eventually(t, 30*time.Second, "the claim Bound", func() (bool, string) {
+		out, _, _ := k.run(t, "-n", ns, "get", "pvc", "data", "-o", "jsonpath={.status.phase}")
+		return out == "Bound", out
+	})
+	pv := k.ok(t, "-n", ns, "get", "pvc", "data", "-o", "jsonpath={.spec.volumeName}")
+	if !strings.HasPrefix(pv, "pvc-") {
+		t.Fatalf("volume name %q", pv)
+	}
+	out = k.ok(t, "-n", ns, "get", "pvc", "data")
+	wantTable(t, out, []string{"NAME", "STATUS", "VOLUME", "CAPACITY", "ACCESS", "MODES", "STORAGECLASS", "VOLUMEATTRIBUTESCLASS", "AGE"},
+		[]string{"data", "Bound", pv, "1Gi", "RWO", "local-path", "<unset>", age})
+	out = k.ok(t, "get", "pv", pv)
+	wantTable(t, out, []string{"NAME", "CAPACITY", "ACCESS", "MODES", "RECLAIM", "POLICY", "STATUS", "CLAIM", "STORAGECLASS", "VOLUMEATTRIBUTESCLASS", "REASON", "AGE"},
+		[]string{pv, "1Gi", "RWO", "Delete", "Bound", ns + "/data", "local-path", "<unset>", age})
+	out = k.ok(t, "get", "pv", pv, "-o", "jsonpath={.spec.hostPath.path} {.spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0].values[0]} {.metadata.annotations.pv\\.kubernetes\\.io/provisioned-by}")
+	wantMatch(t, out, `^\S+/storage/`+pv+`_`+ns+`_data node-1 skiff\.io/local-path$`)
+	out = k.ok(t, "-n", ns, "describe", "pvc", "data")
+	wantContains(t, out, "ExternalProvisioning", "ProvisioningSucceeded", "Successfully provisioned volume "+pv)
+
+	k.ok(t, "-n", ns, "delete", "pod", "web", "--grace-period=0", "--force")
+	k.ok(t, "-n", ns, "delete", "pvc", "data")
+	eventually(t, 30*time.Second, "the volume deleted", func() (bool, string) {
+		_, errOut, err := k.run(t, "get", "pv", pv)
+		return err != nil && strings.Contains(errOut, "NotFound"), errOut
+	})
+}
