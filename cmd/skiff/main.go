@@ -82,6 +82,7 @@ func newUp(logger func() *slog.Logger) *cobra.Command {
 	f.IntVar(&cfg.SecurePort, "secure-port", 6443, "port the API server serves HTTPS on")
 	f.StringVar(&cfg.AdvertiseAddress, "advertise-address", "", "address clients reach the API server at (default: the bind address)")
 	f.StringVar(&cfg.TokenAuthFile, "token-auth-file", "", "static bearer tokens, CSV: token,user,uid[,\"group1,group2\"]")
+	f.BoolVar(&cfg.Profiling, "profiling", true, "Enable profiling via web interface host:port/debug/pprof/")
 	f.IntVar(&cfg.ControllerManagerSecurePort, "controller-manager-secure-port", 0, "serve the controller manager's /healthz and /metrics over HTTPS on 127.0.0.1 at this port (upstream's: 10257); 0 does not serve them")
 	f.StringSliceVar(&cfg.Disable, "disable", nil, "components to leave out, comma separated ("+strings.Join(cluster.Components, ", ")+"), e.g. to run upstream's in their place")
 	return cmd
@@ -110,6 +111,7 @@ func newAPIServer(logger func() *slog.Logger) *cobra.Command {
 	f.StringVar(&cfg.TLSKeyFile, "tls-private-key-file", "", "serving key (PEM)")
 	f.StringVar(&cfg.ClientCAFile, "client-ca-file", "", "CA that signs client certificates")
 	f.StringVar(&cfg.TokenAuthFile, "token-auth-file", "", "static bearer tokens, CSV: token,user,uid[,\"group1,group2\"]")
+	f.BoolVar(&cfg.Profiling, "profiling", true, "Enable profiling via web interface host:port/debug/pprof/")
 	f.StringVar(&cfg.ServiceAccountSigningKeyFile, "service-account-signing-key-file", "", "ECDSA P-256 key (PEM) that signs service account tokens; enables TokenRequest and token authentication")
 	f.StringVar(&cfg.ServiceAccountIssuer, "service-account-issuer", "", "issuer and audience of service account tokens (default https://kubernetes.default.svc.cluster.local)")
 	return cmd

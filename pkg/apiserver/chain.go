@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/http/pprof"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -172,6 +173,8 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		s.serveVersion(w, r)
 	case p == "/metrics":
 		s.metrics.ServeHTTP(w, r)
+	case s.cfg.Profiling && strings.HasPrefix(p, "/debug/pprof/"):
+		servePprof(w, r)
 	case p == "/openapi/v2" || strings.HasPrefix(p, "/openapi/v3"):
 		s.openapi.ServeHTTP(w, r)
 	case p == "/api" || p == "/api/" || p == "/apis" || p == "/apis/":
@@ -205,4 +208,20 @@ func pageNotFound() error {
 // methodNotSupported is the 405 for a verb a resource lacks.
 func methodNotSupported(gr schema.GroupResource, verb string) error {
 	return apierrors.NewMethodNotSupported(gr, verb)
+}
+
+// servePprof serves Go's runtime profiles, as upstream's --profiling.
+func servePprof(w http.ResponseWriter, r *http.Request) {
+	switch strings.TrimPrefix(r.URL.Path, "/debug/pprof/") {
+	case "cmdline":
+		pprof.Cmdline(w, r)
+	case "profile":
+		pprof.Profile(w, r)
+	case "symbol":
+		pprof.Symbol(w, r)
+	case "trace":
+		pprof.Trace(w, r)
+	default:
+		pprof.Index(w, r) // the index and the named profiles (heap, goroutine, ...)
+	}
 }

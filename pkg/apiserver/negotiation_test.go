@@ -8,6 +8,9 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/skiff-sh/skiff/pkg/apiserver"
+	"github.com/skiff-sh/skiff/pkg/testenv"
 )
 
 // A metadata-only watch (client-go's metadata informer, used by upstream's
@@ -117,5 +120,27 @@ func TestInconsistentContinueAfterCompaction(t *testing.T) {
 		if n != 1 {
 			t.Errorf("%s listed %d times", name, n)
 		}
+	}
+}
+
+// With Profiling (upstream's --profiling) Go's profiles are served under
+// /debug/pprof/; without it the path is unknown.
+func TestProfilingEndpoint(t *testing.T) {
+	for _, on := range []bool{true, false} {
+		t.Run(fmt.Sprint("profiling=", on), func(t *testing.T) {
+			c := start(t, testenv.Config{Tweak: func(cfg *apiserver.Config) { cfg.Profiling = on }})
+			code, _, body := c.do(http.MethodGet, "/debug/pprof/", nil, "", "")
+			switch {
+			case on && (code != http.StatusOK || !strings.Contains(string(body), "goroutine")):
+				t.Errorf("index: %d %.200s", code, body)
+			case !on && code != http.StatusNotFound:
+				t.Errorf("without profiling: %d %s", code, body)
+			}
+			if on {
+				if code, _, body := c.do(http.MethodGet, "/debug/pprof/heap?debug=1", nil, "", ""); code != http.StatusOK || !strings.Contains(string(body), "heap profile") {
+					t.Errorf("heap: %d %.200s", code, body)
+				}
+			}
+		})
 	}
 }

@@ -58,6 +58,10 @@ type Config struct {
 	// a random time in [MinRequestTimeout, 2*MinRequestTimeout).
 	RequestTimeout    time.Duration
 	MinRequestTimeout time.Duration
+	// Profiling serves Go's profiles under /debug/pprof/ (upstream's
+	// --profiling, on by default there; the cluster package turns it on),
+	// behind authentication and authorization like every path.
+	Profiling bool
 	// MaxRequestBodyBytes is the body size limit (default 3 MiB).
 	MaxRequestBodyBytes int64
 

@@ -37,6 +37,9 @@ type UpConfig struct {
 	SecurePort       int
 	AdvertiseAddress string
 	TokenAuthFile    string
+	// Profiling serves /debug/pprof/ on the API server (and the controller
+	// manager's secure port), upstream's --profiling.
+	Profiling bool
 	// Disable leaves components out (see Components), so that upstream's
 	// can run against skiff's API server in their place.
 	Disable []string
@@ -198,7 +201,7 @@ func (u *Up) Run(ctx context.Context) error {
 		KV: kv, Definitions: builtin.Definitions(), Listener: ln,
 		SecurePort: cfg.SecurePort, BindAddress: cfg.BindAddress, AdvertiseAddress: cfg.AdvertiseAddress,
 		EndpointAddress: endpointIP, TLS: ServingTLS(serving, nil), Authenticator: authn,
-		ServiceAccountSigner: saKey, ClientCAPEM: ca.CertPEM,
+		ServiceAccountSigner: saKey, ClientCAPEM: ca.CertPEM, Profiling: cfg.Profiling,
 		Clock: cfg.Clock, Logger: cfg.Logger,
 	})
 	if err != nil {
@@ -232,7 +235,7 @@ func (u *Up) Run(ctx context.Context) error {
 			// One skiff up is one process over its own data directory:
 			// there is no second instance to elect against (see doc.go).
 			LeaderElection: controllermanager.LeaderElectionConfig{LeaderElect: false},
-			SecurePort:     cfg.ControllerManagerSecurePort, BindAddress: "127.0.0.1",
+			SecurePort:     cfg.ControllerManagerSecurePort, BindAddress: "127.0.0.1", Profiling: cfg.Profiling,
 			// As kubeadm configures upstream's: reviews through its own kubeconfig.
 			AuthenticationKubeconfig: ControllerManagerKubeconfigPath(cfg.DataDir),
 			AuthorizationKubeconfig:  ControllerManagerKubeconfigPath(cfg.DataDir),
@@ -343,7 +346,9 @@ type APIServerConfig struct {
 	// ServiceAccountIssuer is the tokens' issuer and audience (default
 	// https://kubernetes.default.svc.cluster.local).
 	ServiceAccountIssuer string
-	Logger               *slog.Logger
+	// Profiling serves /debug/pprof/ (upstream's --profiling).
+	Profiling bool
+	Logger    *slog.Logger
 }
 
 // RunAPIServer runs a standalone API server until ctx ends.
@@ -409,7 +414,7 @@ func RunAPIServer(ctx context.Context, cfg APIServerConfig) error {
 			NextProtos: []string{"h2", "http/1.1"}},
 		Authenticator: authn, Logger: cfg.Logger,
 		ServiceAccountSigner: saKey, ServiceAccountIssuer: cfg.ServiceAccountIssuer,
-		ClientCAPEM: clientCA,
+		ClientCAPEM: clientCA, Profiling: cfg.Profiling,
 	})
 	if err != nil {
 		return err
