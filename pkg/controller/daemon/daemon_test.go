@@ -9,6 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
@@ -377,4 +378,41 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// A revision name taken by other data (a hash collision) bumps
+// status.collisionCount; the next sync names the revision with the new
+// count.
+func TestRevisionNameCollision(t *testing.T) {
+	h := newHarness(t, true)
+	h.node("n0", nil)
+	ds := h.create(dsObj("agent"))
+	taken := &appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Name: "agent-" + history.ComputeHash(&ds.Spec.Template, nil),
+		Labels: map[string]string{"app": "agent"}}, Data: runtime.RawExtension{Raw: []byte(`{"spec":{"template":{"$patch":"replace"}}}`)}, Revision: 7}
+	if _, err := h.revs.Create(h.ctx, taken, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.settle()
+	if err := h.ctrl.Sync(h.ctx, "default/agent"); err == nil {
+		t.Fatal("a collision fails the sync (retried)")
+	}
+	got := h.get("agent")
+	if got.Status.CollisionCount == nil || *got.Status.CollisionCount != 1 {
+		t.Fatalf("collisionCount %v", got.Status.CollisionCount)
+	}
+	h.sync("agent")
+	want := "agent-" + history.ComputeHash(&ds.Spec.Template, got.Status.CollisionCount)
+	r, err := h.revs.Get(h.ctx, want, metav1.GetOptions{})
+	if err != nil || r.Revision != 8 {
+		t.Fatalf("revision %s: %v %v", want, r, err)
+	}
+	// The colliding orphan matched the selector: adopted as an old revision.
+	old, _ := h.revs.Get(h.ctx, taken.Name, metav1.GetOptions{})
+	if ref := metav1.GetControllerOf(old); ref == nil || ref.UID != ds.UID {
+		t.Fatalf("orphan revision not adopted: %+v", old.OwnerReferences)
+	}
+	h.expectNodes("n0:1")
+	if p := h.livePods()["n0"][0]; p.Labels[HashLabel] != r.Labels[HashLabel] {
+		t.Fatalf("pod hash %s, revision %s", p.Labels[HashLabel], r.Labels[HashLabel])
+	}
 }

@@ -593,12 +593,10 @@ func (c *Controller) constructHistory(ctx context.Context, ds *appsv1.DaemonSet)
 	var curs []*appsv1.ControllerRevision
 	for _, r := range revs {
 		if _, ok := r.Labels[HashLabel]; !ok {
-			r = r.DeepCopy()
-			if r.Labels == nil {
-				r.Labels = map[string]string{}
-			}
-			r.Labels[HashLabel] = r.Name
-			if r, err = c.revs.Namespace(ds.Namespace).Update(ctx, r, metav1.UpdateOptions{}); err != nil {
+			// Label it with its name (a patch: the cached copy may predate
+			// its adoption a moment ago).
+			patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]string{HashLabel: r.Name}}})
+			if r, err = c.revs.Namespace(ds.Namespace).Patch(ctx, r.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 				return nil, nil, err
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 
@@ -387,5 +388,33 @@ func TestAdoptsOrphanPod(t *testing.T) {
 	h.sync("web")
 	if p := h.pod("web-0"); p.Labels[appsv1.StatefulSetRevisionLabel] != h.get("web").Status.UpdateRevision {
 		t.Fatalf("replacement not at the update revision: %v", p.Labels)
+	}
+}
+
+// A revision name taken by other data (a hash collision): the controller
+// counts the collision and names its revision with the new count, keeping
+// status.collisionCount.
+func TestRevisionNameCollision(t *testing.T) {
+	h := newHarness(t)
+	set := h.create(setObj("web", 1))
+	zero := int32(0)
+	rev, err := NewRevision(set, 1, &zero)
+	if err != nil {
+		t.Fatal(err)
+	}
+	taken := &appsv1.ControllerRevision{ObjectMeta: metav1.ObjectMeta{Name: rev.Name, Labels: map[string]string{"other": "x"}},
+		Data: runtime.RawExtension{Raw: []byte(`{"spec":{"template":{"$patch":"replace"}}}`)}, Revision: 1}
+	if _, err := h.revs.Create(h.ctx, taken, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.sync("web")
+	st := h.get("web").Status
+	one := int32(1)
+	want := history.ControllerRevisionName("web", history.HashControllerRevision(rev, &one))
+	if st.CollisionCount == nil || *st.CollisionCount != 1 || st.UpdateRevision != want || st.UpdateRevision == rev.Name {
+		t.Fatalf("status %+v, want update revision %s", st, want)
+	}
+	if p := h.pod("web-0"); p.Labels[appsv1.StatefulSetRevisionLabel] != want {
+		t.Fatalf("pod revision %v", p.Labels)
 	}
 }
