@@ -7,6 +7,8 @@
 #   test/conformance/run.sh [ginkgo focus regexp]     # default: api-machinery, apps, cli conformance
 #   APISERVER=upstream OUT=/tmp/upstream-conformance test/conformance/run.sh   # the baseline: upstream's
 #                                                      # kube-apiserver 1.34 on etcd in skiff's place
+#   CONTROLLER_MANAGER=skiff test/conformance/run.sh '\[sig-apps\].*\[Conformance\]'   # skiff's own
+#                                                      # controller manager instead of upstream's
 #
 # Results: $OUT (default /tmp/skiff-conformance)/{junit.xml,e2e.log,*.log}.
 # Specs that need real containers (exec, logs, networking, webhooks served
@@ -40,8 +42,11 @@ cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 
 trap cleanup EXIT
 
 DATA=$OUT/data
+CM=${CONTROLLER_MANAGER:-upstream}
+DISABLE=controller-manager,scheduler
+[ "$CM" = skiff ] && DISABLE=scheduler
 "$OUT/skiff" up --storage=memory --data-dir "$DATA" --secure-port "$(port)" \
-  --disable=controller-manager,scheduler >"$OUT/skiff.log" 2>&1 & pids+=($!)
+  --disable=$DISABLE >"$OUT/skiff.log" 2>&1 & pids+=($!)
 KC=$DATA/kubeconfig
 for _ in $(seq 1 120); do
   [ -f "$KC" ] && kubectl --kubeconfig "$KC" get --raw /readyz >/dev/null 2>&1 && break
@@ -73,12 +78,14 @@ kubectl --kubeconfig "$KC" get --raw /readyz >/dev/null || { echo "skiff did not
 
 "$UP/kube-scheduler" --kubeconfig "$KC" --authentication-kubeconfig "$KC" --authorization-kubeconfig "$KC" \
   --leader-elect=false --secure-port "$(port)" --bind-address=127.0.0.1 >"$OUT/kube-scheduler.log" 2>&1 & pids+=($!)
+if [ "$CM" = upstream ]; then
 "$UP/kube-controller-manager" --kubeconfig "$KC" --authentication-kubeconfig "$KC" --authorization-kubeconfig "$KC" \
   --leader-elect=false --secure-port "$(port)" --bind-address=127.0.0.1 --controllers='*' \
   --root-ca-file "$DATA/pki/ca.crt" --service-account-private-key-file "$DATA/pki/sa.key" \
   --use-service-account-credentials=false \
   --cluster-signing-cert-file "$DATA/pki/ca.crt" --cluster-signing-key-file "$DATA/pki/ca.key" \
   >"$OUT/kube-controller-manager.log" 2>&1 & pids+=($!)
+fi
 STAGES=$(go env GOMODCACHE)/sigs.k8s.io/kwok@${KWOK_VERSION:-v0.8.0}/kustomize/stage
 "$UP/kwok" --kubeconfig "$KC" --manage-all-nodes=false \
   --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
