@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/skiff-sh/skiff/pkg/client"
 	"github.com/skiff-sh/skiff/pkg/client/informers"
 	"github.com/skiff-sh/skiff/pkg/client/record"
@@ -42,6 +44,9 @@ type ControllerContext struct {
 	// MetricsProvider is to be passed, with Name (or the controller's
 	// upstream queue name), to the controller's workqueues.
 	MetricsProvider workqueue.MetricsProvider
+	// Registry takes a controller's own metrics (upstream's
+	// job_controller_*, ...), served on /metrics.
+	Registry prometheus.Registerer
 	// Workers is the controller's --concurrent-*-syncs value.
 	Workers int
 	Clock   clock.Clock

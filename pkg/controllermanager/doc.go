@@ -42,7 +42,8 @@
 // after every Init), Recorder (source component = the canonical name),
 // Clock, Logger, Workers (the entry's --concurrent-*-syncs, added to
 // `skiff controller-manager` from the table), MetricsProvider (pass it
-// with the queue's upstream name to the workqueue config) — and returns
+// with the queue's upstream name to the workqueue config), Registry (for
+// the controller's own metrics, upstream's names) — and returns
 // the controller (or nil, nil to stay off, logged). Manager-wide knobs a
 // controller needs (RootCAFile) are fields of Config, read through
 // cc.Config. Tests get the whole manager with

@@ -297,7 +297,7 @@ func (m *Manager) runControllers(ctx context.Context, broadcaster record.EventBr
 		cc := ControllerContext{
 			Name: name, Client: cl, ClientConfig: ccfg, Informers: factory,
 			Recorder:    broadcaster.NewRecorder(corev1.EventSource{Component: name}),
-			Broadcaster: broadcaster, MetricsProvider: m.metrics, Workers: m.cfg.workers(d),
+			Broadcaster: broadcaster, MetricsProvider: m.metrics, Registry: m.registry, Workers: m.cfg.workers(d),
 			Clock: m.cfg.Clock, Logger: m.cfg.Logger.With("controller", name), Config: &m.cfg,
 		}
 		c, err := d.Init(cc)

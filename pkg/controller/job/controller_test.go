@@ -13,6 +13,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/skiff-sh/skiff/pkg/client/cache"
 )
 
@@ -78,6 +81,33 @@ func TestParallelismAndCompletions(t *testing.T) {
 	}
 	if got.Status.CompletionTime == nil || !h.ev.has("Normal Completed Job completed") {
 		t.Fatalf("completionTime %v events %v", got.Status.CompletionTime, h.ev.list)
+	}
+	// upstream's metrics
+	for _, m := range []struct {
+		c    prometheus.Collector
+		want float64
+	}{
+		{h.ctrl.metrics.jobsFinished.WithLabelValues("NonIndexed", "succeeded", ""), 1},
+		{h.ctrl.metrics.podsFinished.WithLabelValues("NonIndexed", "succeeded"), 3},
+		{h.ctrl.metrics.podsCreation.WithLabelValues("new", "succeeded"), 3},
+		{h.ctrl.metrics.syncs.WithLabelValues("NonIndexed", "success", "pods_created"), 2},
+	} {
+		if got := counterValue(t, m.c); got != m.want {
+			t.Errorf("%s = %v, want %v", m.c.(prometheus.Metric).Desc(), got, m.want)
+		}
+	}
+	families, err := h.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, f := range families {
+		names[f.GetName()] = true
+	}
+	for _, n := range []string{"job_controller_job_sync_duration_seconds", "job_controller_terminated_pods_tracking_finalizer_total", "job_controller_jobs_finished_total"} {
+		if !names[n] {
+			t.Errorf("%s not gathered (%v)", n, names)
+		}
 	}
 	// A finished Job is left alone.
 	h.sync("pi")
@@ -213,6 +243,12 @@ func TestBackoffLimitAndBackoffDelay(t *testing.T) {
 	if !h.ev.has("Warning BackoffLimitExceeded Job has reached the specified backoff limit") {
 		t.Fatalf("events %v", h.ev.list)
 	}
+	if got := counterValue(t, h.ctrl.metrics.podsCreation.WithLabelValues("recreate_terminating_or_failed", "succeeded")); got != 2 {
+		t.Errorf("recreated pods %v", got)
+	}
+	if got := counterValue(t, h.ctrl.metrics.jobsFinished.WithLabelValues("NonIndexed", "failed", "BackoffLimitExceeded")); got != 1 {
+		t.Errorf("failed jobs %v", got)
+	}
 }
 
 func TestBackoffRemaining(t *testing.T) {
@@ -318,6 +354,11 @@ func TestPodFailurePolicy(t *testing.T) {
 	want := fmt.Sprintf("Container c for pod default/%s failed with exit code 42 matching FailJob rule at index 0", act[0].Name)
 	if condition(got, batchv1.JobFailureTarget) == nil || failed == nil || failed.Reason != batchv1.JobReasonPodFailurePolicy || failed.Message != want || got.Status.Failed != 1 {
 		t.Fatalf("status %+v %v (%v)", got.Status, conditionTypes(got), failed)
+	}
+	for action, want := range map[string]float64{"Ignore": 1, "FailJob": 1} {
+		if got := counterValue(t, h.ctrl.metrics.failuresByPolicy.WithLabelValues(action)); got != want {
+			t.Errorf("failures handled by %s: %v", action, got)
+		}
 	}
 }
 
@@ -718,4 +759,15 @@ func TestRunCompletesJob(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+}
+
+func counterValue(t *testing.T, c prometheus.Collector) float64 {
+	t.Helper()
+	ch := make(chan prometheus.Metric, 1)
+	c.Collect(ch)
+	var m dto.Metric
+	if err := (<-ch).Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetCounter().GetValue()
 }

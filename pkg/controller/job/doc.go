@@ -39,6 +39,13 @@
 //   - Jobs whose spec.managedBy is not kubernetes.io/job-controller are
 //     left alone.
 //
+// Metrics (Config.Registry): upstream's job_controller_* set —
+// job_sync_duration_seconds, job_syncs_total, jobs_finished_total,
+// job_pods_finished_total, job_finished_indexes_total,
+// job_pods_creation_total, pod_failures_handled_by_failure_policy_total,
+// terminated_pods_tracking_finalizer_total,
+// jobs_by_external_controller_total — with upstream's labels.
+//
 // Sync(ctx, key) is the whole decision for one Job over the informer
 // caches and the clock; tests call it directly.
 //

@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/skiff-sh/skiff/pkg/client"
 	"github.com/skiff-sh/skiff/pkg/client/cache"
 	"github.com/skiff-sh/skiff/pkg/client/informers"
@@ -76,6 +78,7 @@ type harness struct {
 	// at real now.
 	start time.Time
 	ev    *events
+	reg   *prometheus.Registry
 	ctrl  *Controller
 	jobs  *client.Typed[*batchv1.Job, *batchv1.JobList]
 	pods  *client.Typed[*corev1.Pod, *corev1.PodList]
@@ -97,12 +100,12 @@ func newHarness(t *testing.T, start bool) *harness {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	h := &harness{t: t, ctx: ctx, cancelRun: cancel, c: c, f: informers.NewSharedInformerFactory(c, 0), ev: &events{},
+	h := &harness{t: t, ctx: ctx, cancelRun: cancel, c: c, f: informers.NewSharedInformerFactory(c, 0), ev: &events{}, reg: prometheus.NewRegistry(),
 		jobs: client.For[*batchv1.Job, *batchv1.JobList](c).Namespace("default"),
 		pods: client.For[*corev1.Pod, *corev1.PodList](c).Namespace("default")}
 	h.start = time.Now().Truncate(time.Second)
 	h.clock = clock.NewFake(h.start)
-	h.ctrl, err = New(Config{Client: c, Informers: h.f, Clock: h.clock, Recorder: h.ev})
+	h.ctrl, err = New(Config{Client: c, Informers: h.f, Clock: h.clock, Recorder: h.ev, Registry: h.reg})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/skiff-sh/skiff/pkg/client"
 	"github.com/skiff-sh/skiff/pkg/client/cache"
 	"github.com/skiff-sh/skiff/pkg/client/controllerref"
@@ -61,6 +63,9 @@ type Config struct {
 	// MetricsProvider, if set, gets the workqueues' metrics ("job",
 	// "job_orphan_pod").
 	MetricsProvider workqueue.MetricsProvider
+	// Registry, if set, gets the job_controller_* metrics (upstream's
+	// names); vectors already registered there are shared.
+	Registry prometheus.Registerer
 	// SyncBatchPeriod delays syncs caused by pod events and status
 	// updates so that bursts coalesce (default 1s, upstream's); negative:
 	// no delay.
@@ -81,6 +86,7 @@ type Controller struct {
 	Expectations *expectations.Expectations
 	finalizers   *finalizerExpectations
 	backoff      *backoffStore
+	metrics      *metrics
 	log          *slog.Logger
 }
 
@@ -111,7 +117,12 @@ func New(cfg Config) (*Controller, error) {
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Second, time.Minute),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: name, MetricsProvider: cfg.MetricsProvider, Clock: cfg.Clock})
 	}
+	m, err := newMetrics(cfg.Registry)
+	if err != nil {
+		return nil, err
+	}
 	c := &Controller{
+		metrics:      m,
 		cfg:          cfg,
 		jobs:         client.For[*batchv1.Job, *batchv1.JobList](cfg.Client),
 		pods:         client.For[*corev1.Pod, *corev1.PodList](cfg.Client),
@@ -128,7 +139,12 @@ func New(cfg Config) (*Controller, error) {
 		return nil, err
 	}
 	if _, err := c.jobIn.AddEventHandler(cache.TypedResourceEventHandlerFuncs[*batchv1.Job]{
-		AddFunc:    func(j *batchv1.Job, _ bool) { c.enqueue(j, 0) },
+		AddFunc: func(j *batchv1.Job, _ bool) {
+			c.enqueue(j, 0)
+			if managedByOther(j) {
+				c.metrics.byExternalController.WithLabelValues(*j.Spec.ManagedBy).Inc()
+			}
+		},
 		UpdateFunc: c.updateJob,
 		DeleteFunc: func(d cache.DeletedObject[*batchv1.Job]) {
 			if d.Obj != nil {
@@ -234,6 +250,7 @@ func (c *Controller) podJobs(p *corev1.Pod) []*batchv1.Job {
 }
 
 func (c *Controller) addPod(p *corev1.Pod) {
+	c.metrics.observePodTransition(nil, p)
 	if p.DeletionTimestamp != nil {
 		c.deletePod(p, false)
 		return
@@ -256,6 +273,7 @@ func (c *Controller) addPod(p *corev1.Pod) {
 }
 
 func (c *Controller) updatePod(old, cur *corev1.Pod) {
+	c.metrics.observePodTransition(old, cur)
 	if cur.ResourceVersion == old.ResourceVersion {
 		return
 	}
@@ -298,6 +316,9 @@ func (c *Controller) updatePod(old, cur *corev1.Pod) {
 // deletePod handles a pod deletion (final) or a pod that got a deletion
 // timestamp.
 func (c *Controller) deletePod(p *corev1.Pod, final bool) {
+	if final {
+		c.metrics.observePodTransition(p, nil)
+	}
 	ref := metav1.GetControllerOfNoCopy(p)
 	if ref == nil {
 		if hasFinalizer(p) {

@@ -46,7 +46,7 @@ type syncCtx struct {
 // Job failed (pod failure policy, backoffLimit, activeDeadlineSeconds,
 // failed indexes) or succeeded (completions, success policy), create or
 // delete pods when expectations allow, and write status.
-func (c *Controller) Sync(ctx context.Context, key string) error {
+func (c *Controller) Sync(ctx context.Context, key string) (rerr error) {
 	ns, name, err := cache.SplitMetaNamespaceKey(key)
 	if err != nil {
 		return err
@@ -76,6 +76,16 @@ func (c *Controller) Sync(ctx context.Context, key string) error {
 	if job.Spec.Parallelism == nil || job.Spec.BackoffLimit == nil {
 		return nil // not defaulted: not served by an API server we know
 	}
+	start, action := c.cfg.Clock.Now(), actionReconciling
+	defer func() {
+		result := "success"
+		if rerr != nil {
+			result = "error"
+		}
+		mode := completionModeLabel(job)
+		c.metrics.syncDuration.WithLabelValues(mode, result, action).Observe(c.cfg.Clock.Since(start).Seconds())
+		c.metrics.syncs.WithLabelValues(mode, result, action).Inc()
+	}()
 	if job.Status.UncountedTerminatedPods == nil {
 		job.Status.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{}
 	}
@@ -163,7 +173,7 @@ func (c *Controller) Sync(ctx context.Context, key string) error {
 	} else {
 		manageCalled := false
 		if satisfied && job.DeletionTimestamp == nil {
-			active, manageErr = c.manageJob(ctx, job, sc)
+			active, action, manageErr = c.manageJob(ctx, job, sc)
 			manageCalled = true
 		}
 		var complete bool
@@ -261,7 +271,7 @@ func (c *Controller) podsForJob(ctx context.Context, job *batchv1.Job) ([]*corev
 
 // manageJob creates or deletes pods towards the wanted number of active
 // pods; it returns the new active count.
-func (c *Controller) manageJob(ctx context.Context, job *batchv1.Job, sc *syncCtx) (int32, error) {
+func (c *Controller) manageJob(ctx context.Context, job *batchv1.Job, sc *syncCtx) (int32, string, error) {
 	key := keyOf(job)
 	active := int32(len(sc.activePods))
 	if suspended(job) {
@@ -269,7 +279,7 @@ func (c *Controller) manageJob(ctx context.Context, job *batchv1.Job, sc *syncCt
 		ready, removed, err := c.deleteJobPods(ctx, job, key, victims)
 		sc.terminating += removed
 		sc.ready -= ready
-		return active - removed, err
+		return active - removed, actionPodsDeleted, err
 	}
 	parallelism := *job.Spec.Parallelism
 	var want int32
@@ -292,7 +302,7 @@ func (c *Controller) manageJob(ctx context.Context, job *batchv1.Job, sc *syncCt
 		ready, removed, err := c.deleteJobPods(ctx, job, key, victims)
 		sc.terminating += removed
 		sc.ready -= ready
-		return active - removed, err
+		return active - removed, actionPodsDeleted, err
 	}
 	var terminating int32
 	if onlyReplaceFailedPods(job) {
@@ -300,12 +310,12 @@ func (c *Controller) manageJob(ctx context.Context, job *batchv1.Job, sc *syncCt
 	}
 	diff := want - terminating - active
 	if diff <= 0 {
-		return active, nil
+		return active, actionTracking, nil
 	}
 	if job.Spec.BackoffLimitPerIndex == nil {
 		if left := sc.newBackoff.remaining(c.cfg.Clock); left > 0 {
 			c.enqueue(job, max(left, c.cfg.SyncBatchPeriod))
-			return active, nil
+			return active, actionPodsCreated, nil
 		}
 	}
 	diff = min(diff, MaxPodCreateDeletePerSync)
@@ -317,12 +327,12 @@ func (c *Controller) manageJob(ctx context.Context, job *batchv1.Job, sc *syncCt
 			indexes, left = c.indexesReadyForCreation(indexes, sc.delayedPerIndex)
 			if left > 0 {
 				c.enqueue(job, max(left, c.cfg.SyncBatchPeriod))
-				return active, nil
+				return active, actionPodsCreated, nil
 			}
 		}
 		diff = int32(len(indexes))
 		if diff == 0 {
-			return active, nil
+			return active, actionPodsCreated, nil
 		}
 	}
 	c.Expectations.ExpectCreations(key, int(diff))
@@ -357,7 +367,14 @@ func (c *Controller) manageJob(ctx context.Context, job *batchv1.Job, sc *syncCt
 	for range int(diff) - int(attempted.Load()) {
 		c.Expectations.CreationObserved(key)
 	}
-	return active + created.Load(), err
+	reason := podCreationReason(job, sc)
+	if n := created.Load(); n > 0 {
+		c.metrics.podsCreation.WithLabelValues(reason, resultSucceeded).Add(float64(n))
+	}
+	if n := attempted.Load() - created.Load(); n > 0 {
+		c.metrics.podsCreation.WithLabelValues(reason, resultFailed).Add(float64(n))
+	}
+	return active + created.Load(), actionPodsCreated, err
 }
 
 func (c *Controller) createPod(ctx context.Context, job *batchv1.Job, template *corev1.PodTemplateSpec, ref *metav1.OwnerReference, ix int, sc *syncCtx) error {
@@ -524,6 +541,8 @@ func (c *Controller) trackStatusAndRemoveFinalizers(ctx context.Context, sc *syn
 		needsFlush = true
 	}
 	uncounted := job.Status.UncountedTerminatedPods
+	oldCounters := *job.Status.DeepCopy()
+	byPolicyAction := map[batchv1.PodFailurePolicyAction]int{}
 	var toRemove []*corev1.Pod
 	var newSucceededIndexes []int
 	reachedMax := false
@@ -550,7 +569,11 @@ func (c *Controller) trackStatusAndRemoveFinalizers(ctx context.Context, sc *syn
 		case failed || (sc.finishedCondition != nil && sc.finishedCondition.Type != batchv1.JobSuccessCriteriaMet):
 			// Once the Job is finishing, every unfinished pod fails.
 			if !sc.uncountedFailed.Has(p.UID) && (!indexed || validIndex(job, p)) {
-				if _, count, _ := matchPodFailurePolicy(job.Spec.PodFailurePolicy, p); count {
+				_, count, action := matchPodFailurePolicy(job.Spec.PodFailurePolicy, p)
+				if action != nil {
+					byPolicyAction[*action]++
+				}
+				if count {
 					needsFlush = true
 					uncounted.Failed = append(uncounted.Failed, p.UID)
 				}
@@ -592,7 +615,10 @@ func (c *Controller) trackStatusAndRemoveFinalizers(ctx context.Context, sc *syn
 		}
 		sc.finishedCondition = newCondition(batchv1.JobComplete, fc.Reason, fc.Message, now)
 	}
-	needsFlush, err := c.flushAndRemoveFinalizers(ctx, sc, toRemove, withFinalizer, needsFlush)
+	needsFlush, err := c.flushAndRemoveFinalizers(ctx, sc, toRemove, withFinalizer, needsFlush, &oldCounters)
+	for a, n := range byPolicyAction {
+		c.metrics.failuresByPolicy.WithLabelValues(string(a)).Add(float64(n))
+	}
 	if err != nil {
 		return err
 	}
@@ -609,17 +635,19 @@ func (c *Controller) trackStatusAndRemoveFinalizers(ctx context.Context, sc *syn
 		if finished {
 			c.recordFinished(sc.job, sc.finishedCondition)
 		}
+		c.metrics.observePodsFinished(sc.job, &oldCounters)
 	}
 	return nil
 }
 
-func (c *Controller) flushAndRemoveFinalizers(ctx context.Context, sc *syncCtx, toRemove []*corev1.Pod, withFinalizer sets.Set[types.UID], needsFlush bool) (bool, error) {
+func (c *Controller) flushAndRemoveFinalizers(ctx context.Context, sc *syncCtx, toRemove []*corev1.Pod, withFinalizer sets.Set[types.UID], needsFlush bool, oldCounters *batchv1.JobStatus) (bool, error) {
 	if needsFlush {
 		updated, err := c.updateStatus(ctx, sc.job)
 		if err != nil {
 			return needsFlush, fmt.Errorf("adding uncounted pods to status: %w", err)
 		}
 		sc.job = updated
+		c.metrics.observePodsFinished(sc.job, oldCounters)
 		c.backoff.update(sc.newBackoff)
 		needsFlush = false
 	}
@@ -645,6 +673,7 @@ func (c *Controller) flushAndRemoveFinalizers(ctx context.Context, sc *syncCtx, 
 			return needsFlush, fmt.Errorf("removing uncounted pods from status: %w", err)
 		}
 		sc.job = updated
+		c.metrics.observePodsFinished(sc.job, oldCounters)
 	}
 	return needsFlush, rmErr
 }
@@ -722,13 +751,16 @@ func (c *Controller) enactFinished(sc *syncCtx) bool {
 }
 
 func (c *Controller) recordFinished(job *batchv1.Job, fc *batchv1.JobCondition) {
+	mode := completionModeLabel(job)
 	if fc.Type == batchv1.JobComplete {
+		c.metrics.jobsFinished.WithLabelValues(mode, resultSucceeded, "").Inc()
 		if job.Spec.Completions != nil && job.Status.Succeeded > *job.Spec.Completions {
 			c.cfg.Recorder.Event(job, corev1.EventTypeWarning, "TooManySucceededPods", "Too many succeeded pods running after completion count reached")
 		}
 		c.cfg.Recorder.Event(job, corev1.EventTypeNormal, "Completed", "Job completed")
 		return
 	}
+	c.metrics.jobsFinished.WithLabelValues(mode, resultFailed, fc.Reason).Inc()
 	c.cfg.Recorder.Event(job, corev1.EventTypeWarning, fc.Reason, fc.Message)
 }
 
