@@ -20,4 +20,10 @@ func addMiscControllerFlags(f *pflag.FlagSet, cfg *controllermanager.Config) {
 	f.StringVar(&s.KubeAPIServerClientKeyFile, "cluster-signing-kube-apiserver-client-key-file", "", "Filename containing a PEM-encoded RSA or ECDSA private key used to sign certificates for the kubernetes.io/kube-apiserver-client signer.  If specified, --cluster-signing-{cert,key}-file must not be set.")
 	f.DurationVar(&s.Duration, "cluster-signing-duration", controllermanager.DefaultClusterSigningDuration, "The max length of duration signed certificates will be given.  Individual CSRs may request shorter certs by setting spec.expirationSeconds.")
 	f.DurationVar(&cfg.ResourceQuotaSyncPeriod, "resource-quota-sync-period", controllermanager.DefaultResourceQuotaSyncPeriod, "The period for syncing quota usage status in the system")
+	h := &cfg.HorizontalPodAutoscaler
+	f.DurationVar(&h.SyncPeriod, "horizontal-pod-autoscaler-sync-period", controllermanager.DefaultHPASyncPeriod, "The period for syncing the number of pods in horizontal pod autoscaler.")
+	f.DurationVar(&h.DownscaleStabilization, "horizontal-pod-autoscaler-downscale-stabilization", controllermanager.DefaultHPADownscaleStabilization, "The period for which autoscaler will look backwards and not scale down below any recommendation it made during that period.")
+	f.Float64Var(&h.Tolerance, "horizontal-pod-autoscaler-tolerance", controllermanager.DefaultHPATolerance, "The minimum change (from 1.0) in the desired-to-actual metrics ratio for the horizontal pod autoscaler to consider scaling.")
+	f.DurationVar(&h.CPUInitializationPeriod, "horizontal-pod-autoscaler-cpu-initialization-period", controllermanager.DefaultHPACPUInitializationPeriod, "The period after pod start when CPU samples might be skipped.")
+	f.DurationVar(&h.InitialReadinessDelay, "horizontal-pod-autoscaler-initial-readiness-delay", controllermanager.DefaultHPAInitialReadinessDelay, "The period after pod start during which readiness changes will be treated as initial readiness.")
 }

@@ -80,6 +80,8 @@ type Config struct {
 	CSRSigning CSRSigningConfig
 	// ResourceQuotaSyncPeriod is --resource-quota-sync-period (0: 5m).
 	ResourceQuotaSyncPeriod time.Duration
+	// HorizontalPodAutoscaler is the --horizontal-pod-autoscaler-* flags.
+	HorizontalPodAutoscaler HPAConfig
 
 	// Network is the endpointslice controllers' knobs (see network.go).
 	Network NetworkConfig

@@ -94,7 +94,7 @@ func Controllers() []Descriptor {
 		{Name: "job-controller", Aliases: []string{"job"}, WorkersFlag: "concurrent-job-syncs", DefaultWorkers: 5, Init: startJobController},
 		{Name: "deployment-controller", Aliases: []string{"deployment"}, WorkersFlag: "concurrent-deployment-syncs", DefaultWorkers: 5, Init: startDeploymentController},
 		{Name: "replicaset-controller", Aliases: []string{"replicaset"}, WorkersFlag: "concurrent-replicaset-syncs", DefaultWorkers: 5, Init: startReplicaSetController},
-		{Name: "horizontal-pod-autoscaler-controller", Aliases: []string{"horizontalpodautoscaling"}, WorkersFlag: "concurrent-horizontal-pod-autoscaler-syncs", DefaultWorkers: 5},
+		{Name: "horizontal-pod-autoscaler-controller", Aliases: []string{"horizontalpodautoscaling"}, WorkersFlag: "concurrent-horizontal-pod-autoscaler-syncs", DefaultWorkers: 5, Init: startHPAController},
 		{Name: "disruption-controller", Aliases: []string{"disruption"}},
 		{Name: "statefulset-controller", Aliases: []string{"statefulset"}, WorkersFlag: "concurrent-statefulset-syncs", DefaultWorkers: 5, Init: startStatefulSetController},
 		{Name: "cronjob-controller", Aliases: []string{"cronjob"}, WorkersFlag: "concurrent-cron-job-syncs", DefaultWorkers: 5, Init: startCronJobController},

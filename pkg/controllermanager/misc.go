@@ -11,6 +11,7 @@ import (
 	"github.com/skiff-sh/skiff/pkg/controller/certificates/cleaner"
 	"github.com/skiff-sh/skiff/pkg/controller/certificates/signer"
 	"github.com/skiff-sh/skiff/pkg/controller/clusterroleaggregation"
+	"github.com/skiff-sh/skiff/pkg/controller/podautoscaler"
 	"github.com/skiff-sh/skiff/pkg/controller/resourcequota"
 )
 
@@ -112,5 +113,34 @@ func startResourceQuotaController(cc ControllerContext) (Controller, error) {
 		Client: cc.Client, Informers: cc.Informers, Recorder: cc.Recorder, Clock: cc.Clock,
 		Workers: cc.Workers, Logger: cc.Logger, MetricsProvider: cc.MetricsProvider,
 		ResyncPeriod: cc.Config.ResourceQuotaSyncPeriod,
+	})
+}
+
+// HPAConfig is upstream's --horizontal-pod-autoscaler-* flags (zero
+// values: upstream's defaults).
+type HPAConfig struct {
+	SyncPeriod              time.Duration // 15s
+	DownscaleStabilization  time.Duration // 5m
+	Tolerance               float64       // 0.1
+	CPUInitializationPeriod time.Duration // 5m
+	InitialReadinessDelay   time.Duration // 30s
+}
+
+// Upstream's HPA defaults, for the flags.
+const (
+	DefaultHPASyncPeriod              = podautoscaler.DefaultSyncPeriod
+	DefaultHPADownscaleStabilization  = podautoscaler.DefaultDownscaleStabilizationWindow
+	DefaultHPATolerance               = podautoscaler.DefaultTolerance
+	DefaultHPACPUInitializationPeriod = podautoscaler.DefaultCPUInitializationPeriod
+	DefaultHPAInitialReadinessDelay   = podautoscaler.DefaultDelayOfInitialReadinessStatus
+)
+
+func startHPAController(cc ControllerContext) (Controller, error) {
+	h := cc.Config.HorizontalPodAutoscaler
+	return podautoscaler.New(podautoscaler.Config{
+		Client: cc.Client, Informers: cc.Informers, Recorder: cc.Recorder, Clock: cc.Clock,
+		Workers: cc.Workers, Logger: cc.Logger, MetricsProvider: cc.MetricsProvider,
+		SyncPeriod: h.SyncPeriod, DownscaleStabilizationWindow: h.DownscaleStabilization, Tolerance: h.Tolerance,
+		CPUInitializationPeriod: h.CPUInitializationPeriod, DelayOfInitialReadinessStatus: h.InitialReadinessDelay,
 	})
 }
