@@ -3,10 +3,13 @@ package controllermanager
 import (
 	"github.com/skiff-sh/skiff/pkg/controller/volume/localpath"
 	"github.com/skiff-sh/skiff/pkg/controller/volume/persistentvolume"
+	"github.com/skiff-sh/skiff/pkg/controller/volume/pvcprotection"
+	"github.com/skiff-sh/skiff/pkg/controller/volume/pvprotection"
 )
 
-// The InitFuncs of the storage controllers: the PersistentVolume binder
-// and skiff's local-path provisioner.
+// The InitFuncs of the storage controllers: the PersistentVolume binder,
+// the PVC and PV protection controllers and skiff's local-path
+// provisioner.
 
 // LocalPathConfig configures the skiff-local-path-provisioner controller
 // (see pkg/controller/volume/localpath): the provisioner of the default
@@ -36,5 +39,19 @@ func startLocalPathProvisioner(cc ControllerContext) (Controller, error) {
 		Client: cc.Client, Informers: cc.Informers, Recorder: cc.Recorder, Clock: cc.Clock,
 		Workers: cc.Workers, Logger: cc.Logger, MetricsProvider: cc.MetricsProvider,
 		StorageDir: cc.Config.LocalPath.StorageDir, ManageDirectories: cc.Config.LocalPath.ManageDirectories,
+	})
+}
+
+func startPVCProtectionController(cc ControllerContext) (Controller, error) {
+	return pvcprotection.New(pvcprotection.Config{
+		Client: cc.Client, Informers: cc.Informers, Recorder: cc.Recorder, Clock: cc.Clock,
+		Workers: cc.Workers, Logger: cc.Logger, MetricsProvider: cc.MetricsProvider,
+	})
+}
+
+func startPVProtectionController(cc ControllerContext) (Controller, error) {
+	return pvprotection.New(pvprotection.Config{
+		Client: cc.Client, Informers: cc.Informers, Recorder: cc.Recorder, Clock: cc.Clock,
+		Workers: cc.Workers, Logger: cc.Logger, MetricsProvider: cc.MetricsProvider,
 	})
 }

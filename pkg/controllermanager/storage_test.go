@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/skiff-sh/skiff/pkg/client"
 	"github.com/skiff-sh/skiff/pkg/controllermanager"
@@ -22,12 +24,12 @@ import (
 // gets it (DefaultStorageClass admission) and waits for its first
 // consumer; a pod on a node makes the provisioner create a hostPath
 // volume (and its directory) there, which the binder binds; deleting the
-// claim releases the volume, which the provisioner deletes with its
-// directory.
+// claim (once its pod is gone: pvc-protection) releases the volume, which
+// the provisioner deletes with its directory (pv-protection lets it go).
 func TestLocalPathProvisioningWithBinder(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "storage")
 	env := testenv.StartT(t, testenv.Config{ControllerManager: controllermanager.InProcess(controllermanager.Config{
-		Controllers: []string{"persistentvolume-binder-controller", "skiff-local-path-provisioner"},
+		Controllers: []string{"persistentvolume-binder-controller", "skiff-local-path-provisioner", "pvc-protection", "pv-protection"},
 		LocalPath:   controllermanager.LocalPathConfig{StorageDir: dir, ManageDirectories: true},
 	})})
 	c := mustClient(t, env)
@@ -101,7 +103,24 @@ func TestLocalPathProvisioningWithBinder(t *testing.T) {
 		eventually(t, reason+" event", hasEvent(reason))
 	}
 
+	eventually(t, "protection finalizers", func() bool {
+		got, err1 := pvcs.Get(ctx, "data", metav1.GetOptions{})
+		pv, err2 := pvs.Get(ctx, pvName, metav1.GetOptions{})
+		return err1 == nil && err2 == nil && slices.Contains(got.Finalizers, "kubernetes.io/pvc-protection") &&
+			slices.Contains(pv.Finalizers, "kubernetes.io/pv-protection")
+	})
 	if err := pvcs.Delete(ctx, "data", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The pod (on its node, Pending: no kubelet) still uses the claim.
+	eventually(t, "claim Terminating", func() bool {
+		got, err := pvcs.Get(ctx, "data", metav1.GetOptions{})
+		return err == nil && got.DeletionTimestamp != nil
+	})
+	if pv, err := pvs.Get(ctx, pvName, metav1.GetOptions{}); err != nil || pv.Status.Phase != corev1.VolumeBound {
+		t.Fatalf("volume of a claim still in use: %v %v", err, pv)
+	}
+	if err := client.For[*corev1.Pod, *corev1.PodList](c).Namespace("default").Delete(ctx, "web", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "the released volume deleted", func() bool {
