@@ -17,12 +17,17 @@ func newControllerManager(logger func() *slog.Logger) *cobra.Command {
 	cfg := controllermanager.DefaultConfig()
 	table := controllermanager.Controllers()
 	workers := map[string]*int{}
+	var terminatedPodGCThreshold int
 	cmd := &cobra.Command{
 		Use:   "controller-manager",
 		Short: "Run the controller manager (skiff's kube-controller-manager) against an API server",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Logger = logger()
+			cfg.TerminatedPodGCThreshold = terminatedPodGCThreshold
+			if terminatedPodGCThreshold <= 0 {
+				cfg.TerminatedPodGCThreshold = -1 // off
+			}
 			cfg.ConcurrentSyncs = map[string]int{}
 			for name, n := range workers {
 				if f := cmd.Flags().Lookup(flagOf(table, name)); f != nil && f.Changed {
@@ -84,6 +89,7 @@ func newControllerManager(logger func() *slog.Logger) *cobra.Command {
 	f.DurationVar(&cfg.MinResyncPeriod, "min-resync-period", cfg.MinResyncPeriod, "The resync period in reflectors will be random between MinResyncPeriod and 2*MinResyncPeriod")
 	addMiscControllerFlags(f, &cfg)
 	addNetworkControllerFlags(f, &cfg)
+	f.IntVar(&terminatedPodGCThreshold, "terminated-pod-gc-threshold", 12500, "Number of terminated pods that can exist before the terminated pod garbage collector starts deleting terminated pods. If <= 0, the terminated pod garbage collector is disabled.")
 	f.StringVar(&cfg.RootCAFile, "root-ca-file", "", "If set, this root certificate authority will be included in service account's token secret and the kube-root-ca.crt ConfigMap (default: the kubeconfig's CA)")
 	f.StringVar(&cfg.LocalPath.StorageDir, "local-path-storage-dir", "", "skiff-local-path-provisioner: the directory holding the volumes on the nodes (default /var/lib/skiff/storage)")
 	f.BoolVar(&cfg.LocalPath.ManageDirectories, "local-path-manage-directories", false, "skiff-local-path-provisioner: the nodes' file system is this host's: create volume directories when provisioning and remove them when deleting")

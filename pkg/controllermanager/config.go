@@ -76,6 +76,12 @@ type Config struct {
 	// kubeconfig's certificate-authority) is published, as upstream.
 	RootCAFile string
 
+	// TerminatedPodGCThreshold is upstream's --terminated-pod-gc-threshold:
+	// how many terminated pods the pod garbage collector keeps. 0 means
+	// upstream's default (12500); negative turns that collection off (the
+	// flag's 0 or less, as upstream).
+	TerminatedPodGCThreshold int
+
 	// CSRSigning is the CSR signing controller's CA files (see misc.go).
 	CSRSigning CSRSigningConfig
 	// ResourceQuotaSyncPeriod is --resource-quota-sync-period (0: 5m).

@@ -85,7 +85,7 @@ func Controllers() []Descriptor {
 		{Name: "endpointslice-controller", Aliases: []string{"endpointslice"}, WorkersFlag: "concurrent-service-endpoint-syncs", DefaultWorkers: 5, Init: startEndpointSliceController},
 		{Name: "endpointslice-mirroring-controller", Aliases: []string{"endpointslicemirroring"}, WorkersFlag: "mirroring-concurrent-service-endpoint-syncs", DefaultWorkers: 5, Init: startEndpointSliceMirroringController},
 		{Name: "replicationcontroller-controller", Aliases: []string{"replicationcontroller"}, WorkersFlag: "concurrent-rc-syncs", DefaultWorkers: 5, Init: startReplicationController},
-		{Name: "pod-garbage-collector-controller", Aliases: []string{"podgc"}},
+		{Name: "pod-garbage-collector-controller", Aliases: []string{"podgc"}, Init: startPodGC},
 		{Name: "resourcequota-controller", Aliases: []string{"resourcequota"}, WorkersFlag: "concurrent-resource-quota-syncs", DefaultWorkers: 5, Init: startResourceQuotaController},
 		{Name: "namespace-controller", Aliases: []string{"namespace"}, WorkersFlag: "concurrent-namespace-syncs", DefaultWorkers: 10, Init: startNamespaceController},
 		{Name: "serviceaccount-controller", Aliases: []string{"serviceaccount"}, Init: startServiceAccountController},

@@ -2,6 +2,7 @@ package controllermanager
 
 import (
 	"github.com/skiff-sh/skiff/pkg/controller/cronjob"
+	"github.com/skiff-sh/skiff/pkg/controller/podgc"
 	"github.com/skiff-sh/skiff/pkg/controller/ttlafterfinished"
 )
 
@@ -19,5 +20,19 @@ func startTTLAfterFinishedController(cc ControllerContext) (Controller, error) {
 	return ttlafterfinished.New(ttlafterfinished.Config{
 		Client: cc.Client, Informers: cc.Informers, Recorder: cc.Recorder, Clock: cc.Clock,
 		Workers: cc.Workers, Logger: cc.Logger, MetricsProvider: cc.MetricsProvider,
+	})
+}
+
+func startPodGC(cc ControllerContext) (Controller, error) {
+	threshold := cc.Config.TerminatedPodGCThreshold
+	switch {
+	case threshold == 0:
+		threshold = podgc.DefaultTerminatedPodThreshold
+	case threshold < 0:
+		threshold = 0 // off
+	}
+	return podgc.New(podgc.Config{
+		Client: cc.Client, Informers: cc.Informers, Recorder: cc.Recorder, Clock: cc.Clock,
+		Logger: cc.Logger, MetricsProvider: cc.MetricsProvider, TerminatedPodThreshold: threshold,
 	})
 }

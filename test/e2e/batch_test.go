@@ -50,7 +50,7 @@ func kubectlTTLAfterFinished(t *testing.T, c *cluster, k kc) {
 	createNS(t, c, ns)
 	k.withStdin(`apiVersion: batch/v1
 kind: Job
-metadata: {name: done, namespace: ` + ns + `}
+metadata: {name: done, namespace: `+ns+`}
 spec:
   suspend: true
   ttlSecondsAfterFinished: 0
@@ -61,7 +61,7 @@ spec:
 ---
 apiVersion: batch/v1
 kind: Job
-metadata: {name: kept, namespace: ` + ns + `}
+metadata: {name: kept, namespace: `+ns+`}
 spec:
   suspend: true
   template:
