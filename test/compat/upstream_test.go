@@ -49,12 +49,6 @@ func upstreamBinaries(t *testing.T) string {
 	if os.Getenv("SKIFF_SKIP_UPSTREAM") != "" {
 		t.Skip("SKIFF_SKIP_UPSTREAM is set")
 	}
-	_, file, _, _ := runtime.Caller(0)
-	repo := filepath.Join(filepath.Dir(file), "..", "..")
-	script := filepath.Join(repo, "..", "shared", "tools", "build-upstream.sh")
-	if _, err := os.Stat(script); err != nil {
-		t.Fatalf("upstream's components are built by %s, which is missing (set SKIFF_SKIP_UPSTREAM=1 to skip): %v", script, err)
-	}
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		cache = os.TempDir()
@@ -67,6 +61,13 @@ func upstreamBinaries(t *testing.T) string {
 		}
 	}
 	if need {
+		// Only building needs the script (a worktree finds the cache alone).
+		_, file, _, _ := runtime.Caller(0)
+		repo := filepath.Join(filepath.Dir(file), "..", "..")
+		script := filepath.Join(repo, "..", "shared", "tools", "build-upstream.sh")
+		if _, err := os.Stat(script); err != nil {
+			t.Fatalf("upstream's components are built by %s, which is missing (set SKIFF_SKIP_UPSTREAM=1 to skip): %v", script, err)
+		}
 		cmd := exec.Command("bash", script, dir, "kube-scheduler", "kube-controller-manager", "kwok")
 		cmd.Env = append(os.Environ(), "K8S_VERSION="+upstreamVersion, "KWOK_VERSION="+kwokVersion)
 		if out, err := cmd.CombinedOutput(); err != nil {

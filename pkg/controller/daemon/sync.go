@@ -574,6 +574,13 @@ func findUpdatedPodsOnNode(pods []*corev1.Pod, hash string, gen *int64) (newPod,
 // Patch is the DaemonSet's revision data (upstream's getPatch).
 func Patch(ds *appsv1.DaemonSet) ([]byte, error) { return history.TemplatePatch(ds) }
 
+// Hash is the DaemonSet's current template hash (upstream's
+// pod-template-hash of its template and status.collisionCount): its
+// revision is "<ds>-<hash>" and its pods carry controller-revision-hash=<hash>.
+func Hash(ds *appsv1.DaemonSet) string {
+	return history.ComputeHash(&ds.Spec.Template, ds.Status.CollisionCount)
+}
+
 // constructHistory claims the DaemonSet's revisions and returns the one
 // matching its template (created if none: "<ds>-<pod-template-hash>",
 // upstream's snapshot) and the others.
@@ -627,7 +634,7 @@ func (c *Controller) constructHistory(ctx context.Context, ds *appsv1.DaemonSet)
 // snapshot creates the revision of the DaemonSet's template; a name taken
 // by another template bumps status.collisionCount and fails (retried).
 func (c *Controller) snapshot(ctx context.Context, ds *appsv1.DaemonSet, patch []byte, revision int64) (*appsv1.ControllerRevision, error) {
-	hash := history.ComputeHash(&ds.Spec.Template, ds.Status.CollisionCount)
+	hash := Hash(ds)
 	l := map[string]string{}
 	for k, v := range ds.Spec.Template.Labels {
 		l[k] = v
