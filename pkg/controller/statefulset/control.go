@@ -72,6 +72,11 @@ func (c *Controller) revisions(ctx context.Context, set *appsv1.StatefulSet, rev
 		if update, err = c.history.UpdateRevision(ctx, equal[len(equal)-1], update.Revision); err != nil {
 			return nil, nil, collisionCount, err
 		}
+	case len(revs) > 0 && matchesLatestRevision(set, update, revs[len(revs)-1]):
+		// The latest revision holds this template in another serialization
+		// (written by another version): no new revision, no rollout
+		// (upstream's StatefulSetSemanticRevisionComparison, on by default).
+		update = revs[len(revs)-1]
 	default:
 		if update, err = c.history.Create(ctx, set, update, &collisionCount); err != nil {
 			return nil, nil, collisionCount, err
@@ -87,6 +92,20 @@ func (c *Controller) revisions(ctx context.Context, set *appsv1.StatefulSet, rev
 		current = update
 	}
 	return current, update, collisionCount, nil
+}
+
+// matchesLatestRevision reports whether the set with latest's template
+// re-serializes to the proposed revision's data.
+func matchesLatestRevision(set *appsv1.StatefulSet, proposed, latest *appsv1.ControllerRevision) bool {
+	latestSet, err := ApplyRevision(set, latest)
+	if err != nil {
+		return false
+	}
+	again, err := NewRevision(latestSet, -1, nil)
+	if err != nil {
+		return false
+	}
+	return history.EqualRevision(proposed, again)
 }
 
 // truncateHistory deletes the oldest revisions beyond revisionHistoryLimit

@@ -5,8 +5,10 @@
 // matches, claims the pods named "<set>-<ordinal>" its selector matches,
 // snapshots the template as a ControllerRevision (shared history helper:
 // names "<set>-<hash>" equal upstream's, revision numbers, rollback by
-// re-numbering an equal revision, revisionHistoryLimit trimming) and
-// reconciles:
+// re-numbering an equal revision, a latest revision holding the same
+// template in another serialization reused (upstream's
+// StatefulSetSemanticRevisionComparison), revisionHistoryLimit trimming)
+// and reconciles:
 //   - replicas at ordinals [start, start+replicas) (spec.ordinals.start):
 //     pod "<set>-<i>" with hostname = its name, subdomain = serviceName,
 //     labels statefulset.kubernetes.io/pod-name, apps.kubernetes.io/pod-index

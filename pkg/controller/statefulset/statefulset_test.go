@@ -1,6 +1,7 @@
 package statefulset
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -416,5 +417,34 @@ func TestRevisionNameCollision(t *testing.T) {
 	}
 	if p := h.pod("web-0"); p.Labels[appsv1.StatefulSetRevisionLabel] != want {
 		t.Fatalf("pod revision %v", p.Labels)
+	}
+}
+
+// A latest revision holding the set's template in another serialization
+// (keys in another order, as another version writes them) is reused: no
+// new revision, no rollout.
+func TestSemanticRevisionComparison(t *testing.T) {
+	h := newHarness(t)
+	set := h.create(setObj("web", 1))
+	rev, err := NewRevision(set, 1, ptr.To[int32](0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same template, keys reordered and spaced.
+	var generic map[string]any
+	if err := json.Unmarshal(rev.Data.Raw, &generic); err != nil {
+		t.Fatal(err)
+	}
+	other, _ := json.MarshalIndent(generic, "", "  ")
+	rev.Name, rev.Data.Raw = "web-othername", other
+	if _, err := h.revs.Create(h.ctx, rev, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.sync("web")
+	if st := h.get("web").Status; st.UpdateRevision != "web-othername" || st.CurrentRevision != "web-othername" {
+		t.Fatalf("status %+v", st)
+	}
+	if l, _ := h.revs.List(h.ctx, metav1.ListOptions{}); len(l.Items) != 1 {
+		t.Fatalf("%d revisions, want the existing one only", len(l.Items))
 	}
 }
