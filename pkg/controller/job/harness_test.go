@@ -120,7 +120,7 @@ func newHarness(t *testing.T, start bool) *harness {
 
 func waitFor(t *testing.T, what string, cond func() (bool, error)) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(60 * time.Second) // generous: CI machines are shared
 	for {
 		ok, err := cond()
 		if ok {

@@ -327,17 +327,16 @@ func (c *Controller) deletePod(p *corev1.Pod, final bool) {
 		return
 	}
 	j := c.resolve(p.Namespace, ref)
+	if j != nil && (final || !hasFinalizer(p)) {
+		c.finalizers.observed(keyOf(j), p.UID)
+	}
 	if j == nil || isFinished(j) {
 		if hasFinalizer(p) {
 			c.orphanQueue.Add(keyOf(p))
 		}
 		return
 	}
-	key := keyOf(j)
-	c.Expectations.DeletionObserved(key, keyOf(p))
-	if final || !hasFinalizer(p) {
-		c.finalizers.observed(key, p.UID)
-	}
+	c.Expectations.DeletionObserved(keyOf(j), keyOf(p))
 	c.enqueueBatched(j)
 }
 
@@ -378,7 +377,10 @@ func (c *Controller) SyncOrphanPod(ctx context.Context, key string) error {
 			return nil
 		}
 	}
-	return c.removeFinalizer(ctx, p)
+	if err := c.removeFinalizer(ctx, p); err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	return nil
 }
 
 // removeFinalizerPatch is the strategic merge patch dropping the tracking
@@ -399,8 +401,5 @@ func (c *Controller) removeFinalizer(ctx context.Context, p *corev1.Pod) error {
 		return nil
 	}
 	_, err := c.pods.Namespace(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
 	return err
 }

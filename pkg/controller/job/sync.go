@@ -463,11 +463,13 @@ func (c *Controller) deleteJobPods(ctx context.Context, job *batchv1.Job, key st
 					errCh <- err
 				}
 			}
-			if err := c.removeFinalizer(ctx, p); err != nil {
-				fail(fmt.Errorf("removing completion finalizer: %w", err))
-				return
+			err := c.removeFinalizer(ctx, p)
+			if err == nil {
+				err = c.deletePodAPI(ctx, job, p)
+			} else {
+				err = fmt.Errorf("removing completion finalizer: %w", err)
 			}
-			if err := c.deletePodAPI(ctx, job, p); err != nil {
+			if err != nil {
 				fail(err)
 				if !apierrors.IsNotFound(err) {
 					return
@@ -692,9 +694,12 @@ func (c *Controller) removeFinalizers(ctx context.Context, key string, pods []*c
 	for i, p := range pods {
 		wg.Go(func() {
 			if err := c.removeFinalizer(ctx, p); err != nil {
+				// No update will show the removal: stop expecting it.
 				c.finalizers.observed(key, p.UID)
-				errCh <- err
-				return
+				if !apierrors.IsNotFound(err) {
+					errCh <- err
+					return
+				}
 			}
 			ok[i] = true
 		})
