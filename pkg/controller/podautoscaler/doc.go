@@ -20,7 +20,8 @@
 // Object and External metrics fail the same way (no custom or external
 // metrics API).
 //
-// The computation is upstream's replica calculator: tolerance 0.1; pods
+// The computation is upstream's replica calculator: tolerance 0.1
+// (--horizontal-pod-autoscaler-tolerance); pods
 // deleted or failed ignored; pending pods, and for cpu pods not ready or
 // within the 5m initialization period, left out and counted as using
 // nothing on a scale up; pods without a metric counted as using their
@@ -34,8 +35,10 @@
 // upstream's reasons and messages; status.currentMetrics,
 // currentReplicas, desiredReplicas and lastScaleTime as upstream.
 //
-// Not done: the per-behavior tolerance field, the check that two HPAs
-// select the same pods (AmbiguousSelector).
+// The behavior's scaleUp/scaleDown tolerance replaces the global one
+// for its direction (upstream's HPAConfigurableTolerance). An HPA whose
+// target's pods are also selected by another HPA's target does not scale
+// (ScalingActive False, AmbiguousSelector), as upstream.
 //
 // Invariants:
 //   - The target is only written when the desired count differs from its

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -92,6 +93,9 @@ type Controller struct {
 	recommendations map[string][]recommendation
 	scaleUpEvents   map[string][]scaleEvent
 	scaleDownEvents map[string][]scaleEvent
+	// selectors are the HPAs' targets' pod selectors by HPA key, to find
+	// pods that two HPAs would scale (AmbiguousSelector).
+	selectors map[string]labels.Selector
 }
 
 // New registers the controller's informer handlers.
@@ -136,6 +140,7 @@ func New(cfg Config) (*Controller, error) {
 		recommendations: map[string][]recommendation{},
 		scaleUpEvents:   map[string][]scaleEvent{},
 		scaleDownEvents: map[string][]scaleEvent{},
+		selectors:       map[string]labels.Selector{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiterWithClock[string](cfg.Clock),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: QueueName, MetricsProvider: cfg.MetricsProvider, Clock: cfg.Clock}),
 	}
@@ -153,7 +158,12 @@ func New(cfg Config) (*Controller, error) {
 	if _, err := hpas.AddEventHandler(cache.TypedResourceEventHandlerFuncs[*autoscalingv2.HorizontalPodAutoscaler]{
 		AddFunc:    func(h *autoscalingv2.HorizontalPodAutoscaler, _ bool) { enqueue(h) },
 		UpdateFunc: func(_, h *autoscalingv2.HorizontalPodAutoscaler) { enqueue(h) },
-		DeleteFunc: func(d cache.DeletedObject[*autoscalingv2.HorizontalPodAutoscaler]) { c.queue.Forget(d.Key()) },
+		DeleteFunc: func(d cache.DeletedObject[*autoscalingv2.HorizontalPodAutoscaler]) {
+			c.queue.Forget(d.Key())
+			c.mu.Lock()
+			delete(c.selectors, d.Key())
+			c.mu.Unlock()
+		},
 	}); err != nil {
 		return nil, err
 	}
@@ -194,6 +204,7 @@ func (c *Controller) reconcileKey(ctx context.Context, key string) (deleted bool
 		delete(c.recommendations, key)
 		delete(c.scaleUpEvents, key)
 		delete(c.scaleDownEvents, key)
+		delete(c.selectors, key)
 		c.mu.Unlock()
 		return true, nil
 	}
@@ -417,7 +428,42 @@ func (c *Controller) parseSelector(hpa *autoscalingv2.HorizontalPodAutoscaler, s
 		setCondition(hpa, autoscalingv2.ScalingActive, corev1.ConditionFalse, "InvalidSelector", now, "%s", msg)
 		return nil, errors.New(msg)
 	}
+	key := hpa.Namespace + "/" + hpa.Name
+	c.mu.Lock()
+	c.selectors[key] = s
+	c.mu.Unlock()
+	pods, err := c.podLister.Namespace(hpa.Namespace).List(s)
+	if err != nil {
+		return nil, err
+	}
+	if selecting := c.hpasSelecting(hpa.Namespace, pods); len(selecting) > 1 {
+		msg := fmt.Sprintf("pods by selector %v are controlled by multiple HPAs: %v", selector, selecting)
+		c.cfg.Recorder.Event(hpa, corev1.EventTypeWarning, "AmbiguousSelector", msg)
+		setCondition(hpa, autoscalingv2.ScalingActive, corev1.ConditionFalse, "AmbiguousSelector", now, "%s", msg)
+		return nil, errors.New(msg)
+	}
 	return s, nil
+}
+
+// hpasSelecting are the keys of the HPAs of namespace ns whose targets
+// select one of pods, sorted.
+func (c *Controller) hpasSelecting(ns string, pods []*corev1.Pod) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for key, sel := range c.selectors {
+		if !strings.HasPrefix(key, ns+"/") {
+			continue
+		}
+		for _, p := range pods {
+			if sel.Matches(labels.Set(p.Labels)) {
+				out = append(out, key)
+				break
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // unableCondition is upstream's getUnableComputeReplicaCountCondition
@@ -437,7 +483,7 @@ func (c *Controller) computeReplicasForMetric(ctx context.Context, hpa *autoscal
 		if spec.Resource == nil {
 			break
 		}
-		replicas, value, name, err := c.resourceMetric(ctx, hpa.Namespace, specReplicas, spec.Resource.Target, spec.Resource.Name, "", selector, spec.Type, now)
+		replicas, value, name, err := c.resourceMetric(ctx, hpa.Namespace, c.tolerances(hpa), specReplicas, spec.Resource.Target, spec.Resource.Name, "", selector, spec.Type, now)
 		if err != nil {
 			return 0, "", c.unableCondition(hpa, "FailedGetResourceMetric", err), fmt.Errorf("failed to get %s resource metric value: %v", spec.Resource.Name, err)
 		}
@@ -448,7 +494,7 @@ func (c *Controller) computeReplicasForMetric(ctx context.Context, hpa *autoscal
 			break
 		}
 		cr := spec.ContainerResource
-		replicas, value, name, err := c.resourceMetric(ctx, hpa.Namespace, specReplicas, cr.Target, cr.Name, cr.Container, selector, spec.Type, now)
+		replicas, value, name, err := c.resourceMetric(ctx, hpa.Namespace, c.tolerances(hpa), specReplicas, cr.Target, cr.Name, cr.Container, selector, spec.Type, now)
 		if err != nil {
 			return 0, "", c.unableCondition(hpa, "FailedGetContainerResourceMetric", err), fmt.Errorf("failed to get %s container metric value: %v", cr.Name, err)
 		}
@@ -481,10 +527,26 @@ func (c *Controller) computeReplicasForMetric(ctx context.Context, hpa *autoscal
 	return 0, "", c.unableCondition(hpa, "InvalidMetricSourceType", err), err
 }
 
+// tolerances are --horizontal-pod-autoscaler-tolerance, or the
+// behavior's scaleUp/scaleDown tolerance where set (upstream's
+// HPAConfigurableTolerance).
+func (c *Controller) tolerances(hpa *autoscalingv2.HorizontalPodAutoscaler) tolerances {
+	t := tolerances{scaleDown: c.cfg.Tolerance, scaleUp: c.cfg.Tolerance}
+	if b := hpa.Spec.Behavior; b != nil {
+		if b.ScaleDown != nil && b.ScaleDown.Tolerance != nil {
+			t.scaleDown = b.ScaleDown.Tolerance.AsApproximateFloat64()
+		}
+		if b.ScaleUp != nil && b.ScaleUp.Tolerance != nil {
+			t.scaleUp = b.ScaleUp.Tolerance.AsApproximateFloat64()
+		}
+	}
+	return t
+}
+
 // resourceMetric is upstream's computeStatusForResourceMetricGeneric.
-func (c *Controller) resourceMetric(ctx context.Context, ns string, current int32, target autoscalingv2.MetricTarget, res corev1.ResourceName, container string,
+func (c *Controller) resourceMetric(ctx context.Context, ns string, tol tolerances, current int32, target autoscalingv2.MetricTarget, res corev1.ResourceName, container string,
 	selector labels.Selector, source autoscalingv2.MetricSourceType, now time.Time) (int32, *autoscalingv2.MetricValueStatus, string, error) {
-	calc := calculator{tolerance: c.cfg.Tolerance, cpuInitializationPeriod: c.cfg.CPUInitializationPeriod,
+	calc := calculator{tolerance: tol, cpuInitializationPeriod: c.cfg.CPUInitializationPeriod,
 		delayOfInitialReadinessStatus: c.cfg.DelayOfInitialReadinessStatus, now: now}
 	fetch := func() (PodMetricsInfo, []*corev1.Pod, error) {
 		metrics, _, err := c.cfg.Metrics.GetResourceMetric(ctx, res, ns, selector, container)

@@ -455,3 +455,61 @@ func TestMetricErrorsAndMissingPods(t *testing.T) {
 		t.Errorf("ScalingActive %+v", c)
 	}
 }
+
+// TestBehaviorTolerance: a behavior's scaleUp tolerance replaces the
+// global 0.1 on the way up only.
+func TestBehaviorTolerance(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		up    string
+		usage int64
+		want  int32
+	}{
+		{name: "global tolerance: 108% stays", usage: 54, want: 2},
+		{name: "scaleUp tolerance 5%: 108% scales", up: "0.05", usage: 54, want: 3},
+		{name: "scaleUp tolerance does not apply down: 92% stays", up: "0.05", usage: 46, want: 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, "tol", nil)
+			h.deployment(2, 2)
+			b := &autoscalingv2.HorizontalPodAutoscalerBehavior{ScaleUp: &autoscalingv2.HPAScalingRules{}}
+			if tt.up != "" {
+				q := resource.MustParse(tt.up)
+				b.ScaleUp.Tolerance = &q
+			}
+			h.hpa(1, 10, utilization(50), b)
+			h.metrics.usage = map[string]int64{"web-0": tt.usage, "web-1": tt.usage}
+			if err := h.reconcile(); err != nil {
+				t.Fatal(err)
+			}
+			if got := h.replicas(); got != tt.want {
+				t.Errorf("%d replicas, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestAmbiguousSelector: two HPAs scaling the same pods: neither scales.
+func TestAmbiguousSelector(t *testing.T) {
+	h := newHarness(t, "ambiguous", nil)
+	h.deployment(2, 2)
+	h.hpa(1, 10, utilization(50), nil)
+	other := &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Name: "other", Namespace: h.ns}, Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+		ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}, MaxReplicas: 10, Metrics: utilization(50)}}
+	other, err := client.For[*autoscalingv2.HorizontalPodAutoscaler, *autoscalingv2.HorizontalPodAutoscalerList](h.c).Create(h.ctx, other, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = h.f.InformerFor(other, nil).GetIndexer().Add(other)
+	h.metrics.usage = map[string]int64{"web-0": 200, "web-1": 200}
+	if _, err := h.ctrl.reconcileKey(h.ctx, h.ns+"/other"); err != nil {
+		t.Fatal(err) // the first one alone is not ambiguous yet
+	}
+	if err := h.reconcile(); err == nil {
+		t.Error("no error for an ambiguous selector")
+	}
+	c := condition(h.status(), autoscalingv2.ScalingActive)
+	if c.Reason != "AmbiguousSelector" || c.Message != "pods by selector app=web are controlled by multiple HPAs: [ambiguous/other ambiguous/web]" {
+		t.Errorf("ScalingActive %+v", c)
+	}
+}

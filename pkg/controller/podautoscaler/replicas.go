@@ -17,14 +17,18 @@ const (
 
 // calculator is upstream's ReplicaCalculator over a given set of pods.
 type calculator struct {
-	tolerance                     float64
+	// tolerance is how far below and above 1.0 a usage ratio may be
+	// without a change (the HPA's behavior may set each side).
+	tolerance                     tolerances
 	cpuInitializationPeriod       time.Duration
 	delayOfInitialReadinessStatus time.Duration
 	now                           time.Time
 }
 
+type tolerances struct{ scaleDown, scaleUp float64 }
+
 func (c calculator) within(ratio float64) bool {
-	return 1.0-c.tolerance <= ratio && ratio <= 1.0+c.tolerance
+	return 1.0-c.tolerance.scaleDown <= ratio && ratio <= 1.0+c.tolerance.scaleUp
 }
 
 // groupPods sorts the pods: ignored (deleted or failed), unready
