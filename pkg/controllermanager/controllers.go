@@ -95,7 +95,7 @@ func Controllers() []Descriptor {
 		{Name: "deployment-controller", Aliases: []string{"deployment"}, WorkersFlag: "concurrent-deployment-syncs", DefaultWorkers: 5, Init: startDeploymentController},
 		{Name: "replicaset-controller", Aliases: []string{"replicaset"}, WorkersFlag: "concurrent-replicaset-syncs", DefaultWorkers: 5, Init: startReplicaSetController},
 		{Name: "horizontal-pod-autoscaler-controller", Aliases: []string{"horizontalpodautoscaling"}, WorkersFlag: "concurrent-horizontal-pod-autoscaler-syncs", DefaultWorkers: 5, Init: startHPAController},
-		{Name: "disruption-controller", Aliases: []string{"disruption"}},
+		{Name: "disruption-controller", Aliases: []string{"disruption"}, Init: startDisruptionController},
 		{Name: "statefulset-controller", Aliases: []string{"statefulset"}, WorkersFlag: "concurrent-statefulset-syncs", DefaultWorkers: 5, Init: startStatefulSetController},
 		{Name: "cronjob-controller", Aliases: []string{"cronjob"}, WorkersFlag: "concurrent-cron-job-syncs", DefaultWorkers: 5, Init: startCronJobController},
 		{Name: "certificatesigningrequest-signing-controller", Aliases: []string{"csrsigning"}, Init: startCSRSigningController},

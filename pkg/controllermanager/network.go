@@ -1,6 +1,7 @@
 package controllermanager
 
 import (
+	"github.com/skiff-sh/skiff/pkg/controller/disruption"
 	"github.com/skiff-sh/skiff/pkg/controller/endpoints"
 	"github.com/skiff-sh/skiff/pkg/controller/endpointslice"
 	"github.com/skiff-sh/skiff/pkg/controller/endpointslicemirroring"
@@ -47,5 +48,12 @@ func startEndpointSliceMirroringController(cc ControllerContext) (Controller, er
 		Client: cc.Client, Informers: cc.Informers, Recorder: cc.Recorder, Clock: cc.Clock,
 		Workers: cc.Workers, Logger: cc.Logger, MetricsProvider: cc.MetricsProvider,
 		MaxEndpointsPerSubset: cc.Config.Network.MirroringMaxEndpointsPerSubset,
+	})
+}
+
+func startDisruptionController(cc ControllerContext) (Controller, error) {
+	return disruption.New(disruption.Config{
+		Client: cc.Client, Informers: cc.Informers, Recorder: cc.Recorder, Clock: cc.Clock,
+		Workers: cc.Workers, Logger: cc.Logger, MetricsProvider: cc.MetricsProvider,
 	})
 }

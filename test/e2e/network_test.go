@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// The endpoints and endpointslice controllers in `skiff up`: a
+// The endpoints, endpointslice and disruption controllers in `skiff up`: a
 // Deployment exposed by `kubectl expose` gets Endpoints and EndpointSlices
 // with the IPs of its pods once they are marked Ready with IPs through
 // the status API (there is no kubelet).
@@ -47,6 +47,17 @@ func kubectlServiceEndpoints(t *testing.T, c *cluster, k kc) {
 		[]string{`web-[a-z0-9]{5}`, "IPv4", "8080", `10\.244\.7\.1,10\.244\.7\.2`, age})
 	wantEqual(t, "managed-by", jsonpath(t, k, `{.items[0].metadata.labels.endpointslice\.kubernetes\.io/managed-by}`,
 		"-n", ns, "get", "endpointslices", "-l", "kubernetes.io/service-name=web"), "endpointslice-controller.k8s.io")
+
+	// The disruption controller fills a PodDisruptionBudget's status from
+	// the same pods.
+	wantLines(t, k.ok(t, "-n", ns, "create", "pdb", "web", "--selector=app=web", "--min-available=1"), "poddisruptionbudget.policy/web created")
+	eventually(t, 30*time.Second, "the budget's status", func() (bool, string) {
+		out, _, _ := k.run(t, "-n", ns, "get", "pdb", "web", "-o",
+			`jsonpath={.status.currentHealthy} {.status.desiredHealthy} {.status.expectedPods} {.status.disruptionsAllowed} {.status.conditions[0].reason}`)
+		return out == "2 1 2 1 SufficientPods", out
+	})
+	wantTable(t, k.ok(t, "-n", ns, "get", "pdb", "web"), []string{"NAME", "MIN AVAILABLE", "MAX UNAVAILABLE", "ALLOWED DISRUPTIONS", "AGE"},
+		[]string{"web", "1", "N/A", "1", age})
 }
 
 // The endpointslice-mirroring controller: Endpoints written by hand for a
