@@ -15,6 +15,7 @@ import (
 
 	"github.com/skiff-sh/skiff/pkg/client"
 	"github.com/skiff-sh/skiff/pkg/client/cache"
+	"github.com/skiff-sh/skiff/pkg/client/controllerref"
 	"github.com/skiff-sh/skiff/pkg/client/informers"
 	"github.com/skiff-sh/skiff/pkg/client/record"
 	"github.com/skiff-sh/skiff/pkg/client/workqueue"
@@ -123,6 +124,11 @@ func New(cfg Config) (*Controller, error) {
 			}
 		},
 	}); err != nil {
+		return nil, err
+	}
+	// A sync reads its own pods and the namespace's orphans by index, as
+	// upstream's FilterPodsByOwner.
+	if err := controllerref.AddControllerUIDIndex(c.podIn.Informer()); err != nil {
 		return nil, err
 	}
 	if _, err := c.podIn.AddEventHandler(cache.TypedResourceEventHandlerFuncs[*corev1.Pod]{

@@ -97,7 +97,7 @@ func (c *Controller) daemonPods(ctx context.Context, ds *appsv1.DaemonSet) ([]*c
 	if err != nil {
 		return nil, err
 	}
-	all, err := c.podIn.Lister().Namespace(ds.Namespace).List(labels.Everything())
+	all, err := controllerref.Controlled[*corev1.Pod](c.podIn.Informer().GetIndexer(), ds.Namespace, ds.UID, true)
 	if err != nil {
 		return nil, err
 	}

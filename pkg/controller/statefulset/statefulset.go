@@ -94,6 +94,11 @@ func New(cfg Config) (*Controller, error) {
 	}); err != nil {
 		return nil, err
 	}
+	// A sync reads its own pods and the namespace's orphans by index, as
+	// upstream's FilterPodsByOwner.
+	if err := controllerref.AddControllerUIDIndex(c.podIn.Informer()); err != nil {
+		return nil, err
+	}
 	if _, err := c.podIn.AddEventHandler(cache.TypedResourceEventHandlerFuncs[*corev1.Pod]{
 		AddFunc:    func(p *corev1.Pod, _ bool) { c.addPod(p) },
 		UpdateFunc: c.onPodUpdate,
@@ -249,7 +254,7 @@ func (c *Controller) Sync(ctx context.Context, key string) error {
 	if err := c.history.Adopt(ctx, set, controllerKind, revs, c.canAdopt(set)); err != nil {
 		return fmt.Errorf("can't adopt ControllerRevisions: %w", err)
 	}
-	all, err := c.podIn.Lister().Namespace(ns).List(labels.Everything())
+	all, err := controllerref.Controlled[*corev1.Pod](c.podIn.Informer().GetIndexer(), ns, set.UID, true)
 	if err != nil {
 		return err
 	}
