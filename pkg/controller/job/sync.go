@@ -116,7 +116,9 @@ func (c *Controller) Sync(ctx context.Context, key string) (rerr error) {
 	}
 	sc.newBackoff = c.backoff.newRecord(key, newSucceeded, newFailed)
 
-	sc.finishedCondition = findCondition(job.Status.Conditions, batchv1.JobSuccessCriteriaMet)
+	if scm := findCondition(job.Status.Conditions, batchv1.JobSuccessCriteriaMet); scm != nil && scm.Status == corev1.ConditionTrue {
+		sc.finishedCondition = scm
+	}
 	if sc.finishedCondition == nil {
 		if ft := findCondition(job.Status.Conditions, batchv1.JobFailureTarget); ft != nil && ft.Status == corev1.ConditionTrue {
 			sc.finishedCondition = newCondition(batchv1.JobFailed, ft.Reason, ft.Message, now)
