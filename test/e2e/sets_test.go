@@ -103,6 +103,46 @@ spec:
 	})
 	// Retained claims (the default policy) stay.
 	wantMatch(t, k.ok(t, "-n", ns, "get", "pvc", "-o", "name"), `persistentvolumeclaim/www-web-2\n`)
+
+	// whenScaled/whenDeleted: Delete: the claims get owner references and
+	// the garbage collector removes them with the scaled-down pod, then
+	// with the set.
+	k.withStdin(`apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  replicas: 2
+  podManagementPolicy: Parallel
+  serviceName: db
+  selector: {matchLabels: {app: db}}
+  persistentVolumeClaimRetentionPolicy: {whenDeleted: Delete, whenScaled: Delete}
+  template:
+    metadata: {labels: {app: db}}
+    spec: {containers: [{name: db, image: "postgres:16"}]}
+  volumeClaimTemplates:
+  - metadata: {name: data}
+    spec:
+      accessModes: [ReadWriteOnce]
+      resources: {requests: {storage: 1Gi}}
+`).ok(t, "-n", ns, "apply", "-f", "-")
+	claims := func() string {
+		out, _, _ := k.run(t, "-n", ns, "get", "pvc", "-l", "app=db", "-o", `jsonpath={range .items[?(@.metadata.ownerReferences)]}{.metadata.name}={.metadata.ownerReferences[0].kind} {end}`)
+		return strings.TrimSpace(out)
+	}
+	eventually(t, 30*time.Second, "db's claims owned by the set", func() (bool, string) {
+		out := claims()
+		return out == "data-db-0=StatefulSet data-db-1=StatefulSet", out
+	})
+	k.ok(t, "-n", ns, "scale", "statefulset", "db", "--replicas=1")
+	eventually(t, 30*time.Second, "data-db-1 collected with db-1", func() (bool, string) {
+		out, _, _ := k.run(t, "-n", ns, "get", "pvc", "-l", "app=db", "-o", "name")
+		return strings.TrimSpace(out) == "persistentvolumeclaim/data-db-0", out
+	})
+	k.ok(t, "-n", ns, "delete", "statefulset", "db")
+	eventually(t, 30*time.Second, "data-db-0 collected with the set", func() (bool, string) {
+		out, _, _ := k.run(t, "-n", ns, "get", "pvc", "-l", "app=db", "-o", "name")
+		return strings.TrimSpace(out) == "", out
+	})
 }
 
 // TestDaemonSets: the DaemonSet controller in `skiff up` (a private
