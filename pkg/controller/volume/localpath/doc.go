@@ -31,7 +31,8 @@
 //     names a node (spec.nodeName) stands for the scheduler's decision:
 //     the claim is annotated volume.kubernetes.io/selected-node with that
 //     node, as the scheduler's VolumeBinding plugin would have done.
-//   - A Released volume it provisioned with reclaim policy Delete: its
+//   - A Released volume it provisioned with reclaim policy Delete (also
+//     one the user is already deleting, held by pv-protection): its
 //     directory is removed (ManageDirectories only), then the PV object.
 //
 // The directory: the kubelet would create it when mounting the hostPath

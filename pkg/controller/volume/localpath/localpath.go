@@ -366,7 +366,7 @@ func (c *Controller) syncVolume(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if pv.Annotations[volumeutil.AnnDynamicallyProvisioned] != ProvisionerName || pv.DeletionTimestamp != nil ||
+	if pv.Annotations[volumeutil.AnnDynamicallyProvisioned] != ProvisionerName ||
 		pv.Status.Phase != corev1.VolumeReleased || pv.Spec.PersistentVolumeReclaimPolicy != corev1.PersistentVolumeReclaimDelete {
 		return nil
 	}
