@@ -110,14 +110,6 @@ func startEnv(t *testing.T) (*testenv.Environment, *client.Client) {
 		}
 		return false, "not Established"
 	})
-	// Established is written a moment before the API server accepts
-	// creates of the new resource (skiff's CRD controller; a list already
-	// works then): wait until a dry-run create passes.
-	foos := client.NewTyped[*samplev1alpha1.Foo, *samplev1alpha1.FooList](c, samplev1alpha1.FoosResource).Namespace("default")
-	eventually(t, "Foos accepted", func() (bool, string) {
-		_, err := foos.Create(ctx, exampleFoo(t), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-		return err == nil, errString(err)
-	})
 	eventually(t, "the default service account", func() (bool, string) {
 		_, err := client.For[*corev1.ServiceAccount, *corev1.ServiceAccountList](c).Namespace("default").Get(ctx, "default", metav1.GetOptions{})
 		return err == nil, errString(err)

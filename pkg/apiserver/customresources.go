@@ -224,6 +224,17 @@ func (c *crdController) reconcile(ctx context.Context, st *registry.Store) (pend
 		if equalStatus(upd, crd) {
 			continue
 		}
+		if !customresource.IsTrue(crd, apiextensionsv1.Established) && customresource.IsTrue(upd, apiextensionsv1.Established) {
+			// Serve before saying Established: a client that saw the
+			// condition (kubectl wait --for=condition=Established) must
+			// find the resource, as upstream's handler serves an
+			// Established CRD at once. A failed status write undoes it
+			// below (next is built from the stored CRDs).
+			if sv, err := c.serve(ctx, upd); err == nil {
+				c.serving[upd.Name] = sv
+				c.publish()
+			}
+		}
 		out, err := c.updateStatus(ctx, st, upd)
 		if err != nil {
 			if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -454,4 +455,27 @@ func TestClusterScopedCustomResource(t *testing.T) {
 	// for namespaced resources.
 	code, _, data := c.do(http.MethodGet, base+"?fieldSelector=metadata.namespace%3Dx", nil, "", "")
 	expectStatus(t, code, data, http.StatusBadRequest, metav1.StatusReasonBadRequest, "field label not supported: metadata.namespace")
+}
+
+// A client that saw Established (kubectl wait --for=condition=Established)
+// finds the resource served: the CRD controller serves it before it
+// writes the condition (it used to write first, leaving a moment of 404s).
+func TestCustomResourceServedOnceEstablished(t *testing.T) {
+	c := start(t, testenv.Config{})
+	for i := range 5 {
+		group := fmt.Sprintf("g%d.example.com", i)
+		c.call(http.MethodPost, "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crontabCRD(group), http.StatusCreated, nil)
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			if st, _, _ := c.crdCondition("crontabs."+group, "Established"); st == "True" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("crontabs.%s not Established", group)
+			}
+		}
+		if code, _, body := c.do(http.MethodGet, "/apis/"+group+"/v1/crontabs", nil, "", ""); code != http.StatusOK {
+			t.Fatalf("crontabs.%s Established but listing it answers %d: %s", group, code, body)
+		}
+	}
 }

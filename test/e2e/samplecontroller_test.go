@@ -50,12 +50,8 @@ func TestSampleControllerFoo(t *testing.T) {
 		}
 	}()
 
-	// skiff's API server writes Established a moment before it accepts
-	// creates of the new resource: retry the apply briefly.
-	eventually(t, 10*time.Second, "kubectl apply example-foo.yaml", func() (bool, string) {
-		out, errOut, err := k.run(t, "-n", ns, "apply", "-f", filepath.Join(artifacts, "example-foo.yaml"))
-		return err == nil && strings.Contains(out, "foo.samplecontroller.k8s.io/example-foo created"), out + errOut
-	})
+	out = k.ok(t, "-n", ns, "apply", "-f", filepath.Join(artifacts, "example-foo.yaml"))
+	wantContains(t, out, "foo.samplecontroller.k8s.io/example-foo created")
 	eventually(t, 30*time.Second, "the Foo's Deployment, controlled by the Foo", func() (bool, string) {
 		out, _, _ := k.run(t, "-n", ns, "get", "deploy", "example-foo", "-o",
 			`jsonpath={.metadata.ownerReferences[?(@.controller==true)].kind}/{.metadata.ownerReferences[0].name} {.spec.replicas}`)
