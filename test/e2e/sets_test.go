@@ -96,6 +96,13 @@ spec:
 	wantEqual(t, "current revision after undo", jsonpath(t, k, "{.status.currentRevision}", "-n", ns, "get", "statefulset", "web"), rev1)
 	wantMatch(t, k.ok(t, "-n", ns, "rollout", "history", "statefulset/web"), `\n2\s+<none>\n3\s+<none>\n`)
 
+	eventually(t, 30*time.Second, "the StatefulSet's events", func() (bool, string) {
+		out, _, _ := k.run(t, "-n", ns, "get", "events", "--field-selector=involvedObject.kind=StatefulSet,involvedObject.name=web",
+			"-o", `jsonpath={range .items[*]}{.reason}: {.message}{"\n"}{end}`)
+		return strings.Contains(out, "SuccessfulCreate: create Pod web-0 in StatefulSet web successful\n") &&
+			strings.Contains(out, "SuccessfulCreate: create Claim www-web-2 Pod web-2 in StatefulSet web success\n") &&
+			strings.Contains(out, "SuccessfulDelete: delete Pod web-2 in StatefulSet web successful\n"), out
+	})
 	wantLines(t, k.ok(t, "-n", ns, "scale", "statefulset", "web", "--replicas=1"), "statefulset.apps/web scaled")
 	eventually(t, 30*time.Second, "scaled down to web-0", func() (bool, string) {
 		out := podNames(t, k, ns, "app=web")
@@ -197,6 +204,12 @@ spec:
 	wantEqual(t, "image after undo", jsonpath(t, k, "{.spec.template.spec.containers[0].image}", "-n", ns, "get", "daemonset", "agent"), "busybox:1.36")
 	wantMatch(t, k.ok(t, "-n", ns, "rollout", "history", "daemonset/agent"), `\n2\s+<none>\n3\s+<none>\n`)
 
+	eventually(t, 30*time.Second, "the DaemonSet's events", func() (bool, string) {
+		out, _, _ := k.run(t, "-n", ns, "get", "events", "--field-selector=involvedObject.kind=DaemonSet,involvedObject.name=agent",
+			"-o", `jsonpath={range .items[*]}{.reason}: {.message}{"\n"}{end}`)
+		return regexp.MustCompile(`SuccessfulCreate: Created pod: agent-[a-z0-9]{5}\n`).MatchString(out) &&
+			regexp.MustCompile(`SuccessfulDelete: Deleted pod: agent-[a-z0-9]{5}\n`).MatchString(out), out
+	})
 	k.ok(t, "label", "node", "node-b", "pool-")
 	eventually(t, 30*time.Second, "node-b's pod gone", func() (bool, string) {
 		out, _, _ := k.run(t, "-n", ns, "get", "daemonset", "agent", "-o", "jsonpath={.status.desiredNumberScheduled} {.status.currentNumberScheduled} {.status.numberMisscheduled}")
