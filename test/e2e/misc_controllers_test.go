@@ -1,13 +1,21 @@
 package e2e
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/base64"
+	"encoding/pem"
 	"strings"
 	"testing"
 	"time"
 )
 
-// TestMiscControllers: the ResourceQuota and horizontal pod autoscaler
-// controllers of `skiff up`, driven with kubectl on the shared cluster.
+// TestMiscControllers: the ResourceQuota, horizontal pod autoscaler and
+// CSR approving controllers of `skiff up`, driven with kubectl on the
+// shared cluster.
 func TestMiscControllers(t *testing.T) {
 	t.Parallel()
 	c := shared(t)
@@ -18,6 +26,7 @@ func TestMiscControllers(t *testing.T) {
 	}{
 		{"quota", kubectlQuota},
 		{"autoscale", kubectlAutoscale},
+		{"node-csr", kubectlNodeCSR},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -89,4 +98,48 @@ func kubectlAutoscale(t *testing.T, c *cluster, k kc) {
 		"Warning FailedComputeMetricsReplicas")
 	// Nothing was scaled.
 	wantEqual(t, "the deployment's replicas", jsonpath(t, k, "{.spec.replicas}", "-n", ns, "get", "deployment", "web"), "2")
+}
+
+// kubectlNodeCSR: a node client certificate request
+// (kubernetes.io/kube-apiserver-client-kubelet, O=system:nodes,
+// CN=system:node:<name>) is approved by the approving controller (the
+// SubjectAccessReview allows it while RBAC is not enforced) and issued by
+// the signing controller, without kubectl certificate approve; a request
+// that breaks the node rules is left pending.
+func kubectlNodeCSR(t *testing.T, _ *cluster, k kc) {
+	request := func(subject pkix.Name, dns []string) string {
+		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: subject, DNSNames: dns}, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: der}))
+	}
+	csr := func(name, req string) string {
+		return `apiVersion: certificates.k8s.io/v1
+kind: CertificateSigningRequest
+metadata: {name: ` + name + `}
+spec:
+  request: ` + req + `
+  signerName: kubernetes.io/kube-apiserver-client-kubelet
+  usages: [digital signature, client auth]
+`
+	}
+	node := pkix.Name{CommonName: "system:node:e2e-node", Organization: []string{"system:nodes"}}
+	k.withStdin(csr("e2e-node-client", request(node, nil))).ok(t, "create", "-f", "-")
+	k.withStdin(csr("e2e-node-san", request(node, []string{"e2e-node.example"}))).ok(t, "create", "-f", "-")
+	eventually(t, 30*time.Second, "the node's CSR approved and issued", func() (bool, string) {
+		out, _, _ := k.run(t, "get", "csr", "e2e-node-client")
+		return strings.Contains(out, "Approved,Issued"), out
+	})
+	wantEqual(t, "the approval", jsonpath(t, k, `{.status.conditions[?(@.type=="Approved")].reason}: {.status.conditions[?(@.type=="Approved")].message}`, "get", "csr", "e2e-node-client"),
+		"AutoApproved: Auto approving kubelet client certificate after SubjectAccessReview.")
+	// The approver has long had its chance at the other one.
+	wantTable(t, k.ok(t, "get", "csr", "e2e-node-san"),
+		[]string{"NAME", "AGE", "SIGNERNAME", "REQUESTOR", "REQUESTEDDURATION", "CONDITION"},
+		[]string{"e2e-node-san", `\S+`, "kubernetes.io/kube-apiserver-client-kubelet", `\S+`, "<none>", "Pending"})
+	k.ok(t, "delete", "csr", "e2e-node-client", "e2e-node-san")
 }
