@@ -416,3 +416,37 @@ func TestRevisionNameCollision(t *testing.T) {
 		t.Fatalf("pod hash %s, revision %s", p.Labels[HashLabel], r.Labels[HashLabel])
 	}
 }
+
+// Node changes: an untolerated NoSchedule taint keeps the pod (counted
+// misscheduled), a NoExecute taint evicts it, a deleted node's unbound pod
+// goes.
+func TestNodeTaintsAndDeletion(t *testing.T) {
+	h := newHarness(t, true)
+	for _, n := range []string{"n0", "n1", "n2"} {
+		h.node(n, nil)
+	}
+	h.create(dsObj("agent"))
+	h.sync("agent")
+	h.expectNodes("n0:1", "n1:1", "n2:1")
+	taint := func(node string, effect corev1.TaintEffect) {
+		n, err := h.nodes.Get(h.ctx, node, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: "maintenance", Value: "x", Effect: effect})
+		if _, err := h.nodes.Update(h.ctx, n, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	taint("n0", corev1.TaintEffectNoSchedule)
+	taint("n1", corev1.TaintEffectNoExecute)
+	if err := h.nodes.Delete(h.ctx, "n2", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.sync("agent")
+	h.expectNodes("n0:1")
+	h.sync("agent")
+	if st := h.get("agent").Status; st.DesiredNumberScheduled != 0 || st.CurrentNumberScheduled != 0 || st.NumberMisscheduled != 1 {
+		t.Fatalf("status %+v", st)
+	}
+}
