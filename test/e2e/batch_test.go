@@ -81,3 +81,29 @@ spec:
 		return out == "job.batch/kept\n", out
 	})
 }
+
+// TestPodGCStandalone: `skiff controller-manager
+// --terminated-pod-gc-threshold=2 --controllers=podgc` deletes the oldest
+// terminated pods beyond two at its first pass, and leaves running ones.
+func TestPodGCStandalone(t *testing.T) {
+	t.Parallel()
+	c := ownCluster(t, "memory", "--disable=controller-manager,scheduler")
+	k := c.k()
+	const ns = "e2e-podgc"
+	wantLines(t, k.ok(t, "create", "namespace", ns), "namespace/"+ns+" created")
+	// No controller manager yet: the service account pods need is ours.
+	k.ok(t, "-n", ns, "create", "serviceaccount", "default")
+	for _, p := range []string{"p1", "p2", "p3", "p4", "running"} {
+		k.ok(t, "-n", ns, "run", p, "--image=busybox", "--restart=Never")
+		phase := "Succeeded"
+		if p == "running" {
+			phase = "Running"
+		}
+		k.ok(t, "-n", ns, "patch", "pod", p, "--subresource=status", "--type=merge", "-p", `{"status":{"phase":"`+phase+`"}}`)
+	}
+	startCM(t, c, "--terminated-pod-gc-threshold=2", "--controllers=podgc")
+	eventually(t, 60*time.Second, "two terminated pods collected", func() (bool, string) {
+		out, _, _ := k.run(t, "-n", ns, "get", "pods", "-o", "name")
+		return out == "pod/p3\npod/p4\npod/running\n", out
+	})
+}
