@@ -418,22 +418,31 @@ func (c *Controller) scaleSubresource(ctx context.Context, ref *metav1.OwnerRefe
 	if err != nil {
 		return nil, err
 	}
-	list, err := c.disc.ServerResourcesForGroupVersion(ctx, gv)
-	if err != nil && list == nil {
-		return nil, err
-	}
+	// Look the kind up; on a miss, once more past the discovery cache (a
+	// resource defined since the last look).
+	var list *metav1.APIResourceList
 	var res *metav1.APIResource
-	hasScale := false
-	for i := range list.APIResources {
-		r := &list.APIResources[i]
-		if r.Kind == ref.Kind && !strings.Contains(r.Name, "/") {
-			res = r
+	for attempt := 0; attempt < 2 && res == nil; attempt++ {
+		if attempt > 0 {
+			c.disc.Invalidate()
+		}
+		list, err = c.disc.ServerResourcesForGroupVersion(ctx, gv)
+		if err != nil && list == nil {
+			if attempt == 0 {
+				continue
+			}
+			return nil, err
+		}
+		for i := range list.APIResources {
+			if r := &list.APIResources[i]; r.Kind == ref.Kind && !strings.Contains(r.Name, "/") {
+				res = r
+			}
 		}
 	}
 	if res == nil {
-		c.disc.Invalidate() // a resource defined since the last look
 		return nil, fmt.Errorf("no matches for kind %q in version %q", ref.Kind, ref.APIVersion)
 	}
+	hasScale := false
 	for _, r := range list.APIResources {
 		if r.Name == res.Name+"/scale" {
 			hasScale = true

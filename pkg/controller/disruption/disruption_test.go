@@ -9,8 +9,10 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -320,5 +322,65 @@ func TestStaleDisruptionTargetReset(t *testing.T) {
 	}
 	if c := disruption(); c.Status != corev1.ConditionFalse || !c.LastTransitionTime.Time.Equal(t0.Add(2*time.Minute)) {
 		t.Fatalf("after 2 minutes: %+v", c)
+	}
+}
+
+func crd(plural, kind string, scale bool) *apiextensionsv1.CustomResourceDefinition {
+	v := apiextensionsv1.CustomResourceDefinitionVersion{Name: "v1", Served: true, Storage: true,
+		Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptr.To(true)}}}
+	if scale {
+		v.Subresources = &apiextensionsv1.CustomResourceSubresources{Scale: &apiextensionsv1.CustomResourceSubresourceScale{
+			SpecReplicasPath: ".spec.replicas", StatusReplicasPath: ".status.replicas"}}
+	}
+	return &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: plural + ".example.com"},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{Group: "example.com", Scope: apiextensionsv1.NamespaceScoped,
+			Names:    apiextensionsv1.CustomResourceDefinitionNames{Plural: plural, Singular: strings.ToLower(kind), Kind: kind, ListKind: kind + "List"},
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{v}},
+	}
+}
+
+// createCR creates a custom resource once its CRD serves, and returns its
+// UID.
+func (h *harness) createCR(t *testing.T, plural, kind, name string, replicas int64) types.UID {
+	t.Helper()
+	if _, err := client.For[*apiextensionsv1.CustomResourceDefinition, *apiextensionsv1.CustomResourceDefinitionList](h.c).Create(h.ctx, crd(plural, kind, plural == "scalers"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	dyn := client.NewDynamic(h.c, client.Resource{Group: "example.com", Version: "v1", Resource: plural, Namespaced: true}).Namespace("default")
+	var uid types.UID
+	waitFor(t, kind+" served", func() bool {
+		obj, err := dyn.Create(h.ctx, &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.com/v1", "kind": kind,
+			"metadata": map[string]any{"name": name}, "spec": map[string]any{"replicas": replicas}}}, metav1.CreateOptions{})
+		if err != nil {
+			return false
+		}
+		uid = obj.GetUID()
+		return true
+	})
+	return uid
+}
+
+func TestCustomResourceScale(t *testing.T) {
+	h := newHarness(t)
+	uid := h.createCR(t, "scalers", "Scaler", "s", 5)
+	for _, n := range []string{"s-0", "s-1", "s-2", "s-3"} {
+		h.pod(t, n, true, ownerRef("example.com/v1", "Scaler", "s", uid))
+	}
+	// maxUnavailable 40% of the Scaler's 5 replicas: 2; desired 3.
+	h.pdb(t, "web", nil, intOrStr("40%"))
+	check(t, h.sync(t, "web"), want{4, 3, 5, 1, metav1.ConditionTrue, policyv1.SufficientPodsReason})
+
+	// A controller whose resource has no scale subresource: the fail-safe
+	// says so.
+	plain := h.createCR(t, "plains", "Plain", "p", 1)
+	h.pod(t, "p-0", true, ownerRef("example.com/v1", "Plain", "p", plain))
+	if err := h.ctrl.Sync(h.ctx, "default/web"); err != nil {
+		t.Fatal(err)
+	}
+	pdb, _ := h.pdbs.Get(h.ctx, "web", metav1.GetOptions{})
+	cond := apimeta.FindStatusCondition(pdb.Status.Conditions, policyv1.DisruptionAllowedCondition)
+	if pdb.Status.DisruptionsAllowed != 0 || cond.Reason != policyv1.SyncFailedReason || cond.Message != "plains.example.com does not implement the scale subresource" {
+		t.Fatalf("status %+v", pdb.Status)
 	}
 }
