@@ -65,13 +65,13 @@ metadata: {name: cfg, namespace: ` + ns + `}
 		return strings.Contains(out, "NamespaceFinalizersRemaining=True:Some content in the namespace has finalizers remaining: e2e.skiff.sh/hold in 1 resource instances") &&
 			strings.Contains(out, "pods. has 1 resource instances") && strings.Contains(out, "NamespaceDeletionContentFailure=False"), out
 	})
-	wantContains(t, k.ok(t, "-n", ns, "get", "configmaps,deployments,gizmos", "-o", "name"), "configmap/cfg", "deployment.apps/web", "gizmo.e2e.skiff.sh/free")
+	wantContains(t, k.ok(t, "-n", ns, "get", "configmaps,deployments,gizmos.e2e.skiff.sh", "-o", "name"), "configmap/cfg", "deployment.apps/web", "gizmo.e2e.skiff.sh/free")
 	wantEqual(t, "phase", jsonpath(t, k, "{.status.phase}", "get", "namespace", ns), "Terminating")
 
 	// Released, the pod goes, then everything else but the held gizmo.
 	k.ok(t, "-n", ns, "patch", "pod", "held", "--type=merge", "-p", `{"metadata":{"finalizers":null}}`)
 	eventually(t, 30*time.Second, "the rest deleted", func() (bool, string) {
-		out, errOut, _ := k.run(t, "-n", ns, "get", "pods,configmaps,deployments,replicasets,gizmos", "-o", "name")
+		out, errOut, _ := k.run(t, "-n", ns, "get", "pods,configmaps,deployments,replicasets,gizmos.e2e.skiff.sh", "-o", "name")
 		return strings.TrimSpace(out) == "gizmo.e2e.skiff.sh/held", out + errOut
 	})
 	eventually(t, 30*time.Second, "conditions naming the held gizmo", func() (bool, string) {
@@ -79,13 +79,13 @@ metadata: {name: cfg, namespace: ` + ns + `}
 		return strings.Contains(out, "NamespaceContentRemaining=True:Some resources are remaining: gizmos.e2e.skiff.sh has 1 resource instances\n") &&
 			strings.Contains(out, "NamespaceFinalizersRemaining=True:Some content in the namespace has finalizers remaining: e2e.skiff.sh/hold in 1 resource instances"), out
 	})
-	k.ok(t, "-n", ns, "patch", "gizmo", "held", "--type=merge", "-p", `{"metadata":{"finalizers":null}}`)
+	k.ok(t, "-n", ns, "patch", "gizmos.e2e.skiff.sh", "held", "--type=merge", "-p", `{"metadata":{"finalizers":null}}`)
 	eventually(t, 60*time.Second, "the namespace to go", func() (bool, string) {
 		_, errOut, err := k.run(t, "get", "namespace", ns)
 		return err != nil && strings.Contains(errOut, "NotFound"), errOut
 	})
 	// Nothing is left behind: re-created, the namespace is empty.
 	createNS(t, c, ns)
-	_, errOut, _ := k.run(t, "-n", ns, "get", "all,gizmos")
+	_, errOut, _ := k.run(t, "-n", ns, "get", "all,gizmos.e2e.skiff.sh")
 	wantEqual(t, "re-created namespace", errOut, "No resources found in "+ns+" namespace.")
 }

@@ -133,10 +133,12 @@ spec:
 		return err == nil, errOut
 	})
 	wantLines(t, k.withStdin(gizmo("1", "metrics")).ok(t, "apply", "--server-side", "--field-manager=monitoring", "-f", "-"), "gizmo.ssa.e2e.skiff.sh/g serverside-applied")
-	wantEqual(t, "gizmo ports", jsonpath(t, k, `{range .spec.ports[*]}{.name} {end}`, "-n", ns, "get", "gizmo", "g"), "http metrics ")
+	// Fully qualified: the namespace suite has a gizmos.e2e.skiff.sh of its
+	// own on the shared cluster, and kubectl may resolve "gizmo" to it.
+	wantEqual(t, "gizmo ports", jsonpath(t, k, `{range .spec.ports[*]}{.name} {end}`, "-n", ns, "get", "gizmos.ssa.e2e.skiff.sh", "g"), "http metrics ")
 	errOut = k.withStdin(gizmo("3", "metrics")).fails(t, "apply", "--server-side", "--field-manager=monitoring", "-f", "-")
 	wantContains(t, errOut, `error: Apply failed with 1 conflict: conflict with "kubectl": .spec.size`)
 	wantLines(t, k.withStdin(gizmo("3", "metrics")).ok(t, "apply", "--server-side", "--field-manager=monitoring", "--force-conflicts", "-f", "-"), "gizmo.ssa.e2e.skiff.sh/g serverside-applied")
-	wantEqual(t, "gizmo size", jsonpath(t, k, "{.spec.size}", "-n", ns, "get", "gizmo", "g"), "3")
+	wantEqual(t, "gizmo size", jsonpath(t, k, "{.spec.size}", "-n", ns, "get", "gizmos.ssa.e2e.skiff.sh", "g"), "3")
 	wantLines(t, k.ok(t, "delete", "crd", "gizmos.ssa.e2e.skiff.sh"), `customresourcedefinition.apiextensions.k8s.io "gizmos.ssa.e2e.skiff.sh" deleted`)
 }
