@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -91,6 +92,7 @@ func newControllerManager(logger func() *slog.Logger) *cobra.Command {
 	addNetworkControllerFlags(f, &cfg)
 	f.IntVar(&terminatedPodGCThreshold, "terminated-pod-gc-threshold", 12500, "Number of terminated pods that can exist before the terminated pod garbage collector starts deleting terminated pods. If <= 0, the terminated pod garbage collector is disabled.")
 	f.StringVar(&cfg.RootCAFile, "root-ca-file", "", "If set, this root certificate authority will be included in service account's token secret and the kube-root-ca.crt ConfigMap (default: the kubeconfig's CA)")
+	f.DurationVar(&cfg.PVClaimBinderSyncPeriod, "pvclaimbinder-sync-period", 15*time.Second, "The period for syncing persistent volumes and persistent volume claims")
 	f.StringVar(&cfg.LocalPath.StorageDir, "local-path-storage-dir", "", "skiff-local-path-provisioner: the directory holding the volumes on the nodes (default /var/lib/skiff/storage)")
 	f.BoolVar(&cfg.LocalPath.ManageDirectories, "local-path-manage-directories", false, "skiff-local-path-provisioner: the nodes' file system is this host's: create volume directories when provisioning and remove them when deleting")
 	return cmd

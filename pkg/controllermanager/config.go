@@ -94,6 +94,9 @@ type Config struct {
 
 	// LocalPath configures skiff's local-path provisioner (storage.go).
 	LocalPath LocalPathConfig
+	// PVClaimBinderSyncPeriod is upstream's --pvclaimbinder-sync-period:
+	// how often the PV binder re-syncs every claim and volume (0: 15s).
+	PVClaimBinderSyncPeriod time.Duration
 
 	// Descriptors replaces the controller table (nil: Controllers()).
 	Descriptors []Descriptor

@@ -31,6 +31,7 @@ func startPersistentVolumeBinder(cc ControllerContext) (Controller, error) {
 	return persistentvolume.New(persistentvolume.Config{
 		Client: cc.Client, Informers: cc.Informers, Recorder: cc.Recorder, Clock: cc.Clock,
 		Workers: cc.Workers, Logger: cc.Logger, MetricsProvider: cc.MetricsProvider,
+		SyncPeriod: cc.Config.PVClaimBinderSyncPeriod,
 	})
 }
 
