@@ -13,9 +13,9 @@ import (
 	"time"
 )
 
-// TestMiscControllers: the ResourceQuota, horizontal pod autoscaler and
-// CSR approving controllers of `skiff up`, driven with kubectl on the
-// shared cluster.
+// TestMiscControllers: the ResourceQuota, horizontal pod autoscaler, CSR
+// approving and ClusterRole aggregation controllers of `skiff up`, driven
+// with kubectl on the shared cluster.
 func TestMiscControllers(t *testing.T) {
 	t.Parallel()
 	c := shared(t)
@@ -27,6 +27,7 @@ func TestMiscControllers(t *testing.T) {
 		{"quota", kubectlQuota},
 		{"autoscale", kubectlAutoscale},
 		{"node-csr", kubectlNodeCSR},
+		{"clusterrole-aggregation", kubectlClusterRoleAggregation},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -142,4 +143,27 @@ spec:
 		[]string{"NAME", "AGE", "SIGNERNAME", "REQUESTOR", "REQUESTEDDURATION", "CONDITION"},
 		[]string{"e2e-node-san", `\S+`, "kubernetes.io/kube-apiserver-client-kubelet", `\S+`, "<none>", "Pending"})
 	k.ok(t, "delete", "csr", "e2e-node-client", "e2e-node-san")
+}
+
+// kubectlClusterRoleAggregation: `kubectl create clusterrole
+// --aggregation-rule` gets the rules of the roles its selector matches,
+// and follows a new one.
+func kubectlClusterRoleAggregation(t *testing.T, _ *cluster, k kc) {
+	defer k.run(t, "delete", "clusterrole", "e2e-agg", "e2e-agg-pods", "e2e-agg-secrets")
+	k.ok(t, "create", "clusterrole", "e2e-agg", "--aggregation-rule=e2e.skiff.sh/aggregate-to-agg=true")
+	k.ok(t, "create", "clusterrole", "e2e-agg-pods", "--verb=get,list", "--resource=pods")
+	k.ok(t, "label", "clusterrole", "e2e-agg-pods", "e2e.skiff.sh/aggregate-to-agg=true")
+	rules := func(want string) {
+		t.Helper()
+		eventually(t, 30*time.Second, "e2e-agg's rules "+want, func() (bool, string) {
+			out, _, _ := k.run(t, "get", "clusterrole", "e2e-agg", "-o", `jsonpath={range .rules[*]}{.resources}:{.verbs} {end}`)
+			return strings.TrimSpace(out) == want, out
+		})
+	}
+	rules(`["pods"]:["get","list"]`)
+	k.ok(t, "create", "clusterrole", "e2e-agg-secrets", "--verb=get", "--resource=secrets")
+	k.ok(t, "label", "clusterrole", "e2e-agg-secrets", "e2e.skiff.sh/aggregate-to-agg=true")
+	rules(`["pods"]:["get","list"] ["secrets"]:["get"]`)
+	wantEqual(t, "the rules' manager", jsonpath(t, k, `{.metadata.managedFields[?(@.operation=="Apply")].manager}`, "get", "clusterrole", "e2e-agg", "--show-managed-fields"),
+		"clusterrole-aggregation-controller")
 }
