@@ -10,9 +10,12 @@ import (
 	"strings"
 	"sync"
 
+	"google.golang.org/protobuf/encoding/protowire"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/watch"
@@ -54,27 +57,147 @@ func newStreamWatcher(body io.ReadCloser, cancel context.CancelFunc, newObj func
 func newProtobufWatcher(body io.ReadCloser, cancel context.CancelFunc, newObj func() runtime.Object, pb *protobuf.Serializer) *streamWatcher {
 	w := &streamWatcher{body: body, cancel: cancel, newObj: newObj, result: make(chan watch.Event), done: make(chan struct{})}
 	r := bufio.NewReader(body)
+	// One frame buffer for the stream: receive decodes each event before
+	// reading the next, and decoding copies what it keeps.
+	var frame []byte
 	w.next = func() (watch.EventType, []byte, error) {
 		var size [4]byte
 		if _, err := io.ReadFull(r, size[:]); err != nil {
 			return "", nil, err
 		}
-		frame := make([]byte, binary.BigEndian.Uint32(size[:]))
+		n := int(binary.BigEndian.Uint32(size[:]))
+		if cap(frame) < n {
+			frame = make([]byte, n)
+		}
+		frame = frame[:n]
 		if _, err := io.ReadFull(r, frame); err != nil {
 			return "", nil, err
 		}
-		ev := &metav1.WatchEvent{}
-		if err := ev.Unmarshal(frame); err != nil { // a bare message, no envelope
-			return "", nil, err
-		}
-		return watch.EventType(ev.Type), ev.Object.Raw, nil
+		return parseWatchEvent(frame) // a bare message, no envelope
 	}
 	w.decodeObj = func(raw []byte, into runtime.Object) error {
+		if u, ok := into.(protoUnmarshaler); ok {
+			if gvk, data, ok := parseEnvelope(raw); ok {
+				// What pb.Decode does for a typed object, without its two
+				// copies of the object's bytes.
+				u.Reset()
+				if err := u.Unmarshal(data); err != nil {
+					return err
+				}
+				into.GetObjectKind().SetGroupVersionKind(gvk)
+				return nil
+			}
+		}
 		_, _, err := pb.Decode(raw, nil, into)
 		return err
 	}
 	go w.receive()
 	return w
+}
+
+type protoUnmarshaler interface {
+	Reset()
+	Unmarshal([]byte) error
+}
+
+// parseWatchEvent reads a metav1.WatchEvent message (1: type; 2: object,
+// a RawExtension whose field 1 is the raw object) without copying the
+// object's bytes out of b.
+func parseWatchEvent(b []byte) (watch.EventType, []byte, error) {
+	var typ watch.EventType
+	var raw []byte
+	err := protoFields(b, func(num protowire.Number, v []byte) error {
+		switch num {
+		case 1:
+			typ = eventType(v)
+		case 2:
+			return protoFields(v, func(num protowire.Number, v []byte) error {
+				if num == 1 {
+					raw = v
+				}
+				return nil
+			})
+		}
+		return nil
+	})
+	return typ, raw, err
+}
+
+// eventType converts without allocating for the known types.
+func eventType(v []byte) watch.EventType {
+	for _, t := range []watch.EventType{watch.Added, watch.Modified, watch.Deleted, watch.Bookmark, watch.Error} {
+		if string(v) == string(t) {
+			return t
+		}
+	}
+	return watch.EventType(v)
+}
+
+// parseEnvelope reads the "k8s\x00" + runtime.Unknown envelope of a
+// protobuf object (1: TypeMeta {1: apiVersion, 2: kind}; 2: raw; 3:
+// contentEncoding; 4: contentType). ok is false for anything but a plain
+// envelope with a full kind, which the serializer then handles.
+func parseEnvelope(b []byte) (gvk schema.GroupVersionKind, raw []byte, ok bool) {
+	if len(b) < len(protobufMagic) || string(b[:len(protobufMagic)]) != string(protobufMagic) {
+		return gvk, nil, false
+	}
+	var apiVersion, kind string
+	plain := true
+	err := protoFields(b[len(protobufMagic):], func(num protowire.Number, v []byte) error {
+		switch num {
+		case 1:
+			return protoFields(v, func(num protowire.Number, v []byte) error {
+				switch num {
+				case 1:
+					apiVersion = string(v)
+				case 2:
+					kind = string(v)
+				}
+				return nil
+			})
+		case 2:
+			raw = v
+		case 3, 4:
+			plain = plain && len(v) == 0
+		}
+		return nil
+	})
+	if err != nil || !plain || kind == "" || apiVersion == "" {
+		return gvk, nil, false
+	}
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return gvk, nil, false
+	}
+	return gv.WithKind(kind), raw, true
+}
+
+// protoFields calls fn with the value of every length-delimited field of
+// a protobuf message (other wire types are skipped).
+func protoFields(b []byte, fn func(num protowire.Number, v []byte) error) error {
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		b = b[n:]
+		if typ != protowire.BytesType {
+			if n = protowire.ConsumeFieldValue(num, typ, b); n < 0 {
+				return protowire.ParseError(n)
+			}
+			b = b[n:]
+			continue
+		}
+		v, n := protowire.ConsumeBytes(b)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		b = b[n:]
+		if err := fn(num, v); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (w *streamWatcher) ResultChan() <-chan watch.Event { return w.result }
