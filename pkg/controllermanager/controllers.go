@@ -115,7 +115,7 @@ func Controllers() []Descriptor {
 		{Name: "persistentvolume-protection-controller", Aliases: []string{"pv-protection"}, Init: startPVProtectionController},
 		{Name: "ttl-after-finished-controller", Aliases: []string{"ttl-after-finished"}, WorkersFlag: "concurrent-ttl-after-finished-syncs", DefaultWorkers: 5, Init: startTTLAfterFinishedController},
 		{Name: "root-ca-certificate-publisher-controller", Aliases: []string{"root-ca-cert-publisher"}, Init: startRootCACertPublisher},
-		{Name: "ephemeral-volume-controller", Aliases: []string{"ephemeral-volume"}, WorkersFlag: "concurrent-ephemeralvolume-syncs", DefaultWorkers: 5},
+		{Name: "ephemeral-volume-controller", Aliases: []string{"ephemeral-volume"}, WorkersFlag: "concurrent-ephemeralvolume-syncs", DefaultWorkers: 5, Init: startEphemeralVolumeController},
 		{Name: "storageversion-garbage-collector-controller", Aliases: []string{"storage-version-gc"}},
 		{Name: "resourceclaim-controller", Aliases: []string{"resource-claim-controller"}},
 		{Name: "legacy-serviceaccount-token-cleaner-controller", Aliases: []string{"legacy-service-account-token-cleaner"}},

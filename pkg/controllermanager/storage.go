@@ -1,6 +1,7 @@
 package controllermanager
 
 import (
+	"github.com/skiff-sh/skiff/pkg/controller/volume/ephemeral"
 	"github.com/skiff-sh/skiff/pkg/controller/volume/localpath"
 	"github.com/skiff-sh/skiff/pkg/controller/volume/persistentvolume"
 	"github.com/skiff-sh/skiff/pkg/controller/volume/pvcprotection"
@@ -8,8 +9,8 @@ import (
 )
 
 // The InitFuncs of the storage controllers: the PersistentVolume binder,
-// the PVC and PV protection controllers and skiff's local-path
-// provisioner.
+// the PVC and PV protection controllers, the ephemeral volume controller
+// and skiff's local-path provisioner.
 
 // LocalPathConfig configures the skiff-local-path-provisioner controller
 // (see pkg/controller/volume/localpath): the provisioner of the default
@@ -52,6 +53,13 @@ func startPVCProtectionController(cc ControllerContext) (Controller, error) {
 
 func startPVProtectionController(cc ControllerContext) (Controller, error) {
 	return pvprotection.New(pvprotection.Config{
+		Client: cc.Client, Informers: cc.Informers, Recorder: cc.Recorder, Clock: cc.Clock,
+		Workers: cc.Workers, Logger: cc.Logger, MetricsProvider: cc.MetricsProvider,
+	})
+}
+
+func startEphemeralVolumeController(cc ControllerContext) (Controller, error) {
+	return ephemeral.New(ephemeral.Config{
 		Client: cc.Client, Informers: cc.Informers, Recorder: cc.Recorder, Clock: cc.Clock,
 		Workers: cc.Workers, Logger: cc.Logger, MetricsProvider: cc.MetricsProvider,
 	})

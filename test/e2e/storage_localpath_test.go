@@ -84,3 +84,48 @@ spec:
 		return err != nil && strings.Contains(errOut, "NotFound"), errOut
 	})
 }
+
+// A generic ephemeral volume: the ephemeral-volume controller makes the
+// pod's claim <pod>-<volume> (owned by the pod), the local-path
+// provisioner and the binder give it a volume on the pod's node, and
+// deleting the pod deletes the claim (garbage collection) and then the
+// volume.
+func TestEphemeralVolumeLocalPath(t *testing.T) {
+	c := shared(t)
+	k := c.k()
+	const ns = "storage-ephemeral"
+	k.ok(t, "create", "namespace", ns)
+	defer k.run(t, "delete", "namespace", ns, "--wait=false")
+	k.withStdin(`apiVersion: v1
+kind: Pod
+metadata:
+  name: job
+spec:
+  nodeName: node-1
+  containers:
+  - name: c
+    image: busybox
+    volumeMounts: [{name: scratch, mountPath: /scratch}]
+  volumes:
+  - name: scratch
+    ephemeral:
+      volumeClaimTemplate:
+        spec:
+          accessModes: [ReadWriteOnce]
+          resources:
+            requests:
+              storage: 1Gi
+`).ok(t, "-n", ns, "apply", "-f", "-")
+	eventually(t, 30*time.Second, "the ephemeral claim Bound", func() (bool, string) {
+		out, _, _ := k.run(t, "-n", ns, "get", "pvc", "job-scratch", "-o",
+			`jsonpath={.status.phase} {.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name} {.spec.storageClassName}`)
+		return out == "Bound Pod/job local-path", out
+	})
+	pv := k.ok(t, "-n", ns, "get", "pvc", "job-scratch", "-o", "jsonpath={.spec.volumeName}")
+	k.ok(t, "-n", ns, "delete", "pod", "job", "--grace-period=0", "--force")
+	eventually(t, 30*time.Second, "the claim and its volume deleted", func() (bool, string) {
+		_, e1, err1 := k.run(t, "-n", ns, "get", "pvc", "job-scratch")
+		_, e2, err2 := k.run(t, "get", "pv", pv)
+		return err1 != nil && err2 != nil && strings.Contains(e1, "NotFound") && strings.Contains(e2, "NotFound"), e1 + e2
+	})
+}
