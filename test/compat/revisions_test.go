@@ -3,8 +3,11 @@ package compat
 // Upstream's kube-controller-manager is the oracle for what skiff's
 // controllers derive from a template: attached to `skiff up
 // --disable=controller-manager`, it creates a StatefulSet's and a
-// DaemonSet's ControllerRevisions, and skiff's functions must compute the
-// same revision data and StatefulSet revision names (FNV-32 of the data).
+// DaemonSet's ControllerRevisions and pods, and skiff's functions must
+// compute the same revision data, StatefulSet revision names (FNV-32 of
+// the data) and pods (statefulset.NewPod, daemon.NewPod: identity, labels,
+// owner references, claims' volumes, node affinity, tolerations, all the
+// spec after the server's defaulting).
 //
 // The pod-template-hash (DaemonSet revision names, pod labels, Deployment
 // ReplicaSets) is FNV-32a of a spew dump of the Go PodTemplateSpec, so it
@@ -19,11 +22,14 @@ package compat
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -39,7 +45,7 @@ import (
 	"github.com/skiff-sh/skiff/pkg/controller/statefulset"
 )
 
-func TestUpstreamRevisionNamesMatchSkiffs(t *testing.T) {
+func TestUpstreamRevisionsAndPodsMatchSkiffs(t *testing.T) {
 	bin := upstreamBinaries(t)
 	work := t.TempDir()
 	skiff := filepath.Join(work, "skiff")
@@ -83,7 +89,10 @@ func TestUpstreamRevisionNamesMatchSkiffs(t *testing.T) {
 		}}},
 	}
 	set := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "web", Annotations: map[string]string{"kubernetes.io/change-cause": "first"}},
-		Spec: appsv1.StatefulSetSpec{Replicas: ptr.To[int32](0), ServiceName: "web", Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: template}}
+		Spec: appsv1.StatefulSetSpec{Replicas: ptr.To[int32](0), ServiceName: "web", Selector: &metav1.LabelSelector{MatchLabels: labels}, Template: template,
+			VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "www"},
+				Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+					Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}}}}
 	if _, err := cs.AppsV1().StatefulSets("default").Create(ctx, set, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -147,4 +156,108 @@ func TestUpstreamRevisionNamesMatchSkiffs(t *testing.T) {
 	if h := daemon.Hash(liveDS); h == "" || h == upstreamDSRev.Labels[appsv1.DefaultDaemonSetUniqueLabelKey] {
 		t.Logf("pod-template-hash equal to upstream 1.34's (%s): k8s.io/api versions now agree on PodTemplateSpec's fields?", h)
 	}
+	// The pods: upstream's as stored, ours created dry-run in another
+	// namespace (the same defaulting and admission), compared without what
+	// the server makes unique (names from generateName, the service account
+	// token volume, uid, times).
+	for _, ns := range []string{"default", "ours"} {
+		if ns != "default" {
+			if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-a"}}
+	if node, err = cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	node.Spec.Taints = nil // Ready, as its node lifecycle would make it
+	if _, err := cs.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	set, err = cs.AppsV1().StatefulSets("default").Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set.Spec.Replicas = ptr.To[int32](1)
+	if _, err := cs.AppsV1().StatefulSets("default").Update(ctx, set, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	podOf := func(what string, list func() ([]corev1.Pod, error)) *corev1.Pod {
+		var p *corev1.Pod
+		waitFor(t, what, func() (bool, string) {
+			l, err := list()
+			if err != nil || len(l) != 1 {
+				return false, fmt.Sprint(len(l), err)
+			}
+			p = &l[0]
+			return true, ""
+		})
+		return p
+	}
+	byLabel := func(sel string) func() ([]corev1.Pod, error) {
+		return func() ([]corev1.Pod, error) {
+			l, err := cs.CoreV1().Pods("default").List(ctx, metav1.ListOptions{LabelSelector: sel})
+			if err != nil {
+				return nil, err
+			}
+			return l.Items, nil
+		}
+	}
+	upstreamSetPod := podOf("upstream's web-0", byLabel("statefulset.kubernetes.io/pod-name=web-0"))
+	upstreamDSPod := podOf("upstream's daemon pod", byLabel("app=web,!statefulset.kubernetes.io/pod-name"))
+	liveSet, _ = cs.AppsV1().StatefulSets("default").Get(ctx, "web", metav1.GetOptions{})
+	liveDS, _ = cs.AppsV1().DaemonSets("default").Get(ctx, "agent", metav1.GetOptions{})
+	for _, tc := range []struct {
+		what     string
+		upstream *corev1.Pod
+		ours     *corev1.Pod
+	}{
+		{"StatefulSet pod", upstreamSetPod, statefulset.NewPod(liveSet, 0, upstreamRev.Name)},
+		// The template hash as upstream's (see above): the rest is compared.
+		{"DaemonSet pod", upstreamDSPod, daemon.NewPod(liveDS, "node-a", upstreamDSRev.Labels[appsv1.DefaultDaemonSetUniqueLabelKey])},
+	} {
+		tc.ours.Namespace = "ours"
+		created, err := cs.CoreV1().Pods("ours").Create(ctx, tc.ours, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.what, err)
+		}
+		a, b := comparablePod(tc.upstream), comparablePod(created)
+		if !reflect.DeepEqual(a, b) {
+			ja, _ := json.MarshalIndent(a, "", " ")
+			jb, _ := json.MarshalIndent(b, "", " ")
+			t.Errorf("%s differs:\nupstream %s\nskiff %s", tc.what, ja, jb)
+		}
+	}
+}
+
+// comparablePod keeps what a controller decides of a pod.
+func comparablePod(p *corev1.Pod) *corev1.Pod {
+	p = p.DeepCopy()
+	name := p.Name // a StatefulSet's pod names are the controller's
+	if p.Labels["statefulset.kubernetes.io/pod-name"] == "" {
+		name = "" // from generateName
+	}
+	meta := metav1.ObjectMeta{Name: name, GenerateName: p.GenerateName, Labels: p.Labels, Annotations: p.Annotations,
+		Finalizers: p.Finalizers, OwnerReferences: p.OwnerReferences}
+	var vols []corev1.Volume
+	for _, v := range p.Spec.Volumes {
+		if !strings.HasPrefix(v.Name, "kube-api-access-") {
+			vols = append(vols, v)
+		}
+	}
+	p.Spec.Volumes = vols
+	for i := range p.Spec.Containers {
+		var mounts []corev1.VolumeMount
+		for _, m := range p.Spec.Containers[i].VolumeMounts {
+			if !strings.HasPrefix(m.Name, "kube-api-access-") {
+				mounts = append(mounts, m)
+			}
+		}
+		p.Spec.Containers[i].VolumeMounts = mounts
+	}
+	return &corev1.Pod{ObjectMeta: meta, Spec: p.Spec}
 }

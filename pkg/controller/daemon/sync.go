@@ -287,9 +287,7 @@ func (c *Controller) syncNodes(ctx context.Context, ds *appsv1.DaemonSet, del, c
 	var attempted atomic.Int32
 	_, err := podutil.SlowStartBatch(len(create), 1, func(i int) error {
 		attempted.Add(1)
-		t := tmpl.DeepCopy()
-		t.Spec.Affinity = nodeNameAffinity(t.Spec.Affinity, create[i])
-		if err := c.createPod(ctx, ds, t); err != nil {
+		if err := c.createPod(ctx, ds, podForNode(ds, tmpl, create[i])); err != nil {
 			if apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
 				return nil
 			}
@@ -322,8 +320,18 @@ func (c *Controller) syncNodes(ctx context.Context, ds *appsv1.DaemonSet, del, c
 	return errors.Join(errs...)
 }
 
-func (c *Controller) createPod(ctx context.Context, ds *appsv1.DaemonSet, t *corev1.PodTemplateSpec) error {
-	p := &corev1.Pod{
+// NewPod is the pod the controller creates for ds on node, whose template
+// hash is hash: the template with the daemon tolerations, the hash and
+// template generation labels and a required metadata.name node affinity,
+// generateName "<ds>-", ds as controller (upstream's CreatePods).
+func NewPod(ds *appsv1.DaemonSet, node, hash string) *corev1.Pod {
+	return podForNode(ds, podTemplate(ds, hash), node)
+}
+
+func podForNode(ds *appsv1.DaemonSet, tmpl *corev1.PodTemplateSpec, node string) *corev1.Pod {
+	t := tmpl.DeepCopy()
+	t.Spec.Affinity = nodeNameAffinity(t.Spec.Affinity, node)
+	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace:       ds.Namespace,
 			GenerateName:    ds.Name + "-",
@@ -334,6 +342,9 @@ func (c *Controller) createPod(ctx context.Context, ds *appsv1.DaemonSet, t *cor
 		},
 		Spec: t.Spec,
 	}
+}
+
+func (c *Controller) createPod(ctx context.Context, ds *appsv1.DaemonSet, p *corev1.Pod) error {
 	created, err := c.pods.Namespace(ds.Namespace).Create(ctx, p, metav1.CreateOptions{})
 	if err != nil {
 		if !apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {

@@ -346,6 +346,15 @@ func newStatefulSetPod(set *appsv1.StatefulSet, ordinal int) *corev1.Pod {
 	return p
 }
 
+// NewPod is the pod of ordinal the controller creates for set at
+// revision (the revision's template applied to set): identity, claims and
+// the controller-revision-hash label.
+func NewPod(set *appsv1.StatefulSet, ordinal int, revision string) *corev1.Pod {
+	p := newStatefulSetPod(set, ordinal)
+	p.Labels[appsv1.StatefulSetRevisionLabel] = revision
+	return p
+}
+
 // newVersionedPod is the pod of ordinal at the current revision when the
 // rollout keeps it there (below the partition), else at the update
 // revision (upstream's newVersionedStatefulSetPod, operator precedence
