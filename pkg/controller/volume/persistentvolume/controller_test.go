@@ -500,3 +500,59 @@ func (h *harness) hasEvent(prefix string) bool {
 		}
 	}
 }
+
+// Two volumes claim one claim (a stale binding): the claim keeps the
+// volume it names; the other is unbound if the binder bound it, or only
+// forgets the claim's UID if the user pre-bound it; a provisioned Delete
+// volume is Released instead (its provisioner deletes it). A claim whose
+// volume names another claim is Misbound.
+func TestStaleBindings(t *testing.T) {
+	h := newHarness(t)
+	claim := h.createClaim(newClaim("data", "1Gi", ptr.To("")))
+	uid := string(claim.UID)
+	h.createPV(newPV("chosen", "1Gi", ""))
+	h.syncAll("data")
+	if c := h.claim("data"); c.Spec.VolumeName != "chosen" {
+		t.Fatalf("claim bound to %q", c.Spec.VolumeName)
+	}
+	boundBy := func(pv *corev1.PersistentVolume) { pv.Annotations = map[string]string{volumeutil.AnnBoundByController: "yes"} }
+	provisioned := func(pv *corev1.PersistentVolume) {
+		pv.Annotations = map[string]string{volumeutil.AnnDynamicallyProvisioned: "example.com/x"}
+		pv.Spec.PersistentVolumeReclaimPolicy = corev1.PersistentVolumeReclaimDelete
+	}
+	h.createPV(newPV("by-controller", "1Gi", "", claimRef("default", "data", uid), boundBy, phase(corev1.VolumeBound)))
+	h.createPV(newPV("by-user", "1Gi", "", claimRef("default", "data", uid), phase(corev1.VolumeBound)))
+	h.createPV(newPV("extra", "1Gi", "", claimRef("default", "data", uid), provisioned, phase(corev1.VolumeBound)))
+	h.settle()
+	for _, name := range []string{"by-controller", "by-user", "extra"} {
+		if err := h.ctrl.syncVolume(h.ctx, name); err != nil {
+			t.Fatalf("syncVolume %s: %v", name, err)
+		}
+	}
+	if v := h.volume("by-controller"); v.Spec.ClaimRef != nil || v.Status.Phase != corev1.VolumeAvailable || v.Annotations[volumeutil.AnnBoundByController] != "" {
+		t.Errorf("by-controller: claimRef %v phase %q annotations %v, want free and Available", v.Spec.ClaimRef, v.Status.Phase, v.Annotations)
+	}
+	if v := h.volume("by-user"); v.Spec.ClaimRef == nil || v.Spec.ClaimRef.Name != "data" || v.Spec.ClaimRef.UID != "" || v.Status.Phase != corev1.VolumeAvailable {
+		t.Errorf("by-user: claimRef %+v phase %q, want still reserved for data (no UID) and Available", v.Spec.ClaimRef, v.Status.Phase)
+	}
+	if v := h.volume("extra"); v.Status.Phase != corev1.VolumeReleased {
+		t.Errorf("extra: phase %q, want Released", v.Status.Phase)
+	}
+
+	// Misbound: the claim's volume now names another claim.
+	v := h.volume("chosen")
+	v.Spec.ClaimRef.UID = "someone-else"
+	if _, err := h.pvs.Update(h.ctx, v, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.settle()
+	if err := h.ctrl.syncClaim(h.ctx, "default/data"); err != nil {
+		t.Fatal(err)
+	}
+	if c := h.claim("data"); c.Status.Phase != corev1.ClaimLost {
+		t.Errorf("misbound claim: %q, want Lost", c.Status.Phase)
+	}
+	if !h.hasEvent("Warning ClaimMisbound Two claims are bound to the same volume, this one is bound incorrectly") {
+		t.Error("no ClaimMisbound event")
+	}
+}
