@@ -74,27 +74,38 @@ func startCSRSigningController(cc ControllerContext) (Controller, error) {
 		}
 		return cert, key
 	}
-	cas := map[string]*signer.CA{}
-	for _, sg := range []struct{ name, cert, key string }{
-		{certificatesv1.KubeletServingSignerName, s.KubeletServingCertFile, s.KubeletServingKeyFile},
-		{certificatesv1.KubeAPIServerClientKubeletSignerName, s.KubeletClientCertFile, s.KubeletClientKeyFile},
-		{certificatesv1.KubeAPIServerClientSignerName, s.KubeAPIServerClientCertFile, s.KubeAPIServerClientKeyFile},
-	} {
-		cert, key := files(sg.cert, sg.key)
-		if cert == "" && key == "" {
-			cc.Logger.Info("Skipping CSR signer because specific files were specified for other signers and not this one", "signerName", sg.name)
-			continue
+	load := func(logSkips bool) (map[string]*signer.CA, error) {
+		cas := map[string]*signer.CA{}
+		for _, sg := range []struct{ name, cert, key string }{
+			{certificatesv1.KubeletServingSignerName, s.KubeletServingCertFile, s.KubeletServingKeyFile},
+			{certificatesv1.KubeAPIServerClientKubeletSignerName, s.KubeletClientCertFile, s.KubeletClientKeyFile},
+			{certificatesv1.KubeAPIServerClientSignerName, s.KubeAPIServerClientCertFile, s.KubeAPIServerClientKeyFile},
+		} {
+			cert, key := files(sg.cert, sg.key)
+			if cert == "" && key == "" {
+				if logSkips {
+					cc.Logger.Info("Skipping CSR signer because specific files were specified for other signers and not this one", "signerName", sg.name)
+				}
+				continue
+			}
+			ca, err := signer.LoadCA(cert, key)
+			if err != nil {
+				return nil, fmt.Errorf("failed to start %s signer: %w", sg.name, err)
+			}
+			cas[sg.name] = ca
 		}
-		ca, err := signer.LoadCA(cert, key)
-		if err != nil {
-			return nil, fmt.Errorf("failed to start %s signer: %w", sg.name, err)
-		}
-		cas[sg.name] = ca
+		return cas, nil
+	}
+	cas, err := load(true)
+	if err != nil {
+		return nil, err
 	}
 	return signer.New(signer.Config{
 		Client: cc.Client, Informers: cc.Informers, Recorder: cc.Recorder, Clock: cc.Clock,
 		Workers: cc.Workers, Logger: cc.Logger, MetricsProvider: cc.MetricsProvider,
 		CAs: cas, Duration: s.Duration,
+		// The files are followed, as upstream's signer does.
+		Reload: func() (map[string]*signer.CA, error) { return load(false) },
 	})
 }
 

@@ -22,6 +22,9 @@
 // Duration (--cluster-signing-duration, 1 year), or
 // spec.expirationSeconds when shorter (10 minutes at least).
 //
+// With Config.Reload the CA files are read again every minute, so that a
+// rotated CA signs from then on (upstream follows its files too).
+//
 // Invariants:
 //   - Only approved requests without a Failed condition and without a
 //     certificate are signed; the request's signature is checked.

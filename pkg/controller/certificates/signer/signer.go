@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"math/big"
 	"os"
+	"sync"
 	"time"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
@@ -63,12 +64,19 @@ type Config struct {
 	CAs map[string]*CA
 	// Duration is the longest certificate (0: DefaultDuration).
 	Duration time.Duration
+	// Reload, when set, reads the CAs again every ReloadInterval (0: one
+	// minute), as upstream's signer follows its files: a rotated CA signs
+	// from then on; a failed read keeps the previous CAs.
+	Reload         func() (map[string]*CA, error)
+	ReloadInterval time.Duration
 }
 
 // Controller signs approved requests.
 type Controller struct {
 	*csrutil.Controller
 	cfg  Config
+	mu   sync.RWMutex
+	cas  map[string]*CA
 	csrs *client.Typed[*certificatesv1.CertificateSigningRequest, *certificatesv1.CertificateSigningRequestList]
 }
 
@@ -89,18 +97,62 @@ func New(cfg Config) (*Controller, error) {
 	if cfg.Duration == 0 {
 		cfg.Duration = DefaultDuration
 	}
-	for name := range cfg.CAs {
-		if validator(name) == nil {
-			return nil, fmt.Errorf("unrecognized signerName: %q", name)
-		}
+	if err := checkSigners(cfg.CAs); err != nil {
+		return nil, err
 	}
-	c := &Controller{cfg: cfg, csrs: client.For[*certificatesv1.CertificateSigningRequest, *certificatesv1.CertificateSigningRequestList](cfg.Client)}
+	if cfg.ReloadInterval <= 0 {
+		cfg.ReloadInterval = time.Minute
+	}
+	c := &Controller{cfg: cfg, cas: cfg.CAs, csrs: client.For[*certificatesv1.CertificateSigningRequest, *certificatesv1.CertificateSigningRequestList](cfg.Client)}
 	base, err := csrutil.NewController(QueueName, cfg.Informers, cfg.Clock, cfg.MetricsProvider, cfg.Workers, cfg.Logger, c.handle)
 	if err != nil {
 		return nil, err
 	}
 	c.Controller = base
 	return c, nil
+}
+
+func checkSigners(cas map[string]*CA) error {
+	for name := range cas {
+		if validator(name) == nil {
+			return fmt.Errorf("unrecognized signerName: %q", name)
+		}
+	}
+	return nil
+}
+
+// Run runs the workers and, with Reload, the CA reloads until ctx ends.
+func (c *Controller) Run(ctx context.Context) error {
+	if c.cfg.Reload != nil {
+		go func() {
+			t := c.cfg.Clock.NewTicker(c.cfg.ReloadInterval)
+			defer t.Stop()
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C():
+					c.reload()
+				}
+			}
+		}()
+	}
+	return c.Controller.Run(ctx)
+}
+
+// reload reads the CAs again; a failure keeps the current ones.
+func (c *Controller) reload() {
+	cas, err := c.cfg.Reload()
+	if err == nil {
+		err = checkSigners(cas)
+	}
+	if err != nil {
+		c.cfg.Logger.Error("Reloading the signing CAs failed; keeping the current ones", "err", err)
+		return
+	}
+	c.mu.Lock()
+	c.cas = cas
+	c.mu.Unlock()
 }
 
 // validator returns the rules of a signer skiff serves (nil: none).
@@ -123,7 +175,9 @@ func (c *Controller) handle(ctx context.Context, csr *certificatesv1.Certificate
 	if len(csr.Status.Certificate) != 0 || !csrutil.IsApproved(csr) || csrutil.HasTrueCondition(csr, certificatesv1.CertificateFailed) {
 		return nil
 	}
-	ca, ok := c.cfg.CAs[csr.Spec.SignerName]
+	c.mu.RLock()
+	ca, ok := c.cas[csr.Spec.SignerName]
+	c.mu.RUnlock()
 	validate := validator(csr.Spec.SignerName)
 	if !ok || validate == nil {
 		return nil

@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/json"
+	"errors"
 	"encoding/pem"
 	"math/big"
 	"net"
@@ -292,5 +293,62 @@ func TestParseCA(t *testing.T) {
 	otherKey, _ := x509.MarshalPKCS8PrivateKey(other.Key)
 	if _, err := ParseCA(certPEM, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: otherKey})); err == nil {
 		t.Error("a key of another certificate was accepted")
+	}
+}
+
+// TestReload: a reloaded CA signs from then on; a failed reload keeps the
+// previous one.
+func TestReload(t *testing.T) {
+	env := testenv.StartT(t)
+	c := newClient(t, env)
+	ctx := context.Background()
+	csrs := client.For[*certificatesv1.CertificateSigningRequest, *certificatesv1.CertificateSigningRequestList](c)
+	now := time.Now()
+	first, second := newCA(t, now.AddDate(1, 0, 0)), newCA(t, now.AddDate(1, 0, 0))
+	next := map[string]*CA{certificatesv1.KubeAPIServerClientSignerName: second}
+	var reloadErr error
+	f := informers.NewSharedInformerFactory(c, 0)
+	ctrl, err := New(Config{Client: c, Informers: f, Clock: clock.NewFake(now),
+		CAs:    map[string]*CA{certificatesv1.KubeAPIServerClientSignerName: first},
+		Reload: func() (map[string]*CA, error) { return next, reloadErr }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	signWith := func(name string) *x509.Certificate {
+		t.Helper()
+		csr, err := csrs.Create(ctx, &certificatesv1.CertificateSigningRequest{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: certificatesv1.CertificateSigningRequestSpec{Request: request(t, pkix.Name{CommonName: name}, nil, nil),
+				SignerName: certificatesv1.KubeAPIServerClientSignerName, Usages: clientUsages}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		csr = approve(t, c, csr, certificatesv1.CertificateApproved)
+		_ = f.InformerFor(csr, nil).GetIndexer().Add(csr)
+		if err := ctrl.Sync(ctx, name); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := csrs.Get(ctx, name, metav1.GetOptions{})
+		b, _ := pem.Decode(got.Status.Certificate)
+		if b == nil {
+			t.Fatalf("%s not issued", name)
+		}
+		cert, err := x509.ParseCertificate(b.Bytes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cert
+	}
+	if err := signWith("before").CheckSignatureFrom(first.Cert); err != nil {
+		t.Errorf("before the reload: %v", err)
+	}
+	reloadErr = errors.New("unreadable")
+	ctrl.reload()
+	if err := signWith("failed").CheckSignatureFrom(first.Cert); err != nil {
+		t.Errorf("after a failed reload: %v", err)
+	}
+	reloadErr = nil
+	ctrl.reload()
+	if err := signWith("after").CheckSignatureFrom(second.Cert); err != nil {
+		t.Errorf("after the reload: %v", err)
 	}
 }
