@@ -12,14 +12,14 @@ import (
 func startCronJobController(cc ControllerContext) (Controller, error) {
 	return cronjob.New(cronjob.Config{
 		Client: cc.Client, Informers: cc.Informers, Recorder: cc.Recorder, Clock: cc.Clock,
-		Workers: cc.Workers, Logger: cc.Logger, MetricsProvider: cc.MetricsProvider,
+		Workers: cc.Workers, Logger: cc.Logger, MetricsProvider: cc.MetricsProvider, Registry: cc.Registry,
 	})
 }
 
 func startTTLAfterFinishedController(cc ControllerContext) (Controller, error) {
 	return ttlafterfinished.New(ttlafterfinished.Config{
 		Client: cc.Client, Informers: cc.Informers, Recorder: cc.Recorder, Clock: cc.Clock,
-		Workers: cc.Workers, Logger: cc.Logger, MetricsProvider: cc.MetricsProvider,
+		Workers: cc.Workers, Logger: cc.Logger, MetricsProvider: cc.MetricsProvider, Registry: cc.Registry,
 	})
 }
 
@@ -33,6 +33,6 @@ func startPodGC(cc ControllerContext) (Controller, error) {
 	}
 	return podgc.New(podgc.Config{
 		Client: cc.Client, Informers: cc.Informers, Recorder: cc.Recorder, Clock: cc.Clock,
-		Logger: cc.Logger, MetricsProvider: cc.MetricsProvider, TerminatedPodThreshold: threshold,
+		Logger: cc.Logger, MetricsProvider: cc.MetricsProvider, Registry: cc.Registry, TerminatedPodThreshold: threshold,
 	})
 }

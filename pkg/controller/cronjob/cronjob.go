@@ -9,6 +9,7 @@ import (
 	"time"
 	_ "time/tzdata" // spec.timeZone must resolve without a system time zone database.
 
+	"github.com/prometheus/client_golang/prometheus"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -23,6 +24,7 @@ import (
 	"github.com/skiff-sh/skiff/pkg/client/record"
 	"github.com/skiff-sh/skiff/pkg/client/workqueue"
 	"github.com/skiff-sh/skiff/pkg/clock"
+	"github.com/skiff-sh/skiff/pkg/controller/internal/metricsutil"
 )
 
 var controllerKind = batchv1.SchemeGroupVersion.WithKind("CronJob")
@@ -36,6 +38,9 @@ type Config struct {
 	Workers         int
 	Logger          *slog.Logger
 	MetricsProvider workqueue.MetricsProvider
+	// Registry, if set, gets upstream's
+	// cronjob_controller_job_creation_skew_duration_seconds.
+	Registry prometheus.Registerer
 }
 
 // Controller starts the Jobs of CronJobs.
@@ -47,6 +52,8 @@ type Controller struct {
 	jobs  *client.Typed[*batchv1.Job, *batchv1.JobList]
 	queue workqueue.TypedRateLimitingInterface[string]
 	log   *slog.Logger
+	// skew observes how late each Job was created after its schedule time.
+	skew prometheus.Histogram
 }
 
 // New returns the CronJob controller.
@@ -76,6 +83,15 @@ func New(cfg Config) (*Controller, error) {
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiterWithClock[string](cfg.Clock),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "cronjob", MetricsProvider: cfg.MetricsProvider, Clock: cfg.Clock}),
 	}
+	skew, err := metricsutil.Register(cfg.Registry, prometheus.NewHistogram(prometheus.HistogramOpts{
+		Subsystem: "cronjob_controller", Name: "job_creation_skew_duration_seconds",
+		Help:    "Time between when a cronjob is scheduled to be run, and when the corresponding job is created",
+		Buckets: prometheus.ExponentialBuckets(1, 2, 10),
+	}))
+	if err != nil {
+		return nil, err
+	}
+	c.skew = skew
 	if _, err := c.cjIn.AddEventHandler(cache.TypedResourceEventHandlerFuncs[*batchv1.CronJob]{
 		AddFunc:    func(cj *batchv1.CronJob, _ bool) { c.enqueue(cj) },
 		UpdateFunc: c.cronJobUpdated,
@@ -379,6 +395,7 @@ func (c *Controller) syncCronJob(ctx context.Context, cj *batchv1.CronJob, jobs 
 		rec.Eventf(cj, corev1.EventTypeWarning, "FailedCreate", "Error creating job: %v", err)
 		return nil, update, err
 	default:
+		c.skew.Observe(created.CreationTimestamp.Sub(*scheduled).Seconds())
 		rec.Eventf(cj, corev1.EventTypeNormal, "SuccessfulCreate", "Created job %v", created.Name)
 	}
 	cj.Status.Active = append(cj.Status.Active, jobRef(created))

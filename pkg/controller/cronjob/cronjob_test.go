@@ -13,6 +13,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/skiff-sh/skiff/pkg/client"
 	"github.com/skiff-sh/skiff/pkg/client/controllerref"
 	"github.com/skiff-sh/skiff/pkg/client/informers"
@@ -488,6 +491,14 @@ func TestCreatedJob(t *testing.T) {
 	}
 	if ev := drain(f.rec); len(ev) != 1 || ev[0] != "Normal SuccessfulCreate Created job "+name1 {
 		t.Errorf("events %q", ev)
+	}
+	// The Job was created a second after its schedule time.
+	var m dto.Metric
+	if err := f.ctrl.skew.(prometheus.Metric).Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	if h := m.GetHistogram(); h.GetSampleCount() != 1 || h.GetSampleSum() != 1 {
+		t.Errorf("job_creation_skew_duration_seconds count %d sum %v, want 1 and 1", h.GetSampleCount(), h.GetSampleSum())
 	}
 	// A sync from a stale cache at the same time makes no second Job: it
 	// finds the Job and fails to write the stale status (retried later).

@@ -28,6 +28,10 @@
 //   - the CronJob is requeued (workqueue AddAfter on the injected clock)
 //     100ms after its next schedule time.
 //
+// Metrics (Config.Registry), upstream's:
+// cronjob_controller_job_creation_skew_duration_seconds, from each Job's
+// schedule time to its creation.
+//
 // Invariants, as upstream's:
 //   - One Job per schedule time: its name is <cronjob>-<scheduled time in
 //     Unix minutes>, so a retried creation finds it (AlreadyExists) instead

@@ -6,7 +6,9 @@
 //   - Terminated pods (phase neither Pending, Running nor Unknown) beyond
 //     TerminatedPodThreshold (the manager's --terminated-pod-gc-threshold,
 //     12500; <= 0 turns this off) are deleted, evicted pods first (Failed
-//     with reason Evicted), then the oldest by creation time, then by name.
+//     with reason Evicted), then the oldest by creation time, then by name;
+//     a terminated pod whose force deletion was accepted and that only
+//     waits for its finalizers counts but is not deleted again.
 //   - Terminating pods (deletionTimestamp set) on a node that is not Ready
 //     and carries the node.kubernetes.io/out-of-service taint are
 //     force-deleted, in the same order.
@@ -18,6 +20,11 @@
 //     yet is never taken for a deleted one.
 //   - Unscheduled terminating pods (deletionTimestamp set, no nodeName) are
 //     force-deleted.
+//
+// Metrics (Config.Registry), upstream's:
+// pod_gc_collector_force_delete_pods_total and
+// pod_gc_collector_force_delete_pod_errors_total by namespace and reason
+// (terminated, out-of-service, orphaned, unscheduled).
 //
 // Invariants:
 //   - Before a force delete (grace period 0), a pod that has not finished

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,6 +21,7 @@ import (
 	"github.com/skiff-sh/skiff/pkg/client/record"
 	"github.com/skiff-sh/skiff/pkg/client/workqueue"
 	"github.com/skiff-sh/skiff/pkg/clock"
+	"github.com/skiff-sh/skiff/pkg/controller/internal/metricsutil"
 )
 
 const (
@@ -35,6 +37,14 @@ const (
 	DefaultTerminatedPodThreshold = 12500
 )
 
+// The reason label of the force-delete metrics, as upstream's.
+const (
+	reasonTerminated   = "terminated"
+	reasonOutOfService = "out-of-service"
+	reasonOrphaned     = "orphaned"
+	reasonUnscheduled  = "unscheduled"
+)
+
 // Config configures a Controller.
 type Config struct {
 	Client    *client.Client
@@ -47,6 +57,10 @@ type Config struct {
 	// TerminatedPodThreshold is how many terminated pods are kept; <= 0
 	// keeps them all.
 	TerminatedPodThreshold int
+	// Registry, if set, gets upstream's
+	// pod_gc_collector_force_delete_pods_total and
+	// pod_gc_collector_force_delete_pod_errors_total.
+	Registry prometheus.Registerer
 }
 
 // Controller is the pod garbage collector.
@@ -58,6 +72,8 @@ type Controller struct {
 	nodes     *client.Typed[*corev1.Node, *corev1.NodeList]
 	nodeQueue workqueue.TypedDelayingInterface[string]
 	log       *slog.Logger
+	// deleting and deleteErrors count force deletions by namespace and reason.
+	deleting, deleteErrors *prometheus.CounterVec
 }
 
 // New returns the pod garbage collector.
@@ -80,6 +96,19 @@ func New(cfg Config) (*Controller, error) {
 		log:    cfg.Logger.With("controller", "podgc"),
 		nodeQueue: workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[string]{
 			Name: "orphaned_pods_nodes", MetricsProvider: cfg.MetricsProvider, Clock: cfg.Clock}),
+	}
+	var err error
+	if c.deleting, err = metricsutil.Register(cfg.Registry, prometheus.NewCounterVec(prometheus.CounterOpts{
+		Subsystem: "pod_gc_collector", Name: "force_delete_pods_total",
+		Help: "Number of pods that are being forcefully deleted since the Pod GC Controller started.",
+	}, []string{"namespace", "reason"})); err != nil {
+		return nil, err
+	}
+	if c.deleteErrors, err = metricsutil.Register(cfg.Registry, prometheus.NewCounterVec(prometheus.CounterOpts{
+		Subsystem: "pod_gc_collector", Name: "force_delete_pod_errors_total",
+		Help: "Number of errors encountered when forcefully deleting the pods since the Pod GC Controller started.",
+	}, []string{"namespace", "reason"})); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
@@ -141,9 +170,28 @@ func (c *Controller) gcTerminated(ctx context.Context, pods []*corev1.Pod) {
 	if n <= 0 {
 		return
 	}
+	// Pods whose force deletion the server already accepted count, but
+	// are not deleted again: they only wait for their finalizers.
+	var candidates []*corev1.Pod
+	for _, p := range terminated {
+		if !blockedOnFinalizers(p) {
+			candidates = append(candidates, p)
+		}
+	}
+	n = min(n, len(candidates))
+	if n == 0 {
+		return
+	}
 	c.log.Info("garbage collecting pods", "numPods", n)
-	sortForDeletion(terminated)
-	c.deleteAll(ctx, terminated[:n], nil)
+	sortForDeletion(candidates)
+	c.deleteAll(ctx, candidates[:n], nil, reasonTerminated)
+}
+
+// blockedOnFinalizers: a terminated pod whose deletion with a zero grace
+// period was accepted, kept only by its finalizers.
+func blockedOnFinalizers(p *corev1.Pod) bool {
+	return isTerminated(p) && p.DeletionTimestamp != nil && len(p.Finalizers) > 0 &&
+		p.DeletionGracePeriodSeconds != nil && *p.DeletionGracePeriodSeconds == 0
 }
 
 // gcTerminating force-deletes terminating pods on not-ready nodes tainted
@@ -167,7 +215,7 @@ func (c *Controller) gcTerminating(ctx context.Context, pods []*corev1.Pod) {
 	}
 	c.log.Info("garbage collecting pods that are terminating on nodes tainted with node.kubernetes.io/out-of-service", "numPods", len(terminating))
 	sortForDeletion(terminating)
-	c.deleteAll(ctx, terminating, nil)
+	c.deleteAll(ctx, terminating, nil, reasonOutOfService)
 }
 
 // gcOrphaned force-deletes pods bound to nodes that no longer exist.
@@ -193,7 +241,7 @@ func (c *Controller) gcOrphaned(ctx context.Context, pods []*corev1.Pod, nodes [
 			orphans = append(orphans, p)
 		}
 	}
-	c.deleteAll(ctx, orphans, cond)
+	c.deleteAll(ctx, orphans, cond, reasonOrphaned)
 }
 
 // discoverDeletedNodes drains the quarantined nodes that are due and
@@ -229,13 +277,17 @@ func (c *Controller) gcUnscheduledTerminating(ctx context.Context, pods []*corev
 			unscheduled = append(unscheduled, p)
 		}
 	}
-	c.deleteAll(ctx, unscheduled, nil)
+	c.deleteAll(ctx, unscheduled, nil, reasonUnscheduled)
 }
 
-func (c *Controller) deleteAll(ctx context.Context, pods []*corev1.Pod, cond *corev1.PodCondition) {
+func (c *Controller) deleteAll(ctx context.Context, pods []*corev1.Pod, cond *corev1.PodCondition, reason string) {
 	for _, p := range pods {
-		if err := c.markFailedAndDelete(ctx, p, cond); err != nil && !apierrors.IsNotFound(err) {
-			c.log.Error("force deleting pod", "pod", p.Namespace+"/"+p.Name, "err", err)
+		c.deleting.WithLabelValues(p.Namespace, reason).Inc()
+		if err := c.markFailedAndDelete(ctx, p, cond); err != nil {
+			c.deleteErrors.WithLabelValues(p.Namespace, reason).Inc()
+			if !apierrors.IsNotFound(err) {
+				c.log.Error("force deleting pod", "pod", p.Namespace+"/"+p.Name, "err", err)
+			}
 		}
 	}
 }

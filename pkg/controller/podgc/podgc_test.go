@@ -11,6 +11,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/skiff-sh/skiff/pkg/client"
 	"github.com/skiff-sh/skiff/pkg/client/informers"
 	"github.com/skiff-sh/skiff/pkg/clock"
@@ -28,6 +31,7 @@ type fixture struct {
 	ctrl  *Controller
 	pods  *client.Typed[*corev1.Pod, *corev1.PodList]
 	nodes *client.Typed[*corev1.Node, *corev1.NodeList]
+	reg   *prometheus.Registry
 }
 
 // newFixture: an API server on a fake clock and a collector whose caches
@@ -43,12 +47,13 @@ func newFixture(t *testing.T, threshold int) *fixture {
 		t.Fatal(err)
 	}
 	f := informers.NewSharedInformerFactory(c, 0)
-	ctrl, err := New(Config{Client: c, Informers: f, Clock: clk, TerminatedPodThreshold: threshold})
+	reg := prometheus.NewRegistry()
+	ctrl, err := New(Config{Client: c, Informers: f, Clock: clk, TerminatedPodThreshold: threshold, Registry: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(ctrl.nodeQueue.ShutDown)
-	return &fixture{t: t, ctx: context.Background(), clk: clk, c: c, f: f, ctrl: ctrl,
+	return &fixture{t: t, ctx: context.Background(), clk: clk, c: c, f: f, ctrl: ctrl, reg: reg,
 		pods: client.For[*corev1.Pod, *corev1.PodList](c), nodes: client.For[*corev1.Node, *corev1.NodeList](c)}
 }
 
@@ -168,6 +173,62 @@ func TestTerminated(t *testing.T) {
 		if got := f.remaining(); !slices.Equal(got, tt.want) {
 			t.Errorf("threshold %d: pods left %v, want %v", tt.threshold, got, tt.want)
 		}
+		if got, want := f.deleted("terminated"), float64(6-len(tt.want)); got != want {
+			t.Errorf("threshold %d: force_delete_pods_total{terminated} = %v, want %v", tt.threshold, got, want)
+		}
+	}
+}
+
+// deleted is pod_gc_collector_force_delete_pods_total{namespace=default,reason}.
+func (f *fixture) deleted(reason string) float64 {
+	f.t.Helper()
+	var m dto.Metric
+	if err := f.ctrl.deleting.WithLabelValues("default", reason).Write(&m); err != nil {
+		f.t.Fatal(err)
+	}
+	return m.GetCounter().GetValue()
+}
+
+// recache puts the server's pods into the cache (as the informer would).
+func (f *fixture) recache() {
+	f.t.Helper()
+	l, err := f.pods.Namespace("default").List(f.ctx, metav1.ListOptions{})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	idx := f.f.Pods().Informer().GetIndexer()
+	for _, o := range idx.List() {
+		_ = idx.Delete(o)
+	}
+	for i := range l.Items {
+		if err := idx.Add(&l.Items[i]); err != nil {
+			f.t.Fatal(err)
+		}
+	}
+}
+
+// TestTerminatedConverges: terminated pods whose force deletion was
+// accepted but that wait for their finalizers still count against the
+// threshold, and are not deleted again on every pass.
+func TestTerminatedConverges(t *testing.T) {
+	f := newFixture(t, 1)
+	for _, n := range []string{"a", "b", "c"} {
+		f.pod(podSpec{name: n, phase: corev1.PodSucceeded, finalizer: true})
+		f.clk.Step(time.Second)
+	}
+	f.ctrl.GC(f.ctx)
+	if got, want := f.remaining(), []string{"a(deleting)", "b(deleting)", "c"}; !slices.Equal(got, want) {
+		t.Fatalf("after the first pass %v, want %v", got, want)
+	}
+	f.recache()
+	f.ctrl.GC(f.ctx)
+	if got, want := f.remaining(), []string{"a(deleting)", "b(deleting)", "c(deleting)"}; !slices.Equal(got, want) {
+		t.Fatalf("after the second pass %v, want %v", got, want)
+	}
+	f.recache()
+	f.ctrl.GC(f.ctx)
+	if got := f.deleted("terminated"); got != 3 {
+		t.Errorf("%v force deletions, want 3 (one per pod)", got)
 	}
 }
 
@@ -224,6 +285,9 @@ func TestOrphaned(t *testing.T) {
 	if p.DeletionGracePeriodSeconds == nil || *p.DeletionGracePeriodSeconds != 0 {
 		t.Errorf("grace period %v, want a force delete", p.DeletionGracePeriodSeconds)
 	}
+	if got := f.deleted("orphaned"); got != 2 {
+		t.Errorf("force_delete_pods_total{orphaned} = %v", got)
+	}
 	managed := false
 	for _, m := range p.ManagedFields {
 		managed = managed || (m.Manager == FieldManager && m.Subresource == "status")
@@ -254,6 +318,9 @@ func TestTerminating(t *testing.T) {
 	p := f.get("on-oos")
 	if p.Status.Phase != corev1.PodFailed || len(p.Status.Conditions) != 0 {
 		t.Errorf("status %+v: want Failed without a condition", p.Status)
+	}
+	if a, b := f.deleted("out-of-service"), f.deleted("unscheduled"); a != 1 || b != 1 {
+		t.Errorf("force deletions: out-of-service %v, unscheduled %v; want 1 and 1", a, b)
 	}
 }
 

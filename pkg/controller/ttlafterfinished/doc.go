@@ -8,6 +8,10 @@
 // deleted is left alone. A finished Job whose TTL has not expired is
 // requeued (workqueue AddAfter on the injected clock) for the time left.
 //
+// Metrics (Config.Registry), upstream's:
+// ttl_after_finished_controller_job_deletion_duration_seconds, from a
+// Job's expiry to its deletion.
+//
 // Invariants, as upstream's:
 //   - Before deleting, the Job is read again from the server and its TTL
 //     checked on that fresh copy (the user may have changed or removed

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -18,6 +19,7 @@ import (
 	"github.com/skiff-sh/skiff/pkg/client/record"
 	"github.com/skiff-sh/skiff/pkg/client/workqueue"
 	"github.com/skiff-sh/skiff/pkg/clock"
+	"github.com/skiff-sh/skiff/pkg/controller/internal/metricsutil"
 )
 
 // Config configures a Controller.
@@ -29,6 +31,9 @@ type Config struct {
 	Workers         int
 	Logger          *slog.Logger
 	MetricsProvider workqueue.MetricsProvider
+	// Registry, if set, gets upstream's
+	// ttl_after_finished_controller_job_deletion_duration_seconds.
+	Registry prometheus.Registerer
 }
 
 // Controller deletes finished Jobs whose TTL expired.
@@ -38,6 +43,8 @@ type Controller struct {
 	jobs  *client.Typed[*batchv1.Job, *batchv1.JobList]
 	queue workqueue.TypedRateLimitingInterface[string]
 	log   *slog.Logger
+	// deletion observes how long after expiry each Job was deleted.
+	deletion prometheus.Histogram
 }
 
 // New returns the TTL-after-finished controller.
@@ -62,6 +69,15 @@ func New(cfg Config) (*Controller, error) {
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiterWithClock[string](cfg.Clock),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "ttl_jobs_to_delete", MetricsProvider: cfg.MetricsProvider, Clock: cfg.Clock}),
 	}
+	deletion, err := metricsutil.Register(cfg.Registry, prometheus.NewHistogram(prometheus.HistogramOpts{
+		Subsystem: "ttl_after_finished_controller", Name: "job_deletion_duration_seconds",
+		Help:    "The time it took to delete the job since it became eligible for deletion",
+		Buckets: prometheus.ExponentialBuckets(0.1, 2, 14),
+	}))
+	if err != nil {
+		return nil, err
+	}
+	c.deletion = deletion
 	if _, err := c.jobIn.AddEventHandler(cache.TypedResourceEventHandlerFuncs[*batchv1.Job]{
 		AddFunc:    func(j *batchv1.Job, _ bool) { c.jobChanged(j) },
 		UpdateFunc: func(_, j *batchv1.Job) { c.jobChanged(j) },
@@ -118,15 +134,20 @@ func (c *Controller) Sync(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	if expired, err := c.processTTL(fresh); err != nil || expired == nil {
+	expired, err := c.processTTL(fresh)
+	if err != nil || expired == nil {
 		return err
 	}
 	fg := metav1.DeletePropagationForeground
 	c.log.Debug("cleaning up Job", "job", key)
-	return c.jobs.Namespace(ns).Delete(ctx, name, metav1.DeleteOptions{
+	if err := c.jobs.Namespace(ns).Delete(ctx, name, metav1.DeleteOptions{
 		PropagationPolicy: &fg,
 		Preconditions:     &metav1.Preconditions{UID: &fresh.UID},
-	})
+	}); err != nil {
+		return err
+	}
+	c.deletion.Observe(c.cfg.Clock.Since(*expired).Seconds())
+	return nil
 }
 
 // processTTL returns when the Job's TTL expired if it did; a Job whose TTL

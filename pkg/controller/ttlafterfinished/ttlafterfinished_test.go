@@ -11,6 +11,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/skiff-sh/skiff/pkg/client"
 	"github.com/skiff-sh/skiff/pkg/client/informers"
 	"github.com/skiff-sh/skiff/pkg/clock"
@@ -184,6 +187,13 @@ func TestSync(t *testing.T) {
 			}
 			if deleted && !slices.Contains(finalizers, metav1.FinalizerDeleteDependents) {
 				t.Errorf("finalizers %v: not a foreground deletion", finalizers)
+			}
+			var m dto.Metric
+			if err := f.ctrl.deletion.(prometheus.Metric).Write(&m); err != nil {
+				t.Fatal(err)
+			}
+			if n := m.GetHistogram().GetSampleCount(); n != map[bool]uint64{true: 1}[tt.wantDeleted] {
+				t.Errorf("%d deletions observed", n)
 			}
 			// A requeue waits on the queue's clock for exactly the time left.
 			if n := f.ctrl.queue.Len(); n != 0 {
