@@ -5,11 +5,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer/protobuf"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -84,6 +86,9 @@ func TestRequestBodyEncoding(t *testing.T) {
 				if s.contentType != want[i] {
 					t.Errorf("%s %s: Content-Type %q, want %q", s.method, s.path, s.contentType, want[i])
 				}
+				if s.contentType == "application/json" && s.method != http.MethodDelete && !strings.Contains(string(s.body), `"kind":"Pod","apiVersion":"v1"`) {
+					t.Errorf("%s %s: JSON body without the kind: %s", s.method, s.path, s.body)
+				}
 				if s.contentType != ContentTypeProtobuf {
 					continue
 				}
@@ -97,5 +102,56 @@ func TestRequestBodyEncoding(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// foo is a custom resource's Go type, as a controller author writes one.
+type foo struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              struct {
+		Replicas int `json:"replicas"`
+	} `json:"spec"`
+}
+
+func (f *foo) DeepCopyObject() runtime.Object { c := *f; return &c }
+
+type fooList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []foo `json:"items"`
+}
+
+func (f *fooList) DeepCopyObject() runtime.Object { c := *f; return &c }
+
+// A typed client of a custom type sends apiVersion and kind (the API
+// server cannot decode a custom resource without them), as client-go's
+// generated clients do, without touching the caller's object.
+func TestTypedClientSetsKindOfCustomTypes(t *testing.T) {
+	var body []byte
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ = io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(body)
+	}))
+	defer srv.Close()
+	for _, ct := range []string{"", ContentTypeProtobuf} {
+		c, err := New(&Config{Host: srv.URL, QPS: -1, ContentType: ct})
+		if err != nil {
+			t.Fatal(err)
+		}
+		foos := NewTyped[*foo, *fooList](c, Resource{Group: "samplecontroller.k8s.io", Version: "v1alpha1", Resource: "foos", Namespaced: true}).Namespace("ns")
+		f := &foo{ObjectMeta: metav1.ObjectMeta{Name: "x"}}
+		f.Spec.Replicas = 2
+		got, err := foos.Create(context.Background(), f, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(body), `"kind":"foo","apiVersion":"samplecontroller.k8s.io/v1alpha1"`) || got.Spec.Replicas != 2 {
+			t.Errorf("client %q: body %s", ct, body)
+		}
+		if f.Kind != "" || f.APIVersion != "" {
+			t.Errorf("client %q changed the caller's object: %+v", ct, f.TypeMeta)
+		}
 	}
 }

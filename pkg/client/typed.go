@@ -164,6 +164,30 @@ func (c *Client) encodeBody(body any, contentType string, jsonOnly bool) ([]byte
 	return data, contentType, err
 }
 
+// withTypeMeta returns obj, or when its apiVersion and kind are empty a
+// shallow copy with them set (the resource's group/version, the Go type's
+// name as kind), as client-go's typed clients send them: the API server
+// needs them to decode a custom resource. The caller's object is not
+// touched.
+func withTypeMeta[T Object](obj T, res Resource) any {
+	if jsonOnly[T]() {
+		return obj // unstructured objects carry their own
+	}
+	ro, ok := any(obj).(runtime.Object)
+	if !ok || !ro.GetObjectKind().GroupVersionKind().Empty() {
+		return obj
+	}
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return obj
+	}
+	cp := reflect.New(v.Elem().Type())
+	cp.Elem().Set(v.Elem())
+	out := cp.Interface().(runtime.Object)
+	out.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{Group: res.Group, Version: res.Version, Kind: v.Elem().Type().Name()})
+	return out
+}
+
 // jsonOnly reports whether objects of type T can only be JSON (unstructured).
 func jsonOnly[T any]() bool {
 	_, ok := any(newOf[T]()).(runtime.Unstructured)
@@ -180,7 +204,10 @@ func (t *Typed[T, L]) do(ctx context.Context, method, path string, q url.Values,
 		var err error
 		// Only the resource's own objects (creates, updates) go as
 		// protobuf; options and patches stay JSON.
-		_, isT := b.(T)
+		obj, isT := b.(T)
+		if isT {
+			b = withTypeMeta(obj, t.res)
+		}
 		if data, contentType, err = t.c.encodeBody(b, contentType, !isT || jsonOnly[T]()); err != nil {
 			return err
 		}
