@@ -115,7 +115,10 @@ func (h *harness) pdb(t *testing.T, name string, minAvailable, maxUnavailable *i
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.seenPDB(t, pdb)
+	waitFor(t, "pdb seen", func() bool {
+		_, err := h.ctrl.pdbIn.Lister().Namespace("default").Get(name)
+		return err == nil
+	})
 	return pdb
 }
 
@@ -382,5 +385,46 @@ func TestCustomResourceScale(t *testing.T) {
 	cond := apimeta.FindStatusCondition(pdb.Status.Conditions, policyv1.DisruptionAllowedCondition)
 	if pdb.Status.DisruptionsAllowed != 0 || cond.Reason != policyv1.SyncFailedReason || cond.Message != "plains.example.com does not implement the scale subresource" {
 		t.Fatalf("status %+v", pdb.Status)
+	}
+}
+
+// TestEvictionsFollowTheBudget: with the controller running, the eviction
+// subresource spends the allowed disruptions it computed, and refuses the
+// eviction that would break the budget.
+func TestEvictionsFollowTheBudget(t *testing.T) {
+	h := newHarness(t)
+	go h.ctrl.Run(h.ctx)
+	for _, n := range []string{"a", "b", "c"} {
+		h.pod(t, n, true, nil)
+	}
+	h.pdb(t, "web", intOrStr("2"), nil)
+	waitFor(t, "one disruption allowed", func() bool {
+		pdb, err := h.pdbs.Get(h.ctx, "web", metav1.GetOptions{})
+		return err == nil && pdb.Status.ObservedGeneration == pdb.Generation && pdb.Status.DisruptionsAllowed == 1 && pdb.Status.ExpectedPods == 3
+	})
+	evict := func(name string) error {
+		return h.pods.Subresource(h.ctx, name, "eviction", &policyv1.Eviction{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "policy/v1", Kind: "Eviction"},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}}, nil)
+	}
+	if err := evict("a"); err != nil {
+		t.Fatalf("first eviction: %v", err)
+	}
+	waitFor(t, "the budget spent", func() bool {
+		pdb, err := h.pdbs.Get(h.ctx, "web", metav1.GetOptions{})
+		return err == nil && pdb.Status.DisruptionsAllowed == 0 && pdb.Status.CurrentHealthy == 2
+	})
+	err := evict("b")
+	if err == nil || !strings.Contains(err.Error(), "Cannot evict pod as it would violate the pod's disruption budget") {
+		t.Fatalf("second eviction: %v, want 429", err)
+	}
+	// A new ready pod: one disruption again.
+	h.pod(t, "d", true, nil)
+	waitFor(t, "one disruption allowed again", func() bool {
+		pdb, err := h.pdbs.Get(h.ctx, "web", metav1.GetOptions{})
+		return err == nil && pdb.Status.DisruptionsAllowed == 1
+	})
+	if err := evict("b"); err != nil {
+		t.Fatalf("eviction after scale-up: %v", err)
 	}
 }
