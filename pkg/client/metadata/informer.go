@@ -43,6 +43,11 @@ func NewInformer(m *Client, res client.Resource, namespace string, tweak func(*m
 	if o.Indexers == nil {
 		o.Indexers = cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
 	}
+	if o.Reflector.Name == "" {
+		// Every metadata informer decodes the same type: name the resource
+		// in its logs.
+		o.Reflector.Name = "metadata " + res.GroupVersionResource().String()
+	}
 	inf := cache.NewSharedIndexInformerWithOptions(NewListWatch(m, res, namespace, tweak), &metav1.PartialObjectMetadata{}, o)
 	return cache.WrapTypedInformer[*metav1.PartialObjectMetadata](inf, res.GroupVersionResource().GroupResource())
 }

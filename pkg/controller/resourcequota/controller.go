@@ -214,6 +214,21 @@ func (c *Controller) Run(ctx context.Context) error {
 			}
 		}
 	}()
+	go func() {
+		// Upstream's quota monitors follow discovery every 30s: the
+		// informer of a resource no longer served (a deleted CRD) stops
+		// instead of failing its list and watch forever.
+		t := c.cfg.Clock.NewTicker(DiscoveryPeriod)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C():
+				c.pruneMonitors(ctx)
+			}
+		}
+	}()
 	workqueue.RunWorkers(ctx, c.queue, c.cfg.Workers, c.sync, func(key string, err error) {
 		c.cfg.Logger.Error("Syncing resource quota failed", "quota", key, "err", err)
 	})
@@ -452,6 +467,39 @@ func (c *Controller) resolve(ctx context.Context, gr schema.GroupResource) (clie
 		c.discovery.Invalidate()
 	}
 	return client.Resource{}, fmt.Errorf("the server does not serve %s", gr)
+}
+
+// DiscoveryPeriod is how often the monitors are checked against discovery
+// (upstream's quota controller: 30s).
+const DiscoveryPeriod = 30 * time.Second
+
+// pruneMonitors stops the informers of resources the server no longer
+// serves. A discovery that fails, even partly, prunes nothing.
+func (c *Controller) pruneMonitors(ctx context.Context) {
+	c.discovery.Invalidate()
+	lists, err := c.discovery.ServerPreferredNamespacedResources(ctx)
+	if err != nil {
+		return
+	}
+	served := map[schema.GroupVersionResource]bool{}
+	for _, l := range lists {
+		gv, err := schema.ParseGroupVersion(l.GroupVersion)
+		if err != nil {
+			continue
+		}
+		for _, r := range l.APIResources {
+			served[gv.WithResource(r.Name)] = true
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for gvr := range c.monitors {
+		if !served[gvr] {
+			c.meta.Stop(gvr)
+			delete(c.monitors, gvr)
+			c.cfg.Logger.Info("Stopped monitoring a resource no longer served", "resource", gvr.String())
+		}
+	}
 }
 
 // monitor returns the started metadata informer of res, starting it the
