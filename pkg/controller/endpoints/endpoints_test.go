@@ -396,3 +396,52 @@ func TestTruncate(t *testing.T) {
 		})
 	}
 }
+
+// TestLeftoversRemovedAtStart: Endpoints whose Service went while the
+// controller was down are deleted when it starts; leader-election records
+// and the Endpoints of existing Services stay.
+func TestLeftoversRemovedAtStart(t *testing.T) {
+	h := newHarness(t)
+	h.service(t, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "ext", Namespace: "default"},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}})
+	for _, ep := range []*corev1.Endpoints{
+		{ObjectMeta: metav1.ObjectMeta{Name: "orphan"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "leader", Annotations: map[string]string{leaderAnnotation: "{}"}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "ext"}},
+	} {
+		if _, err := h.eps.Create(h.ctx, ep, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		h.seenEndpoints(t, ep.Name)
+	}
+	go h.ctrl.Run(h.ctx)
+	waitFor(t, "the leftover deleted", func() bool {
+		_, err := h.eps.Get(h.ctx, "orphan", metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	})
+	for _, n := range []string{"leader", "ext"} {
+		if _, err := h.eps.Get(h.ctx, n, metav1.GetOptions{}); err != nil {
+			t.Errorf("%s: %v", n, err)
+		}
+	}
+}
+
+func TestCapacityAnnotationCorrect(t *testing.T) {
+	over := []corev1.EndpointSubset{{Addresses: addrs("10.0", 1001)}}
+	under := []corev1.EndpointSubset{{Addresses: addrs("10.0", 1000)}}
+	marked := map[string]string{corev1.EndpointsOverCapacity: Truncated}
+	for _, tc := range []struct {
+		name        string
+		annotations map[string]string
+		subsets     []corev1.EndpointSubset
+		want        bool
+	}{
+		{"over capacity: a truncation is due", marked, over, false},
+		{"under, unmarked", nil, under, true},
+		{"under but still marked", marked, under, false},
+	} {
+		if got := capacityAnnotationCorrect(tc.annotations, tc.subsets); got != tc.want {
+			t.Errorf("%s: %v", tc.name, got)
+		}
+	}
+}
