@@ -117,3 +117,16 @@ func TestValidateEndpointSliceUpdate(t *testing.T) {
 		t.Fatalf("addressType is immutable, got %v", errs)
 	}
 }
+
+func TestEndpointSliceGenerationFollowsLabels(t *testing.T) {
+	old := validSlice()
+	old.Generation = 3
+	same := old.DeepCopy()
+	PrepareEndpointSliceUpdate(same, old)
+	relabelled := old.DeepCopy()
+	relabelled.Labels["team"] = "a"
+	PrepareEndpointSliceUpdate(relabelled, old)
+	if same.Generation != 3 || relabelled.Generation != 4 {
+		t.Errorf("generation unchanged labels %d, new labels %d; want 3, 4", same.Generation, relabelled.Generation)
+	}
+}
