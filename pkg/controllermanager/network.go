@@ -1,6 +1,8 @@
 package controllermanager
 
 import (
+	"time"
+
 	"github.com/skiff-sh/skiff/pkg/controller/disruption"
 	"github.com/skiff-sh/skiff/pkg/controller/endpoints"
 	"github.com/skiff-sh/skiff/pkg/controller/endpointslice"
@@ -16,6 +18,12 @@ type NetworkConfig struct {
 	// --mirroring-max-endpoints-per-subset (1000): the most addresses of
 	// one Endpoints subset mirrored into EndpointSlices.
 	MirroringMaxEndpointsPerSubset int
+	// EndpointUpdatesBatchPeriod and EndpointSliceUpdatesBatchPeriod are
+	// --endpoint-updates-batch-period and
+	// --endpointslice-updates-batch-period (0): how long pod changes are
+	// batched before the Service's endpoints are written.
+	EndpointUpdatesBatchPeriod      time.Duration
+	EndpointSliceUpdatesBatchPeriod time.Duration
 }
 
 // Upstream's defaults of NetworkConfig.
@@ -32,6 +40,7 @@ func startEndpointsController(cc ControllerContext) (Controller, error) {
 	return endpoints.New(endpoints.Config{
 		Client: cc.Client, Informers: cc.Informers, Recorder: cc.Recorder, Clock: cc.Clock,
 		Workers: cc.Workers, Logger: cc.Logger, MetricsProvider: cc.MetricsProvider,
+		UpdatesBatchPeriod: cc.Config.Network.EndpointUpdatesBatchPeriod,
 	})
 }
 
@@ -40,6 +49,7 @@ func startEndpointSliceController(cc ControllerContext) (Controller, error) {
 		Client: cc.Client, Informers: cc.Informers, Recorder: cc.Recorder, Clock: cc.Clock,
 		Workers: cc.Workers, Logger: cc.Logger, MetricsProvider: cc.MetricsProvider,
 		MaxEndpointsPerSlice: cc.Config.Network.MaxEndpointsPerSlice,
+		UpdatesBatchPeriod:   cc.Config.Network.EndpointSliceUpdatesBatchPeriod,
 	})
 }
 

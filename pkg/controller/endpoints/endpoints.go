@@ -41,6 +41,9 @@ type Config struct {
 	Logger    *slog.Logger
 	// MetricsProvider, if set, gets the workqueue's metrics.
 	MetricsProvider workqueue.MetricsProvider
+	// UpdatesBatchPeriod delays the syncs pod changes trigger, so that
+	// changes close in time make one write (--endpoint-updates-batch-period, 0).
+	UpdatesBatchPeriod time.Duration
 }
 
 // Controller writes the Endpoints of Services with selectors.
@@ -117,13 +120,13 @@ func (c *Controller) services(ns string) []*corev1.Service {
 
 func (c *Controller) addPod(p *corev1.Pod) {
 	for k := range endpointutil.ServicesForPod(c.services(p.Namespace), p) {
-		c.queue.Add(k)
+		c.queue.AddAfter(k, c.cfg.UpdatesBatchPeriod)
 	}
 }
 
 func (c *Controller) updatePod(old, cur *corev1.Pod) {
 	for k := range endpointutil.ServicesToUpdateOnPodChange(c.services(cur.Namespace), old, cur) {
-		c.queue.Add(k)
+		c.queue.AddAfter(k, c.cfg.UpdatesBatchPeriod)
 	}
 }
 

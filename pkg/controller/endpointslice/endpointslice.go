@@ -39,6 +39,9 @@ type Config struct {
 	Logger    *slog.Logger
 	// MetricsProvider, if set, gets the workqueue's metrics.
 	MetricsProvider workqueue.MetricsProvider
+	// UpdatesBatchPeriod delays the syncs pod changes trigger, so that
+	// changes close in time make one write (--endpointslice-updates-batch-period, 0).
+	UpdatesBatchPeriod time.Duration
 	// MaxEndpointsPerSlice caps the endpoints of one slice (default 100).
 	MaxEndpointsPerSlice int
 }
@@ -164,13 +167,13 @@ func (c *Controller) services(ns string) []*corev1.Service {
 
 func (c *Controller) addPod(p *corev1.Pod) {
 	for k := range endpointutil.ServicesForPod(c.services(p.Namespace), p) {
-		c.queue.Add(k)
+		c.queue.AddAfter(k, c.cfg.UpdatesBatchPeriod)
 	}
 }
 
 func (c *Controller) updatePod(old, cur *corev1.Pod) {
 	for k := range endpointutil.ServicesToUpdateOnPodChange(c.services(cur.Namespace), old, cur) {
-		c.queue.Add(k)
+		c.queue.AddAfter(k, c.cfg.UpdatesBatchPeriod)
 	}
 }
 
