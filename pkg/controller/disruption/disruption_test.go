@@ -428,3 +428,44 @@ func TestEvictionsFollowTheBudget(t *testing.T) {
 		t.Fatalf("eviction after scale-up: %v", err)
 	}
 }
+
+// TestUnhealthyPodEvictionPolicy: with the controller's status, an unready
+// pod may be evicted without spending a disruption when the budget is met
+// (IfHealthyBudget, the default) or always (AlwaysAllow); a budget short of
+// healthy pods refuses it under IfHealthyBudget.
+func TestUnhealthyPodEvictionPolicy(t *testing.T) {
+	h := newHarness(t)
+	go h.ctrl.Run(h.ctx)
+	h.pod(t, "a", true, nil)
+	h.pod(t, "sick", false, nil)
+	h.pod(t, "sick2", false, nil)
+	h.pdb(t, "web", intOrStr("2"), nil) // 1 healthy of 2 wanted
+	waitFor(t, "status", func() bool {
+		pdb, err := h.pdbs.Get(h.ctx, "web", metav1.GetOptions{})
+		return err == nil && pdb.Status.ObservedGeneration == pdb.Generation && pdb.Status.CurrentHealthy == 1 && pdb.Status.DesiredHealthy == 2
+	})
+	evict := func(name string) error {
+		return h.pods.Subresource(h.ctx, name, "eviction", &policyv1.Eviction{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "policy/v1", Kind: "Eviction"},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}}, nil)
+	}
+	if err := evict("sick"); err == nil || !strings.Contains(err.Error(), "would violate the pod's disruption budget") {
+		t.Fatalf("an unready pod under IfHealthyBudget, budget short of healthy pods: %v, want 429", err)
+	}
+	pdb, _ := h.pdbs.Get(h.ctx, "web", metav1.GetOptions{})
+	pdb.Spec.UnhealthyPodEvictionPolicy = ptr.To(policyv1.AlwaysAllow)
+	if _, err := h.pdbs.Update(h.ctx, pdb, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the new generation observed", func() bool {
+		pdb, err := h.pdbs.Get(h.ctx, "web", metav1.GetOptions{})
+		return err == nil && pdb.Status.ObservedGeneration == pdb.Generation
+	})
+	if err := evict("sick"); err != nil {
+		t.Fatalf("AlwaysAllow: %v", err)
+	}
+	// A ready pod still may not go: no disruption allowed.
+	if err := evict("a"); err == nil || !strings.Contains(err.Error(), "would violate the pod's disruption budget") {
+		t.Fatalf("a ready pod with no disruption allowed: %v, want 429", err)
+	}
+}
