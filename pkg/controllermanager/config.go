@@ -98,6 +98,10 @@ type Config struct {
 	// how often the PV binder re-syncs every claim and volume (0: 15s).
 	PVClaimBinderSyncPeriod time.Duration
 
+	// NodeLifecycle is the --node-monitor-* and --node-startup-grace-period
+	// flags (zero: upstream's defaults).
+	NodeLifecycle NodeLifecycleConfig
+
 	// Descriptors replaces the controller table (nil: Controllers()).
 	Descriptors []Descriptor
 
@@ -112,6 +116,13 @@ type Config struct {
 	// Rand returns a number in [0, 1) (resync and election jitter; nil:
 	// math/rand/v2).
 	Rand func() float64
+}
+
+// NodeLifecycleConfig is the node lifecycle controller's flags.
+type NodeLifecycleConfig struct {
+	NodeMonitorPeriod      time.Duration // --node-monitor-period, 5s
+	NodeMonitorGracePeriod time.Duration // --node-monitor-grace-period, 50s
+	NodeStartupGracePeriod time.Duration // --node-startup-grace-period, 1m
 }
 
 // LeaderElectionConfig is upstream's --leader-elect* flags.

@@ -105,7 +105,7 @@ func Controllers() []Descriptor {
 		{Name: "bootstrap-signer-controller", Aliases: []string{"bootstrapsigner"}, DisabledByDefault: true},
 		{Name: "token-cleaner-controller", Aliases: []string{"tokencleaner"}, DisabledByDefault: true},
 		{Name: "node-ipam-controller", Aliases: []string{"nodeipam"}},
-		{Name: "node-lifecycle-controller", Aliases: []string{"nodelifecycle"}},
+		{Name: "node-lifecycle-controller", Aliases: []string{"nodelifecycle"}, Init: startNodeLifecycleController},
 		{Name: "taint-eviction-controller"},
 		{Name: "persistentvolume-binder-controller", Aliases: []string{"persistentvolume-binder"}, Init: startPersistentVolumeBinder},
 		{Name: "persistentvolume-attach-detach-controller", Aliases: []string{"attachdetach"}},

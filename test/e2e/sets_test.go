@@ -165,9 +165,6 @@ func TestDaemonSets(t *testing.T) {
 	createNS(t, c, ns)
 	for _, n := range []string{"node-a", "node-b"} {
 		k.withStdin(fmt.Sprintf("apiVersion: v1\nkind: Node\nmetadata: {name: %s, labels: {pool: agents}}\n", n)).ok(t, "apply", "-f", "-")
-		// A new node is tainted not-ready until its kubelet reports Ready
-		// (none here): take the taint off as the node lifecycle would.
-		k.run(t, "taint", "nodes", n, "node.kubernetes.io/not-ready:NoSchedule-")
 	}
 	k.withStdin(`apiVersion: apps/v1
 kind: DaemonSet

@@ -1,0 +1,137 @@
+package nodelifecycle
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/skiff-sh/skiff/pkg/client"
+	"github.com/skiff-sh/skiff/pkg/client/cache"
+	"github.com/skiff-sh/skiff/pkg/client/informers"
+	"github.com/skiff-sh/skiff/pkg/client/record"
+	"github.com/skiff-sh/skiff/pkg/client/workqueue"
+	"github.com/skiff-sh/skiff/pkg/clock"
+)
+
+// Upstream's defaults (kube-controller-manager 1.32+).
+const (
+	// DefaultNodeMonitorPeriod is --node-monitor-period.
+	DefaultNodeMonitorPeriod = 5 * time.Second
+	// DefaultNodeMonitorGracePeriod is --node-monitor-grace-period (40s
+	// before 1.32).
+	DefaultNodeMonitorGracePeriod = 50 * time.Second
+	// DefaultNodeStartupGracePeriod is --node-startup-grace-period.
+	DefaultNodeStartupGracePeriod = time.Minute
+	// DefaultWorkers is upstream's number of NoSchedule tainting workers
+	// (scheduler.UpdateWorkerSize).
+	DefaultWorkers = 8
+	// QueueName is the NoSchedule tainting queue's name, upstream's.
+	QueueName = "node_lifecycle_controller"
+)
+
+// Config configures the controller.
+type Config struct {
+	Client    *client.Client
+	Informers *informers.SharedInformerFactory
+	Recorder  record.EventRecorder
+	Clock     clock.Clock
+	// Workers run the NoSchedule tainting pass (0: DefaultWorkers).
+	Workers         int
+	Logger          *slog.Logger
+	MetricsProvider workqueue.MetricsProvider
+	Registry        prometheus.Registerer
+
+	// NodeMonitorPeriod is how often node health is checked (0: default).
+	NodeMonitorPeriod time.Duration
+	// NodeMonitorGracePeriod is how long a node that posted its status may
+	// stay silent before it is marked Unknown (0: default).
+	NodeMonitorGracePeriod time.Duration
+	// NodeStartupGracePeriod is the same for a node that never posted its
+	// Ready condition (0: default).
+	NodeStartupGracePeriod time.Duration
+}
+
+// Controller is the node lifecycle controller.
+type Controller struct {
+	cfg    Config
+	nodes  *client.Typed[*corev1.Node, *corev1.NodeList]
+	nodeIn *cache.TypedInformer[*corev1.Node]
+	synced []cache.InformerSynced
+	// queue holds node names due for the NoSchedule tainting pass.
+	queue workqueue.TypedRateLimitingInterface[string]
+	log   *slog.Logger
+}
+
+// New registers the controller's informer handlers.
+func New(cfg Config) (*Controller, error) {
+	if cfg.Client == nil || cfg.Informers == nil {
+		return nil, errors.New("nodelifecycle: Client and Informers are required")
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Workers < 1 {
+		cfg.Workers = DefaultWorkers
+	}
+	if cfg.NodeMonitorPeriod <= 0 {
+		cfg.NodeMonitorPeriod = DefaultNodeMonitorPeriod
+	}
+	if cfg.NodeMonitorGracePeriod <= 0 {
+		cfg.NodeMonitorGracePeriod = DefaultNodeMonitorGracePeriod
+	}
+	if cfg.NodeStartupGracePeriod <= 0 {
+		cfg.NodeStartupGracePeriod = DefaultNodeStartupGracePeriod
+	}
+	c := &Controller{
+		cfg:    cfg,
+		nodes:  client.For[*corev1.Node, *corev1.NodeList](cfg.Client),
+		nodeIn: cfg.Informers.Nodes(),
+		log:    cfg.Logger,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiterWithClock[string](cfg.Clock),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: QueueName, MetricsProvider: cfg.MetricsProvider, Clock: cfg.Clock}),
+	}
+	if _, err := c.nodeIn.AddEventHandler(cache.TypedResourceEventHandlerFuncs[*corev1.Node]{
+		AddFunc:    func(n *corev1.Node, _ bool) { c.queue.Add(n.Name) },
+		UpdateFunc: func(_, n *corev1.Node) { c.queue.Add(n.Name) },
+	}); err != nil {
+		return nil, err
+	}
+	c.synced = []cache.InformerSynced{c.nodeIn.HasSynced}
+	return c, nil
+}
+
+// Run waits for the caches, then runs the tainting workers until ctx ends.
+func (c *Controller) Run(ctx context.Context) error {
+	defer c.queue.ShutDown()
+	c.log.Info("Starting node controller")
+	defer c.log.Info("Shutting down node controller")
+	if !cache.WaitForCacheSync(ctx, c.synced...) {
+		return nil
+	}
+	workqueue.RunWorkers(ctx, c.queue, c.cfg.Workers, c.syncNoScheduleTaints, func(name string, err error) {
+		c.log.Error("Failed to taint NoSchedule on node, requeue it", "node", name, "err", err)
+	})
+	return nil
+}
+
+// syncNoScheduleTaints is the NoSchedule tainting pass of one node: its
+// condition and unschedulable taints made to match its status and spec.
+func (c *Controller) syncNoScheduleTaints(ctx context.Context, name string) error {
+	n, err := c.nodeIn.Lister().Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	add, del := noScheduleDiff(n)
+	return c.updateTaints(ctx, n, add, del)
+}

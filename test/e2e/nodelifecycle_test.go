@@ -1,0 +1,55 @@
+package e2e
+
+import (
+	"testing"
+	"time"
+)
+
+// TestNodeLifecycle: the node lifecycle controller of `skiff up` (a
+// private cluster: its Node would reach the shared cluster's DaemonSets).
+// A Node created with kubectl carries admission's not-ready:NoSchedule
+// taint; once its status says Ready the taint goes, while a taint of its
+// own stays; `kubectl cordon` adds unschedulable:NoSchedule and `uncordon`
+// takes it off; a Ready=False status brings not-ready back.
+func TestNodeLifecycle(t *testing.T) {
+	t.Parallel()
+	c := ownCluster(t, "memory")
+	k := c.k()
+	k.withStdin(`apiVersion: v1
+kind: Node
+metadata: {name: worker-1}
+spec:
+  taints: [{key: example.com/dedicated, value: db, effect: NoSchedule}]
+`).ok(t, "apply", "-f", "-")
+	taints := func() string {
+		out, _, _ := k.run(t, "get", "node", "worker-1", "-o", `jsonpath={range .spec.taints[*]}{.key}:{.effect} {end}`)
+		return out
+	}
+	wantTaints := func(what, want string) {
+		t.Helper()
+		eventually(t, 30*time.Second, what, func() (bool, string) {
+			out := taints()
+			return out == want, out
+		})
+	}
+	status := func(ready string) {
+		t.Helper()
+		now := time.Now().UTC().Format(time.RFC3339)
+		k.ok(t, "patch", "node", "worker-1", "--subresource=status", "--type=merge", "-p",
+			`{"status":{"conditions":[{"type":"Ready","status":"`+ready+`","reason":"KubeletReady","message":"kubelet is posting ready status","lastHeartbeatTime":"`+now+`","lastTransitionTime":"`+now+`"}]}}`)
+	}
+	// The admission plugin's taint is there before any status; a status
+	// of Ready=False keeps it.
+	status("False")
+	wantTaints("not-ready with Ready=False", "example.com/dedicated:NoSchedule node.kubernetes.io/not-ready:NoSchedule ")
+	status("True")
+	wantTaints("the not-ready taint gone once Ready", "example.com/dedicated:NoSchedule ")
+
+	wantLines(t, k.ok(t, "cordon", "worker-1"), "node/worker-1 cordoned")
+	wantTaints("unschedulable after cordon", "example.com/dedicated:NoSchedule node.kubernetes.io/unschedulable:NoSchedule ")
+	wantLines(t, k.ok(t, "uncordon", "worker-1"), "node/worker-1 uncordoned")
+	wantTaints("unschedulable gone after uncordon", "example.com/dedicated:NoSchedule ")
+
+	status("False")
+	wantTaints("not-ready back with Ready=False", "example.com/dedicated:NoSchedule node.kubernetes.io/not-ready:NoSchedule ")
+}
