@@ -32,20 +32,20 @@ spec:
 	createNS(t, c, ns)
 	k.withStdin(`apiVersion: e2e.skiff.sh/v1
 kind: Gizmo
-metadata: {name: held, namespace: ` + ns + `, finalizers: [e2e.skiff.sh/hold]}
+metadata: {name: held, namespace: `+ns+`, finalizers: [e2e.skiff.sh/hold]}
 ---
 apiVersion: e2e.skiff.sh/v1
 kind: Gizmo
-metadata: {name: free, namespace: ` + ns + `}
+metadata: {name: free, namespace: `+ns+`}
 ---
 apiVersion: v1
 kind: Pod
-metadata: {name: held, namespace: ` + ns + `, finalizers: [e2e.skiff.sh/hold]}
+metadata: {name: held, namespace: `+ns+`, finalizers: [e2e.skiff.sh/hold]}
 spec: {containers: [{name: c, image: registry.k8s.io/pause:3.10}]}
 ---
 apiVersion: v1
 kind: ConfigMap
-metadata: {name: cfg, namespace: ` + ns + `}
+metadata: {name: cfg, namespace: `+ns+`}
 `).ok(t, "apply", "-f", "-")
 	k.ok(t, "-n", ns, "create", "deployment", "web", "--image=nginx", "--replicas=2")
 

@@ -515,7 +515,9 @@ func TestStaleBindings(t *testing.T) {
 	if c := h.claim("data"); c.Spec.VolumeName != "chosen" {
 		t.Fatalf("claim bound to %q", c.Spec.VolumeName)
 	}
-	boundBy := func(pv *corev1.PersistentVolume) { pv.Annotations = map[string]string{volumeutil.AnnBoundByController: "yes"} }
+	boundBy := func(pv *corev1.PersistentVolume) {
+		pv.Annotations = map[string]string{volumeutil.AnnBoundByController: "yes"}
+	}
 	provisioned := func(pv *corev1.PersistentVolume) {
 		pv.Annotations = map[string]string{volumeutil.AnnDynamicallyProvisioned: "example.com/x"}
 		pv.Spec.PersistentVolumeReclaimPolicy = corev1.PersistentVolumeReclaimDelete
