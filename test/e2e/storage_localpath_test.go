@@ -17,6 +17,9 @@ func TestLocalPathProvisioner(t *testing.T) {
 	const ns = "storage-local-path"
 	k.ok(t, "create", "namespace", ns)
 	defer k.run(t, "delete", "namespace", ns, "--wait=false")
+	// The pods below name node-1 (no scheduler yet): it must exist, or the
+	// pod garbage collector deletes them as orphans after 40s.
+	k.withStdin("apiVersion: v1\nkind: Node\nmetadata: {name: node-1}\n").ok(t, "apply", "-f", "-")
 
 	eventually(t, 30*time.Second, "the default local-path StorageClass", func() (bool, string) {
 		out, _, _ := k.run(t, "get", "storageclass", "local-path")
@@ -96,6 +99,9 @@ func TestEphemeralVolumeLocalPath(t *testing.T) {
 	const ns = "storage-ephemeral"
 	k.ok(t, "create", "namespace", ns)
 	defer k.run(t, "delete", "namespace", ns, "--wait=false")
+	// The pods below name node-1 (no scheduler yet): it must exist, or the
+	// pod garbage collector deletes them as orphans after 40s.
+	k.withStdin("apiVersion: v1\nkind: Node\nmetadata: {name: node-1}\n").ok(t, "apply", "-f", "-")
 	k.withStdin(`apiVersion: v1
 kind: Pod
 metadata:
