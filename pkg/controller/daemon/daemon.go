@@ -201,34 +201,17 @@ func (c *Controller) Run(ctx context.Context) error {
 }
 
 func (c *Controller) resolve(ns string, ref *metav1.OwnerReference) *appsv1.DaemonSet {
-	if ref.Kind != controllerKind.Kind {
-		return nil
-	}
-	ds, err := c.dsIn.Lister().Namespace(ns).Get(ref.Name)
-	if err != nil || ds.UID != ref.UID {
-		return nil
-	}
+	ds, _ := controllerref.Resolve(ref, controllerKind.Kind, c.dsIn.Lister().Namespace(ns).Get)
 	return ds
 }
 
 // dsForPod are the DaemonSets whose selector matches an orphan pod.
 func (c *Controller) dsForPod(p *corev1.Pod) []*appsv1.DaemonSet {
-	if len(p.Labels) == 0 {
-		return nil
-	}
 	all, err := c.dsIn.Lister().Namespace(p.Namespace).List(labels.Everything())
 	if err != nil {
 		return nil
 	}
-	var out []*appsv1.DaemonSet
-	for _, ds := range all {
-		sel, err := metav1.LabelSelectorAsSelector(ds.Spec.Selector)
-		if err != nil || sel.Empty() || !sel.Matches(labels.Set(p.Labels)) {
-			continue
-		}
-		out = append(out, ds)
-	}
-	return out
+	return controllerref.Selecting(all, func(ds *appsv1.DaemonSet) *metav1.LabelSelector { return ds.Spec.Selector }, p.Labels)
 }
 
 func (c *Controller) addPod(p *corev1.Pod) {

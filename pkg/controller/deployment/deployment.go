@@ -130,30 +130,14 @@ func New(cfg Config) (*Controller, error) {
 func (c *Controller) enqueue(d *appsv1.Deployment) { c.queue.Add(d.Namespace + "/" + d.Name) }
 
 func (c *Controller) resolve(ns string, ref *metav1.OwnerReference) *appsv1.Deployment {
-	if ref == nil || ref.Kind != controllerKind.Kind {
-		return nil
-	}
-	d, err := c.dIn.Lister().Namespace(ns).Get(ref.Name)
-	if err != nil || d.UID != ref.UID {
-		return nil
-	}
+	d, _ := controllerref.Resolve(ref, controllerKind.Kind, c.dIn.Lister().Namespace(ns).Get)
 	return d
 }
 
 // deploymentsFor are the deployments whose selector matches an orphan RS.
 func (c *Controller) deploymentsFor(rs *appsv1.ReplicaSet) []*appsv1.Deployment {
-	if len(rs.Labels) == 0 {
-		return nil
-	}
 	all, _ := c.dIn.Lister().Namespace(rs.Namespace).List(labels.Everything())
-	var out []*appsv1.Deployment
-	for _, d := range all {
-		sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
-		if err == nil && !sel.Empty() && sel.Matches(labels.Set(rs.Labels)) {
-			out = append(out, d)
-		}
-	}
-	return out
+	return controllerref.Selecting(all, func(d *appsv1.Deployment) *metav1.LabelSelector { return d.Spec.Selector }, rs.Labels)
 }
 
 func (c *Controller) rsChanged(old, cur *appsv1.ReplicaSet) {

@@ -219,34 +219,17 @@ func (c *Controller) updateJob(old, cur *batchv1.Job) {
 
 // resolve returns the Job a controller reference names, if it exists.
 func (c *Controller) resolve(ns string, ref *metav1.OwnerReference) *batchv1.Job {
-	if ref.Kind != jobKind.Kind {
-		return nil
-	}
-	j, err := c.jobIn.Lister().Namespace(ns).Get(ref.Name)
-	if err != nil || j.UID != ref.UID {
-		return nil
-	}
+	j, _ := controllerref.Resolve(ref, jobKind.Kind, c.jobIn.Lister().Namespace(ns).Get)
 	return j
 }
 
 // podJobs are the Jobs whose selector matches an orphan pod.
 func (c *Controller) podJobs(p *corev1.Pod) []*batchv1.Job {
-	if len(p.Labels) == 0 {
-		return nil
-	}
 	all, err := c.jobIn.Lister().Namespace(p.Namespace).List(labels.Everything())
 	if err != nil {
 		return nil
 	}
-	var out []*batchv1.Job
-	for _, j := range all {
-		sel, err := metav1.LabelSelectorAsSelector(j.Spec.Selector)
-		if err != nil || sel.Empty() || !sel.Matches(labels.Set(p.Labels)) {
-			continue
-		}
-		out = append(out, j)
-	}
-	return out
+	return controllerref.Selecting(all, func(j *batchv1.Job) *metav1.LabelSelector { return j.Spec.Selector }, p.Labels)
 }
 
 func (c *Controller) addPod(p *corev1.Pod) {

@@ -177,34 +177,17 @@ func (c *Controller) Run(ctx context.Context) error {
 
 // resolve returns the owner a controller reference names, if it is ours.
 func (c *Controller) resolve(ns string, ref *metav1.OwnerReference) *appsv1.ReplicaSet {
-	if ref.Kind != c.b.gvk().Kind {
-		return nil
-	}
-	rs, err := c.b.get(ns, ref.Name)
-	if err != nil || rs.UID != ref.UID {
-		return nil
-	}
+	rs, _ := controllerref.Resolve(ref, c.b.gvk().Kind, func(name string) (*appsv1.ReplicaSet, error) { return c.b.get(ns, name) })
 	return rs
 }
 
 // podOwners are the owners whose selector matches an orphan pod.
 func (c *Controller) podOwners(p *corev1.Pod) []*appsv1.ReplicaSet {
-	if len(p.Labels) == 0 {
-		return nil
-	}
 	all, err := c.b.list(p.Namespace)
 	if err != nil {
 		return nil
 	}
-	var out []*appsv1.ReplicaSet
-	for _, rs := range all {
-		sel, err := metav1.LabelSelectorAsSelector(rs.Spec.Selector)
-		if err != nil || sel.Empty() || !sel.Matches(labels.Set(p.Labels)) {
-			continue
-		}
-		out = append(out, rs)
-	}
-	return out
+	return controllerref.Selecting(all, func(rs *appsv1.ReplicaSet) *metav1.LabelSelector { return rs.Spec.Selector }, p.Labels)
 }
 
 func (c *Controller) addPod(p *corev1.Pod) {

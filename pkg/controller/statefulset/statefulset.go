@@ -138,34 +138,17 @@ func (c *Controller) Run(ctx context.Context) error {
 }
 
 func (c *Controller) resolve(ns string, ref *metav1.OwnerReference) *appsv1.StatefulSet {
-	if ref.Kind != controllerKind.Kind {
-		return nil
-	}
-	s, err := c.setIn.Lister().Namespace(ns).Get(ref.Name)
-	if err != nil || s.UID != ref.UID {
-		return nil
-	}
+	s, _ := controllerref.Resolve(ref, controllerKind.Kind, c.setIn.Lister().Namespace(ns).Get)
 	return s
 }
 
 // setsForPod are the sets whose selector matches an orphan pod.
 func (c *Controller) setsForPod(p *corev1.Pod) []*appsv1.StatefulSet {
-	if len(p.Labels) == 0 {
-		return nil
-	}
 	all, err := c.setIn.Lister().Namespace(p.Namespace).List(labels.Everything())
 	if err != nil {
 		return nil
 	}
-	var out []*appsv1.StatefulSet
-	for _, s := range all {
-		sel, err := metav1.LabelSelectorAsSelector(s.Spec.Selector)
-		if err != nil || sel.Empty() || !sel.Matches(labels.Set(p.Labels)) {
-			continue
-		}
-		out = append(out, s)
-	}
-	return out
+	return controllerref.Selecting(all, func(s *appsv1.StatefulSet) *metav1.LabelSelector { return s.Spec.Selector }, p.Labels)
 }
 
 func (c *Controller) addPod(p *corev1.Pod) {
