@@ -36,7 +36,9 @@ func TestResolve(t *testing.T) {
 }
 
 func TestSelecting(t *testing.T) {
-	sel := func(s *metav1.LabelSelector) *appsv1.ReplicaSet { return &appsv1.ReplicaSet{Spec: appsv1.ReplicaSetSpec{Selector: s}} }
+	sel := func(s *metav1.LabelSelector) *appsv1.ReplicaSet {
+		return &appsv1.ReplicaSet{Spec: appsv1.ReplicaSetSpec{Selector: s}}
+	}
 	byApp := sel(&metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}})
 	byTier := sel(&metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "tier", Operator: metav1.LabelSelectorOpIn, Values: []string{"front"}}}})
 	empty := sel(&metav1.LabelSelector{})
