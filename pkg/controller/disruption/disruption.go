@@ -122,6 +122,9 @@ func New(cfg Config) (*Controller, error) {
 			c.queueIfStale(p)
 		},
 		UpdateFunc: func(old, cur *corev1.Pod) {
+			if old.ResourceVersion == cur.ResourceVersion {
+				return // a resync
+			}
 			c.queuePDBsOf(cur)
 			if !equality.Semantic.DeepEqual(old.Labels, cur.Labels) {
 				c.queuePDBsOf(old)
