@@ -120,9 +120,13 @@ type Config struct {
 
 // NodeLifecycleConfig is the node lifecycle controller's flags.
 type NodeLifecycleConfig struct {
-	NodeMonitorPeriod      time.Duration // --node-monitor-period, 5s
-	NodeMonitorGracePeriod time.Duration // --node-monitor-grace-period, 50s
-	NodeStartupGracePeriod time.Duration // --node-startup-grace-period, 1m
+	NodeMonitorPeriod         time.Duration // --node-monitor-period, 5s
+	NodeMonitorGracePeriod    time.Duration // --node-monitor-grace-period, 50s
+	NodeStartupGracePeriod    time.Duration // --node-startup-grace-period, 1m
+	NodeEvictionRate          float64       // --node-eviction-rate, 0.1
+	SecondaryNodeEvictionRate float64       // --secondary-node-eviction-rate, 0.01
+	LargeClusterSizeThreshold int           // --large-cluster-size-threshold, 50
+	UnhealthyZoneThreshold    float64       // --unhealthy-zone-threshold, 0.55
 }
 
 // LeaderElectionConfig is upstream's --leader-elect* flags.

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"sync"
 	"testing"
 	"time"
 )
@@ -52,4 +53,32 @@ spec:
 
 	status("False")
 	wantTaints("not-ready back with Ready=False", "example.com/dedicated:NoSchedule node.kubernetes.io/not-ready:NoSchedule ")
+}
+
+// playNodeKubelets posts Ready=True with a fresh heartbeat on the nodes
+// now and every 2s until stopped (skiff has no kubelet yet), so that the
+// node lifecycle controller keeps them Ready: a node that never posts its
+// status is marked Unknown and tainted unreachable after 60s.
+func playNodeKubelets(t *testing.T, k kc, nodes ...string) (stop func()) {
+	beat := func() {
+		now := time.Now().UTC().Format(time.RFC3339)
+		for _, n := range nodes {
+			_, _, _ = k.run(t, "patch", "node", n, "--subresource=status", "--type=merge", "-p",
+				`{"status":{"conditions":[{"type":"Ready","status":"True","reason":"KubeletReady","message":"kubelet is posting ready status","lastHeartbeatTime":"`+now+`","lastTransitionTime":"2026-01-01T00:00:00Z"}]}}`)
+		}
+	}
+	beat()
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(2 * time.Second):
+			}
+			beat()
+		}
+	})
+	return func() { close(done); wg.Wait() }
 }

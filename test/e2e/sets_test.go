@@ -166,6 +166,10 @@ func TestDaemonSets(t *testing.T) {
 	for _, n := range []string{"node-a", "node-b"} {
 		k.withStdin(fmt.Sprintf("apiVersion: v1\nkind: Node\nmetadata: {name: %s, labels: {pool: agents}}\n", n)).ok(t, "apply", "-f", "-")
 	}
+	// Ready and heartbeating: the node lifecycle controller takes off
+	// admission's not-ready taint and keeps the nodes untainted.
+	stopNodes := playNodeKubelets(t, k, "node-a", "node-b")
+	defer stopNodes()
 	k.withStdin(`apiVersion: apps/v1
 kind: DaemonSet
 metadata: {name: agent}

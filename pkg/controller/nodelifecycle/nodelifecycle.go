@@ -7,8 +7,10 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/skiff-sh/skiff/pkg/client"
 	"github.com/skiff-sh/skiff/pkg/client/cache"
@@ -54,17 +56,35 @@ type Config struct {
 	// NodeStartupGracePeriod is the same for a node that never posted its
 	// Ready condition (0: default).
 	NodeStartupGracePeriod time.Duration
+	// NodeEvictionRate, SecondaryNodeEvictionRate,
+	// LargeClusterSizeThreshold and UnhealthyZoneThreshold are upstream's
+	// --node-eviction-rate (nodes/s tainted NoExecute per zone), ... (0:
+	// default).
+	NodeEvictionRate          float64
+	SecondaryNodeEvictionRate float64
+	LargeClusterSizeThreshold int
+	UnhealthyZoneThreshold    float64
 }
 
 // Controller is the node lifecycle controller.
 type Controller struct {
-	cfg    Config
-	nodes  *client.Typed[*corev1.Node, *corev1.NodeList]
-	nodeIn *cache.TypedInformer[*corev1.Node]
-	synced []cache.InformerSynced
+	cfg     Config
+	nodes   *client.Typed[*corev1.Node, *corev1.NodeList]
+	nodeIn  *cache.TypedInformer[*corev1.Node]
+	podIn   *cache.TypedInformer[*corev1.Pod]
+	leaseIn *cache.TypedInformer[*coordinationv1.Lease]
+	pods    *client.Typed[*corev1.Pod, *corev1.PodList]
+	synced  []cache.InformerSynced
 	// queue holds node names due for the NoSchedule tainting pass.
 	queue workqueue.TypedRateLimitingInterface[string]
 	log   *slog.Logger
+
+	// The health monitor's state, owned by the monitor loop.
+	known       map[string]bool
+	health      map[string]*nodeHealth
+	podsToRetry map[string]bool
+	tainters    map[string]*zoneTainter
+	zoneStates  map[string]zoneState
 }
 
 // New registers the controller's informer handlers.
@@ -90,11 +110,31 @@ func New(cfg Config) (*Controller, error) {
 	if cfg.NodeStartupGracePeriod <= 0 {
 		cfg.NodeStartupGracePeriod = DefaultNodeStartupGracePeriod
 	}
+	if cfg.NodeEvictionRate <= 0 {
+		cfg.NodeEvictionRate = DefaultNodeEvictionRate
+	}
+	if cfg.SecondaryNodeEvictionRate <= 0 {
+		cfg.SecondaryNodeEvictionRate = DefaultSecondaryNodeEvictionRate
+	}
+	if cfg.LargeClusterSizeThreshold <= 0 {
+		cfg.LargeClusterSizeThreshold = DefaultLargeClusterSizeThreshold
+	}
+	if cfg.UnhealthyZoneThreshold <= 0 {
+		cfg.UnhealthyZoneThreshold = DefaultUnhealthyZoneThreshold
+	}
 	c := &Controller{
-		cfg:    cfg,
-		nodes:  client.For[*corev1.Node, *corev1.NodeList](cfg.Client),
-		nodeIn: cfg.Informers.Nodes(),
-		log:    cfg.Logger,
+		cfg:         cfg,
+		nodes:       client.For[*corev1.Node, *corev1.NodeList](cfg.Client),
+		pods:        client.For[*corev1.Pod, *corev1.PodList](cfg.Client),
+		nodeIn:      cfg.Informers.Nodes(),
+		podIn:       cfg.Informers.Pods(),
+		leaseIn:     cfg.Informers.Leases(),
+		log:         cfg.Logger,
+		known:       map[string]bool{},
+		health:      map[string]*nodeHealth{},
+		podsToRetry: map[string]bool{},
+		tainters:    map[string]*zoneTainter{},
+		zoneStates:  map[string]zoneState{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiterWithClock[string](cfg.Clock),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: QueueName, MetricsProvider: cfg.MetricsProvider, Clock: cfg.Clock}),
 	}
@@ -104,7 +144,7 @@ func New(cfg Config) (*Controller, error) {
 	}); err != nil {
 		return nil, err
 	}
-	c.synced = []cache.InformerSynced{c.nodeIn.HasSynced}
+	c.synced = []cache.InformerSynced{c.nodeIn.HasSynced, c.podIn.HasSynced, c.leaseIn.HasSynced}
 	return c, nil
 }
 
@@ -116,10 +156,34 @@ func (c *Controller) Run(ctx context.Context) error {
 	if !cache.WaitForCacheSync(ctx, c.synced...) {
 		return nil
 	}
+	go c.monitor(ctx)
 	workqueue.RunWorkers(ctx, c.queue, c.cfg.Workers, c.syncNoScheduleTaints, func(name string, err error) {
 		c.log.Error("Failed to taint NoSchedule on node, requeue it", "node", name, "err", err)
 	})
 	return nil
+}
+
+// monitor checks node health every NodeMonitorPeriod, then taints the
+// queued nodes NoExecute (upstream runs that pass every 100ms; here it
+// follows each health pass).
+func (c *Controller) monitor(ctx context.Context) {
+	for {
+		if err := c.MonitorNodeHealth(ctx); err != nil {
+			c.log.Error("Error monitoring node health", "err", err)
+		}
+		c.NoExecuteTaintingPass(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.cfg.Clock.After(c.cfg.NodeMonitorPeriod):
+		}
+	}
+}
+
+func (c *Controller) event(obj runtime.Object, typ, reason, msg string) {
+	if c.cfg.Recorder != nil {
+		c.cfg.Recorder.Event(obj, typ, reason, msg)
+	}
 }
 
 // syncNoScheduleTaints is the NoSchedule tainting pass of one node: its

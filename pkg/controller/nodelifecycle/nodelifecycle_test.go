@@ -123,6 +123,9 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	clk := clock.NewFake(t0)
 	env := testenv.StartT(t, testenv.Config{Clock: clk})
+	if err := env.EnsureServiceAccount(context.Background(), "default", "default"); err != nil {
+		t.Fatal(err)
+	}
 	c := newClient(t, env)
 	return &fixture{t: t, ctx: context.Background(), clk: clk, c: c, nodes: client.For[*corev1.Node, *corev1.NodeList](c)}
 }
