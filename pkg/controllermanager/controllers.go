@@ -106,7 +106,7 @@ func Controllers() []Descriptor {
 		{Name: "token-cleaner-controller", Aliases: []string{"tokencleaner"}, DisabledByDefault: true},
 		{Name: "node-ipam-controller", Aliases: []string{"nodeipam"}},
 		{Name: "node-lifecycle-controller", Aliases: []string{"nodelifecycle"}, Init: startNodeLifecycleController},
-		{Name: "taint-eviction-controller"},
+		{Name: "taint-eviction-controller", Init: startTaintEvictionController},
 		{Name: "persistentvolume-binder-controller", Aliases: []string{"persistentvolume-binder"}, Init: startPersistentVolumeBinder},
 		{Name: "persistentvolume-attach-detach-controller", Aliases: []string{"attachdetach"}},
 		{Name: "persistentvolume-expander-controller", Aliases: []string{"persistentvolume-expander"}},

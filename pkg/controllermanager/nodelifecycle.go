@@ -2,9 +2,10 @@ package controllermanager
 
 import (
 	"github.com/skiff-sh/skiff/pkg/controller/nodelifecycle"
+	"github.com/skiff-sh/skiff/pkg/controller/tainteviction"
 )
 
-// The InitFunc of the node lifecycle controller.
+// The InitFuncs of the node lifecycle and taint eviction controllers.
 
 func startNodeLifecycleController(cc ControllerContext) (Controller, error) {
 	return nodelifecycle.New(nodelifecycle.Config{
@@ -17,5 +18,12 @@ func startNodeLifecycleController(cc ControllerContext) (Controller, error) {
 		SecondaryNodeEvictionRate: cc.Config.NodeLifecycle.SecondaryNodeEvictionRate,
 		LargeClusterSizeThreshold: cc.Config.NodeLifecycle.LargeClusterSizeThreshold,
 		UnhealthyZoneThreshold:    cc.Config.NodeLifecycle.UnhealthyZoneThreshold,
+	})
+}
+
+func startTaintEvictionController(cc ControllerContext) (Controller, error) {
+	return tainteviction.New(tainteviction.Config{
+		Client: cc.Client, Informers: cc.Informers, Recorder: cc.Recorder, Clock: cc.Clock,
+		Workers: tainteviction.DefaultWorkers, Logger: cc.Logger, MetricsProvider: cc.MetricsProvider, Registry: cc.Registry,
 	})
 }

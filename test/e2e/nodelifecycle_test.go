@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -53,6 +54,30 @@ spec:
 
 	status("False")
 	wantTaints("not-ready back with Ready=False", "example.com/dedicated:NoSchedule node.kubernetes.io/not-ready:NoSchedule ")
+
+	// Taint eviction: a NoExecute taint evicts the pods on the node that
+	// do not tolerate it, and only those.
+	k.withStdin("apiVersion: v1\nkind: Node\nmetadata: {name: worker-2}\n").ok(t, "apply", "-f", "-")
+	stop := playNodeKubelets(t, k, "worker-2")
+	defer stop()
+	const ns = "e2e-taint-eviction"
+	createNS(t, c, ns)
+	k.ok(t, "-n", ns, "run", "plain", "--image=busybox", "--overrides", `{"spec":{"nodeName":"worker-2"}}`)
+	k.ok(t, "-n", ns, "run", "tolerant", "--image=busybox", "--overrides",
+		`{"spec":{"nodeName":"worker-2","tolerations":[{"key":"example.com/drain","operator":"Exists","effect":"NoExecute"}]}}`)
+	wantLines(t, k.ok(t, "taint", "nodes", "worker-2", "example.com/drain=now:NoExecute"), "node/worker-2 tainted")
+	eventually(t, 30*time.Second, "the pod without the toleration evicted", func() (bool, string) {
+		out, _, _ := k.run(t, "-n", ns, "get", "pods", "-o",
+			`jsonpath={range .items[*]}{.metadata.name}={.metadata.deletionTimestamp!=""}{range .status.conditions[?(@.type=="DisruptionTarget")]}/{.reason}{end} {end}`)
+		return strings.Contains(out, "/DeletionByTaintManager") && !strings.Contains(out, "tolerant=true/"), out
+	})
+	if out := jsonpath(t, k, "{.metadata.deletionTimestamp}", "-n", ns, "get", "pod", "tolerant"); out != "" {
+		t.Errorf("the tolerant pod is being deleted (%s)", out)
+	}
+	eventually(t, 30*time.Second, "the TaintManagerEviction event", func() (bool, string) {
+		out, _, _ := k.run(t, "-n", ns, "get", "events", "--field-selector=involvedObject.name=plain", "-o", `jsonpath={range .items[*]}{.reason}: {.message}{"\n"}{end}`)
+		return strings.Contains(out, "TaintManagerEviction: Marking for deletion Pod "+ns+"/plain"), out
+	})
 }
 
 // playNodeKubelets posts Ready=True with a fresh heartbeat on the nodes

@@ -52,8 +52,8 @@
 //   - RegisteredNode and RemovingNode events when a node is first seen and
 //     when it is gone; a newly seen node loses the NoExecute taints.
 //
-// Not done: the taint-eviction controller (deleting pods that do not
-// tolerate a NoExecute taint) is a separate controller, not this one.
+// Deleting the pods that do not tolerate a NoExecute taint is the
+// taint-eviction controller's (package tainteviction), not this one's.
 //
 // Invariants:
 //   - Only the NoSchedule taints of the table are added or removed; every
