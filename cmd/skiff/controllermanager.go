@@ -26,6 +26,12 @@ func newControllerManager(logger func() *slog.Logger) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg.Logger = logger()
 			cfg.TerminatedPodGCThreshold = terminatedPodGCThreshold
+			// A rate of 0 is upstream's "never"; the Config's 0 is the default.
+			for _, r := range []*float64{&cfg.NodeLifecycle.NodeEvictionRate, &cfg.NodeLifecycle.SecondaryNodeEvictionRate} {
+				if *r == 0 {
+					*r = -1
+				}
+			}
 			if terminatedPodGCThreshold <= 0 {
 				cfg.TerminatedPodGCThreshold = -1 // off
 			}

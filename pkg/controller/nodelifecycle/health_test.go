@@ -26,11 +26,15 @@ type monitorFixture struct {
 	rec  *record.FakeRecorder
 }
 
-func newMonitorFixture(t *testing.T) *monitorFixture {
+func newMonitorFixture(t *testing.T, opts ...func(*Config)) *monitorFixture {
 	f := newFixture(t)
 	inf := informers.NewSharedInformerFactory(f.c, 0)
 	rec := record.NewFakeRecorder(100)
-	ctrl, err := New(Config{Client: f.c, Informers: inf, Clock: f.clk, Recorder: rec})
+	cfg := Config{Client: f.c, Informers: inf, Clock: f.clk, Recorder: rec}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	ctrl, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,3 +324,23 @@ func TestZoneDisruption(t *testing.T) {
 }
 
 func context_(f *fixture) (context.Context, context.CancelFunc) { return context.WithCancel(f.ctx) }
+
+// TestEvictionRateZero: --node-eviction-rate=0 (a negative Config rate)
+// never taints NoExecute, though the node is marked Unknown.
+func TestEvictionRateZero(t *testing.T) {
+	f := newMonitorFixture(t, func(c *Config) { c.NodeEvictionRate = -1 })
+	f.createNode("n1")
+	f.createNode("n2")
+	f.heartbeat("n1", corev1.ConditionTrue)
+	f.heartbeat("n2", corev1.ConditionTrue)
+	f.pass()
+	for range 20 {
+		f.clk.Step(5 * time.Second)
+		f.heartbeat("n2", corev1.ConditionTrue)
+		f.pass()
+	}
+	if got := f.conditions("n1"); !strings.HasPrefix(got, "Ready=Unknown") {
+		t.Errorf("n1 conditions %s, want Ready Unknown", got)
+	}
+	f.want("n1 taints", f.taints("n1"), admissionNS)
+}

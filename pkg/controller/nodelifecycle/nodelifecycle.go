@@ -59,7 +59,7 @@ type Config struct {
 	// NodeEvictionRate, SecondaryNodeEvictionRate,
 	// LargeClusterSizeThreshold and UnhealthyZoneThreshold are upstream's
 	// --node-eviction-rate (nodes/s tainted NoExecute per zone), ... (0:
-	// default).
+	// default; a negative rate is a rate of 0: no tainting).
 	NodeEvictionRate          float64
 	SecondaryNodeEvictionRate float64
 	LargeClusterSizeThreshold int
@@ -110,11 +110,17 @@ func New(cfg Config) (*Controller, error) {
 	if cfg.NodeStartupGracePeriod <= 0 {
 		cfg.NodeStartupGracePeriod = DefaultNodeStartupGracePeriod
 	}
-	if cfg.NodeEvictionRate <= 0 {
+	switch {
+	case cfg.NodeEvictionRate == 0:
 		cfg.NodeEvictionRate = DefaultNodeEvictionRate
+	case cfg.NodeEvictionRate < 0:
+		cfg.NodeEvictionRate = 0 // no NoExecute tainting
 	}
-	if cfg.SecondaryNodeEvictionRate <= 0 {
+	switch {
+	case cfg.SecondaryNodeEvictionRate == 0:
 		cfg.SecondaryNodeEvictionRate = DefaultSecondaryNodeEvictionRate
+	case cfg.SecondaryNodeEvictionRate < 0:
+		cfg.SecondaryNodeEvictionRate = 0
 	}
 	if cfg.LargeClusterSizeThreshold <= 0 {
 		cfg.LargeClusterSizeThreshold = DefaultLargeClusterSizeThreshold
