@@ -52,6 +52,11 @@
 //   - RegisteredNode and RemovingNode events when a node is first seen and
 //     when it is gone; a newly seen node loses the NoExecute taints.
 //
+// Metrics (Config.Registry), upstream's: node_collector_zone_health,
+// node_collector_zone_size, node_collector_unhealthy_nodes_in_zone (by
+// zone), node_collector_evictions_total (NoExecute taintings by zone),
+// node_collector_update_all_nodes_health_duration_seconds.
+//
 // Deleting the pods that do not tolerate a NoExecute taint is the
 // taint-eviction controller's (package tainteviction), not this one's.
 //

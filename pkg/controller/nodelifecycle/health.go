@@ -166,6 +166,8 @@ func (z *zoneTainter) tryAccept(now time.Time) bool {
 // NoExecute taint (Ready ones lose it); pods of a node that has just
 // stopped being Ready are marked not Ready; zone states follow.
 func (c *Controller) MonitorNodeHealth(ctx context.Context) error {
+	start := time.Now()
+	defer func() { c.metrics.allNodesDuration.Observe(time.Since(start).Seconds()) }()
 	nodes, err := c.nodeIn.Lister().List(labels.Everything())
 	if err != nil {
 		return err
@@ -422,7 +424,9 @@ func (c *Controller) NoExecuteTaintingPass(ctx context.Context) {
 			if err := c.updateTaints(ctx, n, []corev1.Taint{want}, []corev1.Taint{opposite}); err != nil {
 				c.log.Error("Failed to taint node NoExecute", "node", name, "err", err)
 				q.add(name)
+				continue
 			}
+			c.metrics.evictions.WithLabelValues(z).Inc()
 		}
 	}
 }
@@ -437,7 +441,10 @@ func (c *Controller) handleDisruption(ctx context.Context, zoneConds map[string]
 	newStates := map[string]zoneState{}
 	allFully := true
 	for z, conds := range zoneConds {
-		_, st := computeZoneState(conds, c.cfg.UnhealthyZoneThreshold)
+		unhealthy, st := computeZoneState(conds, c.cfg.UnhealthyZoneThreshold)
+		c.metrics.zoneSize.WithLabelValues(z).Set(float64(len(conds)))
+		c.metrics.zoneHealth.WithLabelValues(z).Set(float64(100*(len(conds)-unhealthy)) / float64(len(conds)))
+		c.metrics.unhealthyNodes.WithLabelValues(z).Set(float64(unhealthy))
 		if st != stateFullDisruption {
 			allFully = false
 		}
@@ -449,6 +456,9 @@ func (c *Controller) handleDisruption(ctx context.Context, zoneConds map[string]
 	allWasFully := true
 	for z, st := range c.zoneStates {
 		if _, ok := zoneConds[z]; !ok {
+			c.metrics.zoneSize.WithLabelValues(z).Set(0)
+			c.metrics.zoneHealth.WithLabelValues(z).Set(100)
+			c.metrics.unhealthyNodes.WithLabelValues(z).Set(0)
 			delete(c.zoneStates, z)
 			continue
 		}

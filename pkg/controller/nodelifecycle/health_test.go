@@ -13,6 +13,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/skiff-sh/skiff/pkg/client"
 	"github.com/skiff-sh/skiff/pkg/client/informers"
 	"github.com/skiff-sh/skiff/pkg/client/record"
@@ -316,6 +319,21 @@ func TestZoneDisruption(t *testing.T) {
 	f.want("10s later", tainted(), "a0 a1")
 	tick(30 * time.Second)
 	f.want("zone b partially disrupted: never", tainted(), "a0 a1")
+	za, zb := ":\x00:a", ":\x00:b"
+	for _, m := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"evictions_total a", metricValue(f.ctrl.metrics.evictions.WithLabelValues(za)), 2},
+		{"evictions_total b", metricValue(f.ctrl.metrics.evictions.WithLabelValues(zb)), 0},
+		{"zone_size b", metricValue(f.ctrl.metrics.zoneSize.WithLabelValues(zb)), 4},
+		{"unhealthy_nodes_in_zone b", metricValue(f.ctrl.metrics.unhealthyNodes.WithLabelValues(zb)), 3},
+		{"zone_health a", metricValue(f.ctrl.metrics.zoneHealth.WithLabelValues(za)), 60},
+	} {
+		if m.got != m.want {
+			t.Errorf("node_collector_%s = %v, want %v", m.name, m.got, m.want)
+		}
+	}
 
 	alive = nil
 	tick(51 * time.Second) // everyone Unknown
@@ -343,4 +361,16 @@ func TestEvictionRateZero(t *testing.T) {
 		t.Errorf("n1 conditions %s, want Ready Unknown", got)
 	}
 	f.want("n1 taints", f.taints("n1"), admissionNS)
+}
+
+// metricValue reads a gauge or counter.
+func metricValue(m prometheus.Metric) float64 {
+	var d dto.Metric
+	if err := m.Write(&d); err != nil {
+		return -1
+	}
+	if d.Counter != nil {
+		return d.Counter.GetValue()
+	}
+	return d.Gauge.GetValue()
 }

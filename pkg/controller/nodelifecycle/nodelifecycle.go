@@ -18,6 +18,7 @@ import (
 	"github.com/skiff-sh/skiff/pkg/client/record"
 	"github.com/skiff-sh/skiff/pkg/client/workqueue"
 	"github.com/skiff-sh/skiff/pkg/clock"
+	"github.com/skiff-sh/skiff/pkg/controller/internal/metricsutil"
 )
 
 // Upstream's defaults (kube-controller-manager 1.32+).
@@ -85,6 +86,41 @@ type Controller struct {
 	podsToRetry map[string]bool
 	tainters    map[string]*zoneTainter
 	zoneStates  map[string]zoneState
+
+	metrics metrics
+}
+
+// metrics are upstream's node_collector_* metrics.
+type metrics struct {
+	zoneHealth, zoneSize, unhealthyNodes *prometheus.GaugeVec
+	evictions                            *prometheus.CounterVec
+	allNodesDuration                     prometheus.Histogram
+}
+
+func newMetrics(reg prometheus.Registerer) (metrics, error) {
+	var m metrics
+	var err error
+	gauge := func(name, help string) *prometheus.GaugeVec {
+		if err != nil {
+			return nil
+		}
+		var g *prometheus.GaugeVec
+		g, err = metricsutil.Register(reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{Subsystem: "node_collector", Name: name, Help: help}, []string{"zone"}))
+		return g
+	}
+	m.zoneHealth = gauge("zone_health", "Gauge measuring percentage of healthy nodes per zone.")
+	m.zoneSize = gauge("zone_size", "Gauge measuring number of registered Nodes per zones.")
+	m.unhealthyNodes = gauge("unhealthy_nodes_in_zone", "Gauge measuring number of not Ready Nodes per zones.")
+	if err != nil {
+		return m, err
+	}
+	if m.evictions, err = metricsutil.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{Subsystem: "node_collector", Name: "evictions_total",
+		Help: "Number of Node evictions that happened since current instance of NodeController started."}, []string{"zone"})); err != nil {
+		return m, err
+	}
+	m.allNodesDuration, err = metricsutil.Register(reg, prometheus.NewHistogram(prometheus.HistogramOpts{Subsystem: "node_collector", Name: "update_all_nodes_health_duration_seconds",
+		Help: "Duration in seconds for NodeController to update the health of all nodes.", Buckets: prometheus.ExponentialBuckets(0.01, 4, 8)}))
+	return m, err
 }
 
 // New registers the controller's informer handlers.
@@ -143,6 +179,10 @@ func New(cfg Config) (*Controller, error) {
 		zoneStates:  map[string]zoneState{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiterWithClock[string](cfg.Clock),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: QueueName, MetricsProvider: cfg.MetricsProvider, Clock: cfg.Clock}),
+	}
+	var err error
+	if c.metrics, err = newMetrics(cfg.Registry); err != nil {
+		return nil, err
 	}
 	if _, err := c.nodeIn.AddEventHandler(cache.TypedResourceEventHandlerFuncs[*corev1.Node]{
 		AddFunc:    func(n *corev1.Node, _ bool) { c.queue.Add(n.Name) },
