@@ -17,6 +17,12 @@
 // TaintNodesByCondition admission plugin; this pass takes it off once the
 // node's Ready condition is True (or absent, as upstream).
 //
+// The same workers keep beta.kubernetes.io/os and beta.kubernetes.io/arch
+// equal to kubernetes.io/os and arch (added when missing), as upstream's
+// reconcileNodeLabels. A pod newly bound to a node whose Ready condition
+// is not True gets its own Ready condition set False (upstream's
+// processPod, 4 workers on the node_lifecycle_controller_pods queue).
+//
 // Health monitoring (upstream's monitorNodeHealth), every
 // NodeMonitorPeriod (5s) of the injected clock, one goroutine:
 //   - A node is alive while its Ready condition's lastHeartbeatTime changes

@@ -536,31 +536,40 @@ func (c *Controller) markPodsNotReady(ctx context.Context, nodeName string) erro
 		return err
 	}
 	var errs []error
-	for _, cached := range pods {
-		if cached.Spec.NodeName != nodeName {
+	for _, p := range pods {
+		if p.Spec.NodeName != nodeName {
 			continue
 		}
-		p := cached.DeepCopy()
-		for i := range p.Status.Conditions {
-			cond := &p.Status.Conditions[i]
-			if cond.Type != corev1.PodReady {
-				continue
-			}
-			if cond.Status == corev1.ConditionFalse {
-				break
-			}
-			cond.Status = corev1.ConditionFalse
-			cond.LastTransitionTime = metav1.Time{Time: c.cfg.Clock.Now()}
-			c.log.Info("Updating ready status of pod to false", "pod", p.Namespace+"/"+p.Name)
-			if _, err := c.pods.Namespace(p.Namespace).UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
-				if !apierrors.IsNotFound(err) {
-					errs = append(errs, err)
-				}
-				break
-			}
-			c.event(p, corev1.EventTypeWarning, "NodeNotReady", "Node is not ready")
-			break
+		if err := c.markPodNotReady(ctx, p); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// markPodNotReady sets the pod's Ready condition, if it has one, to False
+// and records NodeNotReady on it.
+func (c *Controller) markPodNotReady(ctx context.Context, cached *corev1.Pod) error {
+	p := cached.DeepCopy()
+	for i := range p.Status.Conditions {
+		cond := &p.Status.Conditions[i]
+		if cond.Type != corev1.PodReady {
+			continue
+		}
+		if cond.Status == corev1.ConditionFalse {
+			return nil
+		}
+		cond.Status = corev1.ConditionFalse
+		cond.LastTransitionTime = metav1.Time{Time: c.cfg.Clock.Now()}
+		c.log.Info("Updating ready status of pod to false", "pod", p.Namespace+"/"+p.Name)
+		if _, err := c.pods.Namespace(p.Namespace).UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			return err
+		}
+		c.event(p, corev1.EventTypeWarning, "NodeNotReady", "Node is not ready")
+		return nil
+	}
+	return nil
 }

@@ -43,7 +43,7 @@ func newMonitorFixture(t *testing.T, opts ...func(*Config)) *monitorFixture {
 	}
 	ctx, cancel := context_(f)
 	inf.Start(ctx)
-	t.Cleanup(func() { cancel(); inf.Shutdown(); ctrl.queue.ShutDown() })
+	t.Cleanup(func() { cancel(); inf.Shutdown(); ctrl.queue.ShutDown(); ctrl.podQueue.ShutDown() })
 	inf.WaitForCacheSync(ctx)
 	return &monitorFixture{fixture: f, ctrl: ctrl, rec: rec}
 }
@@ -373,4 +373,46 @@ func metricValue(m prometheus.Metric) float64 {
 		return d.Counter.GetValue()
 	}
 	return d.Gauge.GetValue()
+}
+
+// TestPodBoundToNotReadyNode: a pod bound to a node that is not Ready has
+// its Ready condition set False (upstream's processPod); on a Ready node
+// it is left alone.
+func TestPodBoundToNotReadyNode(t *testing.T) {
+	f := newMonitorFixture(t)
+	f.createNode("down")
+	f.createNode("up")
+	f.heartbeat("down", corev1.ConditionFalse)
+	f.heartbeat("up", corev1.ConditionTrue)
+	pods := client.For[*corev1.Pod, *corev1.PodList](f.c).Namespace("default")
+	for _, node := range []string{"down", "up"} {
+		p, err := pods.Create(f.ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "on-" + node, Namespace: "default"},
+			Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
+		if _, err := pods.UpdateStatus(f.ctx, p, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.pass() // caches hold the nodes
+	for _, node := range []string{"down", "up"} {
+		eventually(t, "pod cached", func() (bool, string) {
+			got, err := f.ctrl.podIn.Lister().Namespace("default").Get("on-" + node)
+			return err == nil && len(got.Status.Conditions) > 0, fmt.Sprint(err)
+		})
+		if err := f.ctrl.syncPod(f.ctx, "default/on-"+node); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for node, want := range map[string]corev1.ConditionStatus{"down": corev1.ConditionFalse, "up": corev1.ConditionTrue} {
+		p, err := pods.Get(f.ctx, "on-"+node, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.Status.Conditions[0].Status; got != want {
+			t.Errorf("pod on %s: Ready %s, want %s", node, got, want)
+		}
+	}
 }

@@ -2,15 +2,19 @@ package nodelifecycle
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/skiff-sh/skiff/pkg/client"
 	"github.com/skiff-sh/skiff/pkg/client/cache"
@@ -35,6 +39,10 @@ const (
 	DefaultWorkers = 8
 	// QueueName is the NoSchedule tainting queue's name, upstream's.
 	QueueName = "node_lifecycle_controller"
+	// PodQueueName is the queue of pods bound to a node, upstream's.
+	PodQueueName = "node_lifecycle_controller_pods"
+	// podWorkers is upstream's podUpdateWorkerSize.
+	podWorkers = 4
 )
 
 // Config configures the controller.
@@ -78,7 +86,9 @@ type Controller struct {
 	synced  []cache.InformerSynced
 	// queue holds node names due for the NoSchedule tainting pass.
 	queue workqueue.TypedRateLimitingInterface[string]
-	log   *slog.Logger
+	// podQueue holds "<ns>/<name>" of pods just bound to a node.
+	podQueue workqueue.TypedRateLimitingInterface[string]
+	log      *slog.Logger
 
 	// The health monitor's state, owned by the monitor loop.
 	known       map[string]bool
@@ -179,6 +189,8 @@ func New(cfg Config) (*Controller, error) {
 		zoneStates:  map[string]zoneState{},
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiterWithClock[string](cfg.Clock),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: QueueName, MetricsProvider: cfg.MetricsProvider, Clock: cfg.Clock}),
+		podQueue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiterWithClock[string](cfg.Clock),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: PodQueueName, MetricsProvider: cfg.MetricsProvider, Clock: cfg.Clock}),
 	}
 	var err error
 	if c.metrics, err = newMetrics(cfg.Registry); err != nil {
@@ -190,6 +202,20 @@ func New(cfg Config) (*Controller, error) {
 	}); err != nil {
 		return nil, err
 	}
+	if _, err := c.podIn.AddEventHandler(cache.TypedResourceEventHandlerFuncs[*corev1.Pod]{
+		AddFunc: func(p *corev1.Pod, _ bool) {
+			if p.Spec.NodeName != "" {
+				c.podQueue.Add(p.Namespace + "/" + p.Name)
+			}
+		},
+		UpdateFunc: func(old, p *corev1.Pod) {
+			if p.Spec.NodeName != "" && p.Spec.NodeName != old.Spec.NodeName {
+				c.podQueue.Add(p.Namespace + "/" + p.Name)
+			}
+		},
+	}); err != nil {
+		return nil, err
+	}
 	c.synced = []cache.InformerSynced{c.nodeIn.HasSynced, c.podIn.HasSynced, c.leaseIn.HasSynced}
 	return c, nil
 }
@@ -197,12 +223,16 @@ func New(cfg Config) (*Controller, error) {
 // Run waits for the caches, then runs the tainting workers until ctx ends.
 func (c *Controller) Run(ctx context.Context) error {
 	defer c.queue.ShutDown()
+	defer c.podQueue.ShutDown()
 	c.log.Info("Starting node controller")
 	defer c.log.Info("Shutting down node controller")
 	if !cache.WaitForCacheSync(ctx, c.synced...) {
 		return nil
 	}
 	go c.monitor(ctx)
+	go workqueue.RunWorkers(ctx, c.podQueue, podWorkers, c.syncPod, func(key string, err error) {
+		c.log.Info("Unable to mark pod NotReady on node", "pod", key, "err", err)
+	})
 	workqueue.RunWorkers(ctx, c.queue, c.cfg.Workers, c.syncNoScheduleTaints, func(name string, err error) {
 		c.log.Error("Failed to taint NoSchedule on node, requeue it", "node", name, "err", err)
 	})
@@ -243,5 +273,67 @@ func (c *Controller) syncNoScheduleTaints(ctx context.Context, name string) erro
 		return err
 	}
 	add, del := noScheduleDiff(n)
-	return c.updateTaints(ctx, n, add, del)
+	if err := c.updateTaints(ctx, n, add, del); err != nil {
+		return err
+	}
+	return c.reconcileNodeLabels(ctx, n)
+}
+
+// labelReconcile are upstream's labelReconcileInfo: the deprecated beta
+// os and arch labels follow the GA ones (and are added when missing).
+var labelReconcile = []struct{ primary, secondary string }{
+	{corev1.LabelOSStable, "beta.kubernetes.io/os"},
+	{corev1.LabelArchStable, "beta.kubernetes.io/arch"},
+}
+
+// reconcileNodeLabels sets beta.kubernetes.io/os and arch to the values
+// of kubernetes.io/os and arch, as upstream's.
+func (c *Controller) reconcileNodeLabels(ctx context.Context, n *corev1.Node) error {
+	update := map[string]string{}
+	for _, r := range labelReconcile {
+		v, ok := n.Labels[r.primary]
+		if !ok {
+			continue
+		}
+		if cur, ok := n.Labels[r.secondary]; !ok || cur != v {
+			update[r.secondary] = v
+		}
+	}
+	if len(update) == 0 {
+		return nil
+	}
+	body, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": update}})
+	if err != nil {
+		return err
+	}
+	_, err = c.nodes.Patch(ctx, n.Name, types.MergePatchType, body, metav1.PatchOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// syncPod marks a pod just bound to a node that is not Ready not Ready
+// (upstream's processPod); a node without a Ready condition is left to
+// the health monitor.
+func (c *Controller) syncPod(ctx context.Context, key string) error {
+	ns, name, _ := strings.Cut(key, "/")
+	p, err := c.podIn.Lister().Namespace(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	n, err := c.nodeIn.Lister().Get(p.Spec.NodeName)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if cond := readyCondition(&n.Status); cond == nil || cond.Status == corev1.ConditionTrue {
+		return nil
+	}
+	return c.markPodNotReady(ctx, p)
 }

@@ -243,6 +243,7 @@ func TestUpdateTaintsConflict(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(ctrl.queue.ShutDown)
+	t.Cleanup(ctrl.podQueue.ShutDown)
 	stale := f.createNode("n1")
 	fresh := stale.DeepCopy()
 	fresh.Spec.Taints = append(fresh.Spec.Taints, corev1.Taint{Key: "example.com/late", Effect: corev1.TaintEffectNoExecute})
@@ -261,4 +262,22 @@ func TestUpdateTaintsConflict(t *testing.T) {
 	if got, want := taintString(n.Spec.Taints), "example.com/late:NoExecute,node.kubernetes.io/unschedulable:NoSchedule"; got != want {
 		t.Errorf("taints = %q, want %q", got, want)
 	}
+}
+
+// TestReconcileNodeLabels: the beta os/arch labels follow the GA ones.
+func TestReconcileNodeLabels(t *testing.T) {
+	f := newFixture(t)
+	f.run(Config{})
+	if _, err := f.nodes.Create(f.ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{
+		corev1.LabelOSStable: "linux", corev1.LabelArchStable: "arm64", "beta.kubernetes.io/arch": "amd64", "other": "x"}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "beta labels reconciled", func() (bool, string) {
+		n, err := f.nodes.Get(f.ctx, "n1", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		l := n.Labels
+		return l["beta.kubernetes.io/os"] == "linux" && l["beta.kubernetes.io/arch"] == "arm64" && l["other"] == "x", fmt.Sprint(l)
+	})
 }
