@@ -16,6 +16,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/skiff-sh/skiff/pkg/client"
 	"github.com/skiff-sh/skiff/pkg/client/cache"
@@ -139,6 +140,25 @@ func (f *SharedInformerFactory) entryFor(key informerKey, newFunc NewInformerFun
 	e := &entry{informer: inf}
 	f.informers[key] = e
 	return e
+}
+
+// Existing returns the factory's informer of gvr's built-in typed objects
+// if one was asked for, else nil; nil too when the factory sees only part
+// of the objects (a namespace or list options). A consumer that reads any
+// object's metadata (the garbage collector) joins it instead of opening a
+// second watch of the same resource.
+func (f *SharedInformerFactory) Existing(gvr schema.GroupVersionResource) cache.SharedIndexInformer {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.namespace != metav1.NamespaceAll || f.tweak != nil {
+		return nil
+	}
+	for k, e := range f.informers {
+		if k.res.GroupVersionResource() == gvr && k.typ != reflect.TypeFor[*unstructured.Unstructured]() {
+			return e.informer
+		}
+	}
+	return nil
 }
 
 // InformerFor returns the factory's informer of the built-in resource of

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/skiff-sh/skiff/pkg/client"
 	"github.com/skiff-sh/skiff/pkg/client/cache"
@@ -297,4 +298,32 @@ func TestFactoryUnstructuredInformerPerResource(t *testing.T) {
 			_, err := secrets.Lister().Namespace("default").Get("sentinel")
 			return err == nil
 		})
+}
+
+// Existing finds the typed informer a controller asked for, and nothing
+// for resources without one, for dynamic (unstructured) informers, or for
+// a factory that sees only part of the objects.
+func TestFactoryExisting(t *testing.T) {
+	c := newClient(t)
+	f := informers.NewSharedInformerFactory(c, 0)
+	t.Cleanup(f.Shutdown)
+	pods := schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	cms := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	if f.Existing(pods) != nil {
+		t.Fatal("an informer before anyone asked for one")
+	}
+	inf := f.Pods().Informer()
+	if f.Existing(pods) != inf {
+		t.Fatal("the pod informer is not found")
+	}
+	f.ForResource(client.Resource{Version: "v1", Resource: "configmaps", Namespaced: true})
+	if f.Existing(cms) != nil {
+		t.Fatal("a dynamic informer counts as a typed one")
+	}
+	ns := informers.NewSharedInformerFactory(c, 0, informers.WithNamespace("default"))
+	t.Cleanup(ns.Shutdown)
+	ns.Pods()
+	if ns.Existing(pods) != nil {
+		t.Fatal("a namespaced factory's informer offered for the whole resource")
+	}
 }

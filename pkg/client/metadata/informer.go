@@ -138,6 +138,14 @@ func (f *SharedInformerFactory) ForResource(res client.Resource) *Informer {
 	return inf
 }
 
+// Has reports whether the factory has an informer of gvr.
+func (f *SharedInformerFactory) Has(gvr schema.GroupVersionResource) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	_, ok := f.informers[gvr]
+	return ok
+}
+
 // Start runs every informer not yet started, until ctx is done or the
 // informer is stopped with Stop.
 func (f *SharedInformerFactory) Start(ctx context.Context) {

@@ -41,8 +41,12 @@ var defaultIgnoredResources = []schema.GroupResource{{Group: "", Resource: "even
 // Config configures the garbage collector.
 type Config struct {
 	Client *client.Client
-	// Informers is the controller manager's shared factory (unused: the
-	// garbage collector follows metadata only, with its own factory).
+	// Informers is the controller manager's shared factory (may be nil): a
+	// resource another controller already has a typed informer of (pods,
+	// ReplicaSets, ...) is followed through that informer, as upstream's
+	// collector uses the shared informers, instead of a second watch and
+	// cache; every other resource through the collector's own metadata
+	// informers.
 	Informers *informers.SharedInformerFactory
 	Recorder  record.EventRecorder
 	Clock     clock.Clock
@@ -82,7 +86,11 @@ type Controller struct {
 }
 
 type monitor struct {
-	informer *metadata.Informer
+	informer cache.SharedIndexInformer
+	reg      cache.ResourceEventHandlerRegistration
+	// shared: the informer is the manager's (its handler is removed, the
+	// informer left running, when the resource stops being followed).
+	shared bool
 }
 
 type mapped struct {
@@ -211,7 +219,9 @@ func (c *Controller) HasSynced() bool {
 		return false
 	}
 	for _, m := range c.monitors {
-		if !m.informer.HasSynced() {
+		select {
+		case <-m.reg.Synced():
+		default:
 			return false
 		}
 	}
@@ -230,7 +240,7 @@ func (c *Controller) waitSynced(ctx context.Context) bool {
 	c.mu.Lock()
 	var synced []<-chan struct{}
 	for _, m := range c.monitors {
-		synced = append(synced, m.informer.Informer().Synced())
+		synced = append(synced, m.reg.Synced())
 	}
 	c.mu.Unlock()
 	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -265,9 +275,13 @@ func (c *Controller) syncMonitors(ctx context.Context) error {
 		}
 		want[gvr] = r
 	}
-	for gvr := range c.monitors {
+	for gvr, m := range c.monitors {
 		if _, ok := want[gvr]; !ok {
-			c.factory.Stop(gvr)
+			if m.shared {
+				_ = m.informer.RemoveEventHandler(m.reg)
+			} else {
+				c.factory.Stop(gvr)
+			}
 			delete(c.monitors, gvr)
 			c.log.Info("garbage collector: stopped monitoring", "resource", gvr)
 		}
@@ -277,11 +291,21 @@ func (c *Controller) syncMonitors(ctx context.Context) error {
 			continue
 		}
 		gvk := gvr.GroupVersion().WithKind(r.Kind)
-		inf := c.factory.ForResource(discovery.ResourceOf(gvr, r))
-		if _, err := inf.Informer().AddEventHandler(c.handler(gvk)); err != nil {
+		m := &monitor{}
+		if c.cfg.Informers != nil {
+			if inf := c.cfg.Informers.Existing(gvr); inf != nil {
+				m.informer, m.shared = inf, true
+			}
+		}
+		if m.informer == nil {
+			m.informer = c.factory.ForResource(discovery.ResourceOf(gvr, r)).Informer()
+		}
+		reg, err := m.informer.AddEventHandler(c.handler(gvk))
+		if err != nil {
 			return err
 		}
-		c.monitors[gvr] = &monitor{informer: inf}
+		m.reg = reg
+		c.monitors[gvr] = m
 	}
 	c.factory.Start(ctx)
 	return nil
@@ -292,8 +316,22 @@ func (c *Controller) handler(gvk schema.GroupVersionKind) cache.ResourceEventHan
 		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = t.Obj
 		}
-		m, _ := obj.(*metav1.PartialObjectMetadata)
-		return m
+		switch o := obj.(type) {
+		case *metav1.PartialObjectMetadata:
+			return o // the collector's own informers: already trimmed
+		case metav1.Object:
+			// A shared typed informer's object: what the graph reads,
+			// copied (the object belongs to the shared cache).
+			return &metav1.PartialObjectMetadata{
+				TypeMeta: metav1.TypeMeta{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind},
+				ObjectMeta: metav1.ObjectMeta{
+					Name: o.GetName(), Namespace: o.GetNamespace(), UID: o.GetUID(), ResourceVersion: o.GetResourceVersion(),
+					DeletionTimestamp: o.GetDeletionTimestamp(), OwnerReferences: slices.Clone(o.GetOwnerReferences()),
+					Finalizers: slices.Clone(o.GetFinalizers()),
+				},
+			}
+		}
+		return nil
 	}
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {

@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/skiff-sh/skiff/pkg/client"
+	"github.com/skiff-sh/skiff/pkg/client/informers"
 	"github.com/skiff-sh/skiff/pkg/testenv"
 )
 
@@ -35,8 +36,10 @@ type harness struct {
 	cms *client.Typed[*corev1.ConfigMap, *corev1.ConfigMapList]
 }
 
-// start runs an API server and the garbage collector against it.
-func start(t *testing.T) *harness {
+// start runs an API server and the garbage collector against it; with
+// shared, a controller manager's shared factory that already has a
+// ConfigMap informer (which the collector then joins) is given too.
+func start(t *testing.T, shared ...bool) *harness {
 	t.Helper()
 	env := testenv.StartT(t)
 	c, err := client.New(&client.Config{Host: env.URL, CAData: env.CAData, CertData: env.CertData, KeyData: env.KeyData, QPS: -1})
@@ -48,11 +51,20 @@ func start(t *testing.T) *harness {
 		out = os.Stderr
 	}
 	logger := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	gc, err := New(Config{Client: c, Workers: 4, Logger: logger, DiscoveryPeriod: 300 * time.Millisecond})
+	cfg := Config{Client: c, Workers: 4, Logger: logger, DiscoveryPeriod: 300 * time.Millisecond}
+	if len(shared) > 0 && shared[0] {
+		cfg.Informers = informers.NewSharedInformerFactory(c, 0)
+		cfg.Informers.ConfigMaps()
+	}
+	gc, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	if cfg.Informers != nil {
+		cfg.Informers.Start(ctx)
+		t.Cleanup(cfg.Informers.Shutdown)
+	}
 	done := make(chan error, 1)
 	go func() { done <- gc.Run(ctx) }()
 	t.Cleanup(func() {
@@ -185,6 +197,31 @@ func TestBackgroundDeletion(t *testing.T) {
 	if i := index(ev, "DELETED owner"); i > index(ev, "DELETED dep1") || i > index(ev, "DELETED dep2") {
 		t.Fatalf("owner not deleted first: %v", ev)
 	}
+}
+
+// A resource the manager's shared factory has a typed informer of is
+// followed through it (no second watch and cache), with the same results.
+func TestSharedInformers(t *testing.T) {
+	h := start(t, true)
+	cms := schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	h.gc.mu.Lock()
+	m := h.gc.monitors[cms]
+	h.gc.mu.Unlock()
+	if m == nil || !m.shared {
+		t.Fatalf("configmaps not followed through the shared informer: %+v", m)
+	}
+	if h.gc.factory.Has(cms) {
+		t.Error("the collector made its own configmaps informer too")
+	}
+	owner := h.create("owner", nil)
+	h.create("dep", nil, ref(owner, true))
+	h.delete("owner", metav1.DeletePropagationForeground)
+	h.waitFor("the dependent deleted", h.gone("dep"))
+	h.waitFor("the owner deleted after it", h.gone("owner"))
+	owner = h.create("owner2", nil)
+	h.create("dep2", nil, ref(owner, false))
+	h.delete("owner2", metav1.DeletePropagationBackground)
+	h.waitFor("the background dependent deleted", h.gone("dep2"))
 }
 
 func TestForegroundDeletion(t *testing.T) {
