@@ -56,7 +56,10 @@ spec:
   selector: {matchLabels: {app: ds}}
   template:
     metadata: {labels: {app: ds}}
-    spec: {containers: [{name: agent, image: busybox}]}
+    spec:
+      # No node of the shared cluster (other tests add some) is eligible.
+      nodeSelector: {e2e-tables: none}
+      containers: [{name: agent, image: busybox}]
 ---
 apiVersion: apps/v1
 kind: ReplicaSet
@@ -80,7 +83,7 @@ spec: {holderIdentity: h1, leaseDurationSeconds: 15}
 		"  persistentVolumeClaimRetentionPolicy:\n    whenDeleted: Retain\n    whenScaled: Retain\n")
 	wantTable(t, k.ok(t, "-n", ns, "get", "daemonsets"),
 		[]string{"NAME", "DESIRED", "CURRENT", "READY", "UP-TO-DATE", "AVAILABLE", "NODE", "SELECTOR", "AGE"},
-		[]string{"ds", "0", "0", "0", "0", "0", "<none>", age})
+		[]string{"ds", "0", "0", "0", "0", "0", "e2e-tables=none", age})
 	out = k.ok(t, "-n", ns, "get", "daemonset", "ds", "-o", "yaml")
 	wantContains(t, out, "  updateStrategy:\n    rollingUpdate:\n      maxSurge: 0\n      maxUnavailable: 1\n    type: RollingUpdate\n")
 	// The ReplicaSet controller creates its pod (never Ready: no kubelet).
