@@ -62,6 +62,12 @@ func TestDependencyRules(t *testing.T) {
 		// reach the API only through pkg/client.
 		{from: mod + "pkg/controller", forbidden: []string{mod + "pkg/storage", mod + "pkg/apiserver", mod + "pkg/registry", mod + "pkg/cluster", mod + "pkg/testenv"}},
 		{from: mod + "pkg/scheduler", forbidden: []string{mod + "pkg/storage", mod + "pkg/apiserver", mod + "pkg/registry"}},
+		// The scheduler's plugin API never depends on the scheduler, its
+		// queue and cache, or a plugin; plugins never on the scheduler's
+		// internals.
+		{from: mod + "pkg/scheduler/framework", forbidden: []string{mod + "pkg/scheduler/internal", mod + "pkg/controller", mod + "pkg/cluster", mod + "pkg/testenv"}},
+		{from: mod + "pkg/scheduler/framework/runtime", forbidden: []string{mod + "pkg/scheduler/framework/plugins/"}},
+		{from: mod + "pkg/scheduler/framework/plugins", forbidden: []string{mod + "pkg/scheduler/framework/runtime"}, direct: true},
 		{from: mod + "pkg/kubelet", forbidden: []string{mod + "pkg/storage", mod + "pkg/apiserver", mod + "pkg/registry"}},
 		// field management sees the server only through its Config (definitions, conversions)
 		{from: mod + "pkg/apiserver/fieldmanager", forbidden: []string{mod + "pkg/apiserver", mod + "pkg/registry", mod + "pkg/storage"}},
@@ -108,7 +114,7 @@ func TestDependencyRules(t *testing.T) {
 // invariants it keeps.
 func TestRegistryPackagesHaveDocGo(t *testing.T) {
 	for _, p := range listPackages(t) {
-		if !strings.HasPrefix(p.ImportPath, mod+"pkg/registry") && !strings.HasPrefix(p.ImportPath, mod+"pkg/controller") {
+		if !strings.HasPrefix(p.ImportPath, mod+"pkg/registry") && !strings.HasPrefix(p.ImportPath, mod+"pkg/controller") && !strings.HasPrefix(p.ImportPath, mod+"pkg/scheduler") {
 			continue
 		}
 		dir := filepath.Join("../..", strings.TrimPrefix(p.ImportPath, mod))

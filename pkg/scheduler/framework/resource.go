@@ -1,0 +1,254 @@
+package framework
+
+import (
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Default requests the scheduler assumes for scoring when a container
+// requests no CPU or memory, as upstream's (so that many zero-request
+// pods still spread): 0.1 CPU and 200 MB.
+const (
+	DefaultMilliCPURequest int64 = 100
+	DefaultMemoryRequest   int64 = 200 * 1024 * 1024
+)
+
+// Resource is an amount of compute resources in the scheduler's units:
+// milli-CPU, bytes, a pod count, and everything else (extended resources,
+// hugepages) by name.
+type Resource struct {
+	MilliCPU         int64
+	Memory           int64
+	EphemeralStorage int64
+	AllowedPodNumber int
+	ScalarResources  map[corev1.ResourceName]int64
+}
+
+// NewResource converts a ResourceList.
+func NewResource(rl corev1.ResourceList) *Resource {
+	r := &Resource{}
+	r.Add(rl)
+	return r
+}
+
+// Add adds every quantity of rl.
+func (r *Resource) Add(rl corev1.ResourceList) {
+	if r == nil {
+		return
+	}
+	for name, q := range rl {
+		switch name {
+		case corev1.ResourceCPU:
+			r.MilliCPU += q.MilliValue()
+		case corev1.ResourceMemory:
+			r.Memory += q.Value()
+		case corev1.ResourcePods:
+			r.AllowedPodNumber += int(q.Value())
+		case corev1.ResourceEphemeralStorage:
+			r.EphemeralStorage += q.Value()
+		default:
+			if IsScalarResourceName(name) {
+				r.AddScalar(name, q.Value())
+			}
+		}
+	}
+}
+
+// AddResource adds o.
+func (r *Resource) AddResource(o *Resource) {
+	if o == nil {
+		return
+	}
+	r.MilliCPU += o.MilliCPU
+	r.Memory += o.Memory
+	r.EphemeralStorage += o.EphemeralStorage
+	r.AllowedPodNumber += o.AllowedPodNumber
+	for n, v := range o.ScalarResources {
+		r.AddScalar(n, v)
+	}
+}
+
+// SubResource subtracts o.
+func (r *Resource) SubResource(o *Resource) {
+	if o == nil {
+		return
+	}
+	r.MilliCPU -= o.MilliCPU
+	r.Memory -= o.Memory
+	r.EphemeralStorage -= o.EphemeralStorage
+	r.AllowedPodNumber -= o.AllowedPodNumber
+	for n, v := range o.ScalarResources {
+		r.AddScalar(n, -v)
+	}
+}
+
+// AddScalar adds v of the scalar resource name.
+func (r *Resource) AddScalar(name corev1.ResourceName, v int64) {
+	r.SetScalar(name, r.ScalarResources[name]+v)
+}
+
+// SetScalar sets the scalar resource name.
+func (r *Resource) SetScalar(name corev1.ResourceName, v int64) {
+	if r.ScalarResources == nil {
+		r.ScalarResources = map[corev1.ResourceName]int64{}
+	}
+	r.ScalarResources[name] = v
+}
+
+// Clone deep-copies r.
+func (r *Resource) Clone() *Resource {
+	out := *r
+	if r.ScalarResources != nil {
+		out.ScalarResources = make(map[corev1.ResourceName]int64, len(r.ScalarResources))
+		for k, v := range r.ScalarResources {
+			out.ScalarResources[k] = v
+		}
+	}
+	return &out
+}
+
+// IsZero reports whether r holds nothing.
+func (r *Resource) IsZero() bool {
+	if r.MilliCPU != 0 || r.Memory != 0 || r.EphemeralStorage != 0 || r.AllowedPodNumber != 0 {
+		return false
+	}
+	for _, v := range r.ScalarResources {
+		if v != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Get returns the amount of one resource in the Resource's units.
+func (r *Resource) Get(name corev1.ResourceName) int64 {
+	switch name {
+	case corev1.ResourceCPU:
+		return r.MilliCPU
+	case corev1.ResourceMemory:
+		return r.Memory
+	case corev1.ResourcePods:
+		return int64(r.AllowedPodNumber)
+	case corev1.ResourceEphemeralStorage:
+		return r.EphemeralStorage
+	}
+	return r.ScalarResources[name]
+}
+
+// IsScalarResourceName reports names kept in ScalarResources: extended
+// resources (domain-prefixed, not kubernetes.io/), hugepages-*, and
+// attachable-volumes-*.
+func IsScalarResourceName(name corev1.ResourceName) bool {
+	return IsExtendedResourceName(name) || isPrefixed(string(name), corev1.ResourceHugePagesPrefix) ||
+		isPrefixed(string(name), corev1.ResourceAttachableVolumesPrefix)
+}
+
+// IsExtendedResourceName reports a resource outside the kubernetes.io
+// namespace with a domain prefix ("example.com/gpu"), as upstream's
+// helper; requests.* quota names are not.
+func IsExtendedResourceName(name corev1.ResourceName) bool {
+	s := string(name)
+	if isNativeResource(s) || isPrefixed(s, corev1.DefaultResourceRequestsPrefix) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] == '/' {
+			return true
+		}
+	}
+	return false
+}
+
+func isNativeResource(s string) bool {
+	slash := -1
+	for i := 0; i < len(s); i++ {
+		if s[i] == '/' {
+			slash = i
+			break
+		}
+	}
+	if slash < 0 {
+		return true
+	}
+	domain := s[:slash]
+	return domain == "kubernetes.io" || len(domain) > len(".kubernetes.io") && domain[len(domain)-len(".kubernetes.io"):] == ".kubernetes.io"
+}
+
+func isPrefixed(s, prefix string) bool { return len(s) >= len(prefix) && s[:len(prefix)] == prefix }
+
+// PodRequests computes what a pod asks of a node, as upstream's
+// resource helper does for the scheduler: the sum of the regular and
+// restartable init ("sidecar") containers, or the largest single init
+// container step (plus the sidecars started before it) when that is
+// more, plus the pod overhead. Pod-level resources (spec.resources),
+// when set, replace the container sum for CPU and memory. A container
+// being resized in place counts with the larger of its desired and its
+// actual (status) requests. With nonZero, a container without a CPU or
+// memory request counts DefaultMilliCPURequest / DefaultMemoryRequest
+// (the scheduler's "non-zero" requests used for scoring).
+func PodRequests(pod *corev1.Pod, nonZero bool) *Resource {
+	statusReqs := map[string]corev1.ResourceList{}
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Resources != nil && len(cs.Resources.Requests) > 0 {
+			statusReqs[cs.Name] = cs.Resources.Requests
+		}
+	}
+	reqs := &Resource{}
+	for i := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[i]
+		reqs.AddResource(containerRequests(c.Resources.Requests, statusReqs[c.Name], nonZero))
+	}
+	sidecars := &Resource{}
+	initMax := &Resource{}
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		cr := containerRequests(c.Resources.Requests, nil, nonZero)
+		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			reqs.AddResource(cr)
+			sidecars.AddResource(cr)
+			cr = sidecars.Clone()
+		} else {
+			cr.AddResource(sidecars)
+		}
+		maxInto(initMax, cr)
+	}
+	maxInto(reqs, initMax)
+	if pod.Spec.Resources != nil {
+		if q, ok := pod.Spec.Resources.Requests[corev1.ResourceCPU]; ok {
+			reqs.MilliCPU = q.MilliValue()
+		}
+		if q, ok := pod.Spec.Resources.Requests[corev1.ResourceMemory]; ok {
+			reqs.Memory = q.Value()
+		}
+	}
+	reqs.Add(pod.Spec.Overhead)
+	return reqs
+}
+
+func containerRequests(spec, status corev1.ResourceList, nonZero bool) *Resource {
+	r := NewResource(spec)
+	if status != nil {
+		maxInto(r, NewResource(status))
+	}
+	if nonZero {
+		if _, ok := spec[corev1.ResourceCPU]; !ok && r.MilliCPU == 0 {
+			r.MilliCPU = DefaultMilliCPURequest
+		}
+		if _, ok := spec[corev1.ResourceMemory]; !ok && r.Memory == 0 {
+			r.Memory = DefaultMemoryRequest
+		}
+	}
+	return r
+}
+
+// maxInto sets every amount of r to the larger of r's and o's.
+func maxInto(r, o *Resource) {
+	r.MilliCPU = max(r.MilliCPU, o.MilliCPU)
+	r.Memory = max(r.Memory, o.Memory)
+	r.EphemeralStorage = max(r.EphemeralStorage, o.EphemeralStorage)
+	r.AllowedPodNumber = max(r.AllowedPodNumber, o.AllowedPodNumber)
+	for n, v := range o.ScalarResources {
+		if v > r.ScalarResources[n] {
+			r.SetScalar(n, v)
+		}
+	}
+}
