@@ -109,6 +109,44 @@ func TestDependencyRules(t *testing.T) {
 	}
 }
 
+// The scheduler configuration API and the plugin names are leaves: the
+// config package imports only the standard library, apimachinery, k8s.io/api,
+// sigs.k8s.io/yaml and sigs.k8s.io/json, and skiff's plugin names (which
+// import nothing), so that the framework, the plugins and the scheduler can
+// all depend on them.
+func TestSchedulerConfigImports(t *testing.T) {
+	allowed := map[string][]string{
+		mod + "pkg/scheduler/apis/config": {"k8s.io/apimachinery/", "k8s.io/api/", "sigs.k8s.io/yaml", "sigs.k8s.io/json",
+			mod + "pkg/scheduler/framework/plugins/names"},
+		mod + "pkg/scheduler/framework/plugins/names": {},
+	}
+	found := map[string]bool{}
+	for _, p := range listPackages(t) {
+		prefixes, ok := allowed[p.ImportPath]
+		if !ok {
+			continue
+		}
+		found[p.ImportPath] = true
+	imports:
+		for _, d := range p.Imports {
+			if !strings.Contains(strings.SplitN(d, "/", 2)[0], ".") {
+				continue // standard library
+			}
+			for _, a := range prefixes {
+				if d == a || strings.HasPrefix(d, a) {
+					continue imports
+				}
+			}
+			t.Errorf("%s imports %s (allowed: standard library, %v)", p.ImportPath, d, prefixes)
+		}
+	}
+	for p := range allowed {
+		if !found[p] {
+			t.Errorf("package %s not found", p)
+		}
+	}
+}
+
 // Every package under pkg/registry, pkg/controller and
 // pkg/controllermanager says in its doc.go what it provides and the
 // invariants it keeps.
