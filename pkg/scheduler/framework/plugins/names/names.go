@@ -1,8 +1,3 @@
-// Package names holds the names of the in-tree scheduler plugins,
-// upstream's, as used in KubeSchedulerConfiguration profiles.
-//
-// Invariants: constants only; the names are upstream kube-scheduler's,
-// spelled as upstream spells them.
 package names
 
 const (
