@@ -70,6 +70,9 @@ func TestDependencyRules(t *testing.T) {
 		// (the plugin names are a leaf the configuration API uses)
 		{from: mod + "pkg/scheduler/framework/runtime", forbidden: []string{mod + "pkg/scheduler/framework/plugins"}, except: []string{mod + "pkg/scheduler/framework/plugins/names"}},
 		{from: mod + "pkg/scheduler/framework/plugins", forbidden: []string{mod + "pkg/scheduler/framework/runtime"}, direct: true},
+		// The scheduler cache is pure bookkeeping over the plugin API's
+		// types: no client, no runtime, no plugin.
+		{from: mod + "pkg/scheduler/internal/cache", forbidden: []string{mod + "pkg/client", mod + "pkg/scheduler/framework/runtime", mod + "pkg/scheduler/framework/plugins"}},
 		{from: mod + "pkg/kubelet", forbidden: []string{mod + "pkg/storage", mod + "pkg/apiserver", mod + "pkg/registry"}},
 		// field management sees the server only through its Config (definitions, conversions)
 		{from: mod + "pkg/apiserver/fieldmanager", forbidden: []string{mod + "pkg/apiserver", mod + "pkg/registry", mod + "pkg/storage"}},
