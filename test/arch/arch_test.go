@@ -72,7 +72,7 @@ func TestDependencyRules(t *testing.T) {
 		{from: mod + "pkg/scheduler/framework/plugins", forbidden: []string{mod + "pkg/scheduler/framework/runtime"}, direct: true},
 		// The scheduler cache is pure bookkeeping over the plugin API's
 		// types: no client, no runtime, no plugin.
-		{from: mod + "pkg/scheduler/internal/cache", forbidden: []string{mod + "pkg/client", mod + "pkg/scheduler/framework/runtime", mod + "pkg/scheduler/framework/plugins"}},
+		{from: mod + "pkg/scheduler/internal/cache", forbidden: []string{mod + "pkg/client", mod + "pkg/scheduler/framework/runtime", mod + "pkg/scheduler/framework/plugins"}, direct: true},
 		{from: mod + "pkg/kubelet", forbidden: []string{mod + "pkg/storage", mod + "pkg/apiserver", mod + "pkg/registry"}},
 		// field management sees the server only through its Config (definitions, conversions)
 		{from: mod + "pkg/apiserver/fieldmanager", forbidden: []string{mod + "pkg/apiserver", mod + "pkg/registry", mod + "pkg/storage"}},
