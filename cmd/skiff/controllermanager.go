@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/skiff-sh/skiff/pkg/component"
 	"github.com/skiff-sh/skiff/pkg/controllermanager"
 )
 
@@ -76,23 +77,8 @@ func newControllerManager(logger func() *slog.Logger) *cobra.Command {
 	f.Float32Var(&cfg.KubeAPIQPS, "kube-api-qps", cfg.KubeAPIQPS, "QPS to use while talking with kubernetes apiserver (negative: no client-side throttling)")
 	f.IntVar(&cfg.KubeAPIBurst, "kube-api-burst", cfg.KubeAPIBurst, "Burst to use while talking with kubernetes apiserver")
 	f.StringVar(&cfg.KubeAPIContentType, "kube-api-content-type", cfg.KubeAPIContentType, "Content type of requests sent to apiserver")
-	le := &cfg.LeaderElection
-	f.BoolVar(&le.LeaderElect, "leader-elect", le.LeaderElect, "Start a leader election client and gain leadership before executing the main loop. Enable this when running replicated components for high availability")
-	f.DurationVar(&le.LeaseDuration, "leader-elect-lease-duration", le.LeaseDuration, "The duration that non-leader candidates will wait after observing a leadership renewal until attempting to acquire leadership of a led but unrenewed leader slot")
-	f.DurationVar(&le.RenewDeadline, "leader-elect-renew-deadline", le.RenewDeadline, "The interval between attempts by the acting master to renew a leadership slot before it stops leading. This must be less than the lease duration")
-	f.DurationVar(&le.RetryPeriod, "leader-elect-retry-period", le.RetryPeriod, "The duration the clients should wait between attempting acquisition and renewal of a leadership")
-	f.StringVar(&le.ResourceLock, "leader-elect-resource-lock", le.ResourceLock, "The type of resource object that is used for locking during leader election (only 'leases')")
-	f.StringVar(&le.ResourceNamespace, "leader-elect-resource-namespace", le.ResourceNamespace, "The namespace of resource object that is used for locking during leader election")
-	f.StringVar(&le.ResourceName, "leader-elect-resource-name", le.ResourceName, "The name of resource object that is used for locking during leader election")
-	f.IntVar(&cfg.SecurePort, "secure-port", cfg.SecurePort, "The port on which to serve HTTPS with authentication and authorization. If 0, don't serve HTTPS at all")
-	f.StringVar(&cfg.BindAddress, "bind-address", cfg.BindAddress, "The IP address on which to listen for the --secure-port port")
-	f.StringVar(&cfg.TLSCertFile, "tls-cert-file", "", "File containing the default x509 Certificate for HTTPS (without it a self-signed certificate is generated)")
-	f.StringVar(&cfg.TLSKeyFile, "tls-private-key-file", "", "File containing the default x509 private key matching --tls-cert-file")
-	f.StringVar(&cfg.AuthenticationKubeconfig, "authentication-kubeconfig", "", "kubeconfig file pointing at the 'core' kubernetes server with enough rights to create tokenreviews.authentication.k8s.io and to look up the client CA in kube-system/extension-apiserver-authentication (without it, client certificates and tokens are not accepted on --secure-port)")
-	f.StringVar(&cfg.AuthorizationKubeconfig, "authorization-kubeconfig", "", "kubeconfig file pointing at the 'core' kubernetes server with enough rights to create subjectaccessreviews.authorization.k8s.io (without it, only --authorization-always-allow-paths and system:masters are allowed)")
-	f.StringVar(&cfg.ClientCAFile, "client-ca-file", "", "If set, any request presenting a client certificate signed by one of the authorities in the client-ca-file is authenticated with an identity corresponding to the CommonName of the client certificate")
-	f.StringSliceVar(&cfg.AuthorizationAlwaysAllowPaths, "authorization-always-allow-paths", []string{"/healthz", "/readyz", "/livez"}, "A list of HTTP paths to skip during authorization")
-	f.BoolVar(&cfg.Profiling, "profiling", cfg.Profiling, "Enable profiling via web interface host:port/debug/pprof/")
+	component.AddLeaderElectionFlags(f, &cfg.LeaderElection)
+	component.AddServingFlags(f, &cfg.Serving)
 	f.DurationVar(&cfg.MinResyncPeriod, "min-resync-period", cfg.MinResyncPeriod, "The resync period in reflectors will be random between MinResyncPeriod and 2*MinResyncPeriod")
 	addMiscControllerFlags(f, &cfg)
 	addNetworkControllerFlags(f, &cfg)

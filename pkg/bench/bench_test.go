@@ -166,7 +166,7 @@ func runChildManager(args []string) int {
 	cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	fs.StringVar(&cfg.Kubeconfig, "kubeconfig", "", "")
 	fs.BoolVar(&cfg.LeaderElection.LeaderElect, "leader-elect", false, "")
-	fs.IntVar(&cfg.SecurePort, "secure-port", 0, "")
+	fs.IntVar(&cfg.Serving.SecurePort, "secure-port", 0, "")
 	fs.StringVar(&cfg.RootCAFile, "root-ca-file", "", "")
 	qps := fs.Float64("kube-api-qps", 20, "")
 	fs.IntVar(&cfg.KubeAPIBurst, "kube-api-burst", 30, "")

@@ -20,6 +20,7 @@ import (
 	"github.com/skiff-sh/skiff/pkg/apiserver"
 	"github.com/skiff-sh/skiff/pkg/client"
 	"github.com/skiff-sh/skiff/pkg/clock"
+	"github.com/skiff-sh/skiff/pkg/component"
 	"github.com/skiff-sh/skiff/pkg/controllermanager"
 	"github.com/skiff-sh/skiff/pkg/kubeconfig"
 	"github.com/skiff-sh/skiff/pkg/pki"
@@ -234,11 +235,13 @@ func (u *Up) Run(ctx context.Context) error {
 			ClientConfig: &client.Config{Host: server, CAData: ca.CertPEM, CertData: kcm.CertPEM, KeyData: kcm.KeyPEM},
 			// One skiff up is one process over its own data directory:
 			// there is no second instance to elect against (see doc.go).
-			LeaderElection: controllermanager.LeaderElectionConfig{LeaderElect: false},
-			SecurePort:     cfg.ControllerManagerSecurePort, BindAddress: "127.0.0.1", Profiling: cfg.Profiling,
-			// As kubeadm configures upstream's: reviews through its own kubeconfig.
-			AuthenticationKubeconfig: ControllerManagerKubeconfigPath(cfg.DataDir),
-			AuthorizationKubeconfig:  ControllerManagerKubeconfigPath(cfg.DataDir),
+			LeaderElection: component.LeaderElectionConfig{LeaderElect: false},
+			Serving: component.ServingConfig{
+				SecurePort: cfg.ControllerManagerSecurePort, BindAddress: "127.0.0.1", Profiling: cfg.Profiling,
+				// As kubeadm configures upstream's: reviews through its own kubeconfig.
+				AuthenticationKubeconfig: ControllerManagerKubeconfigPath(cfg.DataDir),
+				AuthorizationKubeconfig:  ControllerManagerKubeconfigPath(cfg.DataDir),
+			},
 			// The cluster CA signs approved CSRs, as kubeadm configures.
 			CSRSigning: controllermanager.CSRSigningConfig{ClusterSigningCertFile: caCert, ClusterSigningKeyFile: caKey},
 			Clock:      cfg.Clock, Logger: cfg.Logger.With("component", "controller-manager"),

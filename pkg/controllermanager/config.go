@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"slices"
 	"strings"
 	"time"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/skiff-sh/skiff/pkg/client"
 	"github.com/skiff-sh/skiff/pkg/clock"
+	"github.com/skiff-sh/skiff/pkg/component"
 )
 
 // Config configures a Manager. The zero value runs every default-enabled
@@ -40,32 +40,16 @@ type Config struct {
 	KubeAPIBurst       int
 	KubeAPIContentType string
 
-	LeaderElection LeaderElectionConfig
+	// LeaderElection is the --leader-elect* flags (zero fields:
+	// upstream's defaults on kube-system/kube-controller-manager).
+	LeaderElection component.LeaderElectionConfig
 
-	// SecurePort serves /healthz and /metrics over HTTPS (upstream's
-	// 10257); 0 turns serving off. Listener, when set, is used instead
-	// (tests).
-	SecurePort  int
-	BindAddress string
-	Listener    net.Listener
-	// TLSCertFile and TLSKeyFile are the serving certificate; without them
-	// a self-signed one is made in memory, as upstream does without
-	// --tls-cert-file.
-	TLSCertFile, TLSKeyFile string
-	// Delegated authentication and authorization of the served paths
-	// (upstream's flags): AuthenticationKubeconfig reaches the API server
-	// for TokenReviews and the client CA lookup, AuthorizationKubeconfig
-	// for SubjectAccessReviews; ClientCAFile overrides the lookup.
-	// AuthorizationAlwaysAllowPaths (nil: /healthz, /readyz, /livez) need
-	// neither.
-	AuthenticationKubeconfig      string
-	AuthorizationKubeconfig       string
-	ClientCAFile                  string
-	AuthorizationAlwaysAllowPaths []string
+	// Serving is the secure serving of /healthz, /metrics and
+	// /debug/pprof/ and its delegated authentication and authorization
+	// (upstream's 0.0.0.0:10257); SecurePort 0 (without a Listener) turns
+	// serving off.
+	Serving component.ServingConfig
 
-	// Profiling is upstream's --profiling (on by default): Go's profiles
-	// served under /debug/pprof/ on the secure port.
-	Profiling bool
 	// MinResyncPeriod is upstream's --min-resync-period (12h): informers
 	// resync every MinResyncPeriod*[1,2).
 	MinResyncPeriod time.Duration
@@ -129,35 +113,15 @@ type NodeLifecycleConfig struct {
 	UnhealthyZoneThreshold    float64       // --unhealthy-zone-threshold, 0.55
 }
 
-// LeaderElectionConfig is upstream's --leader-elect* flags.
-type LeaderElectionConfig struct {
-	LeaderElect       bool
-	LeaseDuration     time.Duration // 15s
-	RenewDeadline     time.Duration // 10s
-	RetryPeriod       time.Duration // 2s
-	ResourceLock      string        // "leases" (the only one)
-	ResourceNamespace string        // "kube-system"
-	ResourceName      string        // "kube-controller-manager"
-	// Identity is this candidate's name (default: hostname_<uuid>).
-	Identity string
-}
-
 // Upstream's defaults.
 const (
-	DefaultSecurePort        = 10257
-	DefaultBindAddress       = "0.0.0.0"
-	DefaultKubeAPIQPS        = 20
-	DefaultKubeAPIBurst      = 30
-	DefaultLeaseDuration     = 15 * time.Second
-	DefaultRenewDeadline     = 10 * time.Second
-	DefaultRetryPeriod       = 2 * time.Second
-	DefaultResourceLock      = "leases"
-	DefaultResourceNamespace = "kube-system"
-	DefaultResourceName      = "kube-controller-manager"
-	DefaultMinResyncPeriod   = 12 * time.Hour
+	DefaultSecurePort      = component.ControllerManagerSecurePort
+	DefaultKubeAPIQPS      = 20
+	DefaultKubeAPIBurst    = 30
+	DefaultMinResyncPeriod = 12 * time.Hour
 	// Component is the name the manager reports (User-Agent, field
-	// manager, event source of the lease events).
-	Component = "kube-controller-manager"
+	// manager, event source of the lease events, leader election lock).
+	Component = component.ControllerManagerName
 )
 
 // DefaultConfig is upstream's kube-controller-manager defaults: every
@@ -168,19 +132,9 @@ func DefaultConfig() Config {
 		KubeAPIQPS:         DefaultKubeAPIQPS,
 		KubeAPIBurst:       DefaultKubeAPIBurst,
 		KubeAPIContentType: client.ContentTypeProtobuf,
-		LeaderElection: LeaderElectionConfig{
-			LeaderElect:       true,
-			LeaseDuration:     DefaultLeaseDuration,
-			RenewDeadline:     DefaultRenewDeadline,
-			RetryPeriod:       DefaultRetryPeriod,
-			ResourceLock:      DefaultResourceLock,
-			ResourceNamespace: DefaultResourceNamespace,
-			ResourceName:      DefaultResourceName,
-		},
-		SecurePort:      DefaultSecurePort,
-		BindAddress:     DefaultBindAddress,
-		MinResyncPeriod: DefaultMinResyncPeriod,
-		Profiling:       true,
+		LeaderElection:     component.DefaultLeaderElectionConfig(Component),
+		Serving:            component.DefaultServingConfig(DefaultSecurePort),
+		MinResyncPeriod:    DefaultMinResyncPeriod,
 	}
 }
 
@@ -198,33 +152,10 @@ func (c Config) withDefaults() Config {
 	if c.KubeAPIContentType == "" {
 		c.KubeAPIContentType = client.ContentTypeProtobuf
 	}
-	le := &c.LeaderElection
-	if le.LeaseDuration == 0 {
-		le.LeaseDuration = DefaultLeaseDuration
-	}
-	if le.RenewDeadline == 0 {
-		le.RenewDeadline = DefaultRenewDeadline
-	}
-	if le.RetryPeriod == 0 {
-		le.RetryPeriod = DefaultRetryPeriod
-	}
-	if le.ResourceLock == "" {
-		le.ResourceLock = DefaultResourceLock
-	}
-	if le.ResourceNamespace == "" {
-		le.ResourceNamespace = DefaultResourceNamespace
-	}
-	if le.ResourceName == "" {
-		le.ResourceName = DefaultResourceName
-	}
-	if c.BindAddress == "" {
-		c.BindAddress = DefaultBindAddress
-	}
+	c.LeaderElection = c.LeaderElection.WithDefaults(Component)
+	c.Serving = c.Serving.WithDefaults()
 	if c.MinResyncPeriod == 0 {
 		c.MinResyncPeriod = DefaultMinResyncPeriod
-	}
-	if c.AuthorizationAlwaysAllowPaths == nil {
-		c.AuthorizationAlwaysAllowPaths = []string{"/healthz", "/readyz", "/livez"}
 	}
 	if c.Descriptors == nil {
 		c.Descriptors = Controllers()
@@ -260,24 +191,8 @@ func (c *Config) validate() error {
 			errs = append(errs, fmt.Errorf("%s must be greater than 0, got %d", flag, n))
 		}
 	}
-	le := c.LeaderElection
-	if le.ResourceLock != DefaultResourceLock {
-		errs = append(errs, fmt.Errorf("--leader-elect-resource-lock: only %q is supported, not %q", DefaultResourceLock, le.ResourceLock))
-	}
-	if le.LeaderElect {
-		if le.LeaseDuration <= le.RenewDeadline {
-			errs = append(errs, errors.New("leaseDuration must be greater than renewDeadline"))
-		}
-		if le.RenewDeadline <= time.Duration(1.2*float64(le.RetryPeriod)) {
-			errs = append(errs, errors.New("renewDeadline must be greater than retryPeriod*JitterFactor"))
-		}
-	}
-	if c.SecurePort < 0 || c.SecurePort > 65535 {
-		errs = append(errs, fmt.Errorf("--secure-port %d must be between 0 and 65535, inclusive. 0 for turning off secure port", c.SecurePort))
-	}
-	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
-		errs = append(errs, errors.New("--tls-cert-file and --tls-private-key-file go together"))
-	}
+	errs = append(errs, c.LeaderElection.Validate()...)
+	errs = append(errs, c.Serving.Validate()...)
 	return errors.Join(errs...)
 }
 

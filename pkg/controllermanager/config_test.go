@@ -114,7 +114,7 @@ func TestValidate(t *testing.T) {
 			wantErr: "leaseDuration must be greater than renewDeadline"},
 		{name: "lock type", mutate: func(c *Config) { c.LeaderElection.ResourceLock = "endpoints" },
 			wantErr: `only "leases" is supported`},
-		{name: "port", mutate: func(c *Config) { c.SecurePort = 70000 }, wantErr: "--secure-port 70000 must be between 0 and 65535"},
+		{name: "port", mutate: func(c *Config) { c.Serving.SecurePort = 70000 }, wantErr: "--secure-port 70000 must be between 0 and 65535"},
 		{name: "unknown controller", mutate: func(c *Config) { c.Controllers = []string{"*", "-frob"} },
 			wantErr: `"-frob" is not in the list of known controllers`},
 	}

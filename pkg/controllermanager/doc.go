@@ -13,13 +13,15 @@
 //     workqueue_depth, workqueue_adds_total, ... labelled by queue name —
 //     and leader_election_master_status) over HTTPS on
 //     BindAddress:SecurePort (upstream's 0.0.0.0:10257) with a self-signed
-//     certificate unless TLSCertFile/TLSKeyFile are given. SecurePort 0
-//     turns serving off, as upstream.
+//     certificate unless TLSCertFile/TLSKeyFile are given, behind
+//     upstream's delegated authentication and authorization (Config.Serving,
+//     served by pkg/component). SecurePort 0 turns serving off, as upstream.
 //  2. With LeaderElection.LeaderElect, campaigns for the Lease
 //     kube-system/kube-controller-manager (upstream's lock, durations
 //     15s/10s/2s) and runs the controllers only while leading. Losing the
 //     lease ends Run with ErrLeaderElectionLost (upstream exits): a
-//     manager never keeps running controllers it no longer leads.
+//     manager never keeps running controllers it no longer leads
+//     (component.RunLeaderElected).
 //  3. Builds one client (QPS/Burst 20/30, protobuf, as upstream's
 //     --kube-api-* defaults), one SharedInformerFactory, one event
 //     broadcaster writing to the Events API, then calls the InitFunc of

@@ -2,31 +2,29 @@ package controllermanager
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"log/slog"
 	"math/rand/v2"
-	"os"
+	"net/http"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/uuid"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/skiff-sh/skiff/pkg/client"
 	"github.com/skiff-sh/skiff/pkg/client/informers"
 	"github.com/skiff-sh/skiff/pkg/client/leaderelection"
 	"github.com/skiff-sh/skiff/pkg/client/record"
 	"github.com/skiff-sh/skiff/pkg/client/workqueue"
+	"github.com/skiff-sh/skiff/pkg/component"
 )
 
 // ErrLeaderElectionLost ends Run when the manager stops leading while its
 // context is still live (upstream's "leaderelection lost" exit).
-var ErrLeaderElectionLost = errors.New("leaderelection lost")
+var ErrLeaderElectionLost = component.ErrLeaderElectionLost
 
 // Manager runs the controllers.
 type Manager struct {
@@ -43,7 +41,8 @@ type Manager struct {
 	isLeader prometheus.Gauge
 
 	watchdog *leaderelection.HealthzAdaptor
-	health   *health
+	health   *component.Health
+	mux      *http.ServeMux
 }
 
 // New validates cfg and builds the manager's client and metrics; nothing
@@ -54,24 +53,9 @@ func New(cfg Config) (*Manager, error) {
 		return nil, err
 	}
 	enabled, _ := EnabledControllers(cfg.Descriptors, cfg.Controllers)
-	var ccfg *client.Config
-	if cfg.ClientConfig != nil {
-		c := *cfg.ClientConfig
-		ccfg = &c
-	} else {
-		var err error
-		// As upstream: no --kubeconfig inside a pod means the pod's
-		// service account.
-		if cfg.Kubeconfig == "" && os.Getenv(client.KubeconfigEnv) == "" {
-			if ccfg, err = client.InClusterConfig(); err != nil && !errors.Is(err, client.ErrNotInCluster) {
-				return nil, err
-			}
-		}
-		if ccfg == nil {
-			if ccfg, err = client.LoadKubeconfig(cfg.Kubeconfig, ""); err != nil {
-				return nil, fmt.Errorf("kubeconfig: %w", err)
-			}
-		}
+	ccfg, err := component.LoadClientConfig(cfg.ClientConfig, cfg.Kubeconfig)
+	if err != nil {
+		return nil, err
 	}
 	ccfg.QPS, ccfg.Burst, ccfg.ContentType = cfg.KubeAPIQPS, cfg.KubeAPIBurst, cfg.KubeAPIContentType
 	if ccfg.UserAgent == "" {
@@ -93,17 +77,13 @@ func New(cfg Config) (*Manager, error) {
 	}
 	m.identity = cfg.LeaderElection.Identity
 	if m.identity == "" {
-		host, err := os.Hostname()
-		if err != nil {
-			return nil, fmt.Errorf("unable to get hostname: %w", err)
+		if m.identity, err = component.NewIdentity(); err != nil {
+			return nil, err
 		}
-		m.identity = host + "_" + string(uuid.NewUUID())
 	}
 	m.registry, m.gatherer = cfg.Registry, cfg.Gatherer
 	if m.registry == nil {
-		reg := prometheus.NewRegistry()
-		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-		m.registry = reg
+		m.registry = component.NewRegistry()
 	}
 	if m.gatherer == nil {
 		if g, ok := m.registry.(prometheus.Gatherer); ok {
@@ -113,31 +93,13 @@ func New(cfg Config) (*Manager, error) {
 	if m.metrics, err = workqueue.NewPrometheusMetricsProvider(m.registry); err != nil {
 		return nil, err
 	}
-	leader := prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "leader_election_master_status",
-		Help: "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease. Please make sure to group by name.",
-	}, []string{"name"})
-	if leader, err = registerOrShare(m.registry, leader); err != nil {
+	if m.isLeader, err = component.LeaderGauge(m.registry, Component); err != nil {
 		return nil, err
 	}
-	m.isLeader = leader.WithLabelValues(Component)
-	m.watchdog = leaderelection.NewLeaderHealthzAdaptor(20 * time.Second) // upstream's timeout
-	m.health = newHealth(m.watchdog)
+	m.watchdog = component.NewWatchdog()
+	m.health = component.NewHealth(m.watchdog)
+	m.mux = component.NewMux(m.cfg.Serving, m.health, m.gatherer)
 	return m, nil
-}
-
-func registerOrShare[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
-	err := reg.Register(c)
-	if err == nil {
-		return c, nil
-	}
-	var are prometheus.AlreadyRegisteredError
-	if errors.As(err, &are) {
-		if existing, ok := are.ExistingCollector.(C); ok {
-			return existing, nil
-		}
-	}
-	return c, err
 }
 
 // Client is the manager's API client.
@@ -150,33 +112,23 @@ func (m *Manager) Identity() string { return m.identity }
 // without an implementation included).
 func (m *Manager) Enabled() []string { return append([]string(nil), m.enabled...) }
 
+// Handler is the manager's HTTP handler, without authentication and
+// authorization: /healthz, /metrics and, with profiling, /debug/pprof/.
+func (m *Manager) Handler() http.Handler { return m.mux }
+
 // Run serves /healthz and /metrics, then runs the controllers (while
 // leading, with leader election) until ctx ends. It returns nil after ctx
 // ended and every controller returned, ErrLeaderElectionLost when
 // leadership was lost, or the error that kept it from starting.
 func (m *Manager) Run(ctx context.Context) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	serveErr := make(chan error, 1)
-	var serving sync.WaitGroup
-	if m.cfg.SecurePort != 0 || m.cfg.Listener != nil {
-		srv, err := m.newServer()
-		if err != nil {
+	var srv *component.Server
+	if m.cfg.Serving.Enabled() {
+		var err error
+		if srv, err = component.NewServer(m.cfg.Serving, m.mux, m.cfg.Clock, m.cfg.Logger); err != nil {
 			return err
 		}
-		serving.Go(func() { serveErr <- srv.serve(ctx) })
 	}
-	defer serving.Wait()
-	runErr := make(chan error, 1)
-	go func() { runErr <- m.run(ctx) }()
-	select {
-	case err := <-runErr:
-		return err
-	case err := <-serveErr:
-		cancel()
-		<-runErr
-		return err
-	}
+	return component.RunServing(ctx, srv, m.run)
 }
 
 func (m *Manager) run(ctx context.Context) error {
@@ -187,74 +139,13 @@ func (m *Manager) run(ctx context.Context) error {
 	broadcaster.StartStructuredLogging(m.cfg.Logger, slog.LevelDebug)
 	broadcaster.StartRecordingToSink(record.NewClientSink(m.client))
 	le := m.cfg.LeaderElection
-	if !le.LeaderElect {
-		return m.runControllers(ctx, broadcaster)
-	}
-	lock := leaderelection.NewLeaseLock(m.client, le.ResourceNamespace, le.ResourceName, m.identity)
-	lock.LockConfig.EventRecorder = broadcaster.NewRecorder(corev1.EventSource{Component: Component})
-	// A controller that fails to start ends the campaign (electCtx).
-	electCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	var (
-		mu         sync.Mutex
-		running    chan struct{} // closed when the controllers have returned
-		ended      bool          // elector.Run returned: start nothing more
-		controlErr error
-	)
-	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
-		Lock: lock, LeaseDuration: le.LeaseDuration, RenewDeadline: le.RenewDeadline, RetryPeriod: le.RetryPeriod,
-		Name: Component, Clock: m.cfg.Clock, Rand: m.rand, Logger: m.cfg.Logger, WatchDog: m.watchdog,
-		Callbacks: leaderelection.LeaderCallbacks{
-			OnStartedLeading: func(lctx context.Context) {
-				mu.Lock()
-				if ended {
-					mu.Unlock()
-					return
-				}
-				done := make(chan struct{})
-				running = done
-				mu.Unlock()
-				defer close(done)
-				m.isLeader.Set(1)
-				m.cfg.Logger.Info("became leader, starting controllers", "identity", m.identity)
-				if err := m.runControllers(lctx, broadcaster); err != nil {
-					mu.Lock()
-					controlErr = err
-					mu.Unlock()
-					stop()
-				}
-			},
-			OnStoppedLeading: func() { m.isLeader.Set(0) },
-			OnNewLeader: func(id string) {
-				if id != m.identity {
-					m.cfg.Logger.Info("new leader elected", "identity", id)
-				}
-			},
-		},
-	})
-	if err != nil {
-		return err
-	}
-	m.watchdog.SetLeaderElection(elector)
-	elector.Run(electCtx)
-	mu.Lock()
-	ended = true
-	r := running
-	mu.Unlock()
-	if r != nil {
-		<-r
-	}
-	mu.Lock()
-	err = controlErr
-	mu.Unlock()
-	switch {
-	case err != nil:
-		return err
-	case ctx.Err() != nil:
-		return nil
-	}
-	m.cfg.Logger.Error("leaderelection lost")
-	return ErrLeaderElectionLost
+	le.Identity = m.identity
+	return component.RunLeaderElected(ctx, component.LeaderElection{
+		Config: le, Name: Component, Client: m.client,
+		Recorder: broadcaster.NewRecorder(corev1.EventSource{Component: Component}),
+		WatchDog: m.watchdog, IsLeader: m.isLeader,
+		Clock: m.cfg.Clock, Rand: m.rand, Logger: m.cfg.Logger,
+	}, func(ctx context.Context) error { return m.runControllers(ctx, broadcaster) })
 }
 
 // stripManagedFields is the shared informers' transform, as upstream's
@@ -312,12 +203,12 @@ func (m *Manager) runControllers(ctx context.Context, broadcaster record.EventBr
 	}
 	var wg sync.WaitGroup
 	for _, s := range ctrls {
-		m.health.add(s.name)
+		m.health.Add(s.name)
 		wg.Go(func() {
 			m.cfg.Logger.Info("Started controller", "controller", s.name)
 			if err := s.c.Run(ctx); err != nil && ctx.Err() == nil {
 				m.cfg.Logger.Error("Controller failed", "controller", s.name, "err", err)
-				m.health.fail(s.name, err)
+				m.health.Fail(s.name, err)
 			}
 		})
 	}
@@ -325,7 +216,7 @@ func (m *Manager) runControllers(ctx context.Context, broadcaster record.EventBr
 	<-ctx.Done()
 	wg.Wait()
 	for _, s := range ctrls {
-		m.health.remove(s.name)
+		m.health.Remove(s.name)
 	}
 	return nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/skiff-sh/skiff/pkg/client"
 	"github.com/skiff-sh/skiff/pkg/client/cache"
 	"github.com/skiff-sh/skiff/pkg/client/workqueue"
+	"github.com/skiff-sh/skiff/pkg/component"
 	"github.com/skiff-sh/skiff/pkg/controllermanager"
 	"github.com/skiff-sh/skiff/pkg/testenv"
 )
@@ -153,9 +154,10 @@ func TestManagerRunsControllersServesHealthAndMetrics(t *testing.T) {
 		{Name: "unimplemented-controller"},
 	}
 	m, err := controllermanager.New(controllermanager.Config{
-		ClientConfig: clientConfig(env), Descriptors: descs, Listener: ln,
-		ConcurrentSyncs:          map[string]int{"echo": 7},
-		AuthenticationKubeconfig: env.KubeconfigPath, AuthorizationKubeconfig: env.KubeconfigPath,
+		ClientConfig: clientConfig(env), Descriptors: descs,
+		ConcurrentSyncs: map[string]int{"echo": 7},
+		Serving: component.ServingConfig{Listener: ln,
+			AuthenticationKubeconfig: env.KubeconfigPath, AuthorizationKubeconfig: env.KubeconfigPath},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -229,7 +231,8 @@ func TestManagerHealthyWithoutControllers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := controllermanager.New(controllermanager.Config{ClientConfig: clientConfig(env), Controllers: []string{"-serviceaccount", "*"}, Listener: ln})
+	m, err := controllermanager.New(controllermanager.Config{ClientConfig: clientConfig(env), Controllers: []string{"-serviceaccount", "*"},
+		Serving: component.ServingConfig{Listener: ln}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,111 +258,6 @@ func TestManagerHealthyWithoutControllers(t *testing.T) {
 	if _, err := controllermanager.New(controllermanager.Config{ClientConfig: clientConfig(env), Controllers: []string{"*", "-nope"}}); err == nil ||
 		!strings.Contains(err.Error(), `"-nope" is not in the list of known controllers`) {
 		t.Fatalf("unknown controller: err = %v", err)
-	}
-}
-
-// TestLeaderHandover: two managers campaign for the Lease; only the
-// leader runs controllers; when it dies (stops renewing without
-// releasing), the other takes over within the lease duration.
-func TestLeaderHandover(t *testing.T) {
-	env := testenv.StartT(t)
-	const lease = 3 * time.Second
-	type instance struct {
-		m       *controllermanager.Manager
-		cancel  context.CancelFunc
-		done    chan error
-		running chan struct{} // closed when its controller runs
-	}
-	start := func(id string) *instance {
-		in := &instance{done: make(chan error, 1), running: make(chan struct{})}
-		var once sync.Once
-		descs := []controllermanager.Descriptor{{Name: "probe-controller",
-			Init: func(controllermanager.ControllerContext) (controllermanager.Controller, error) {
-				return runFunc(func(ctx context.Context) error {
-					once.Do(func() { close(in.running) })
-					<-ctx.Done()
-					return nil
-				}), nil
-			}}}
-		cfg := controllermanager.Config{
-			ClientConfig: clientConfig(env), Descriptors: descs,
-			LeaderElection: controllermanager.LeaderElectionConfig{
-				LeaderElect: true, LeaseDuration: lease, RenewDeadline: 2 * time.Second, RetryPeriod: 250 * time.Millisecond, Identity: id,
-			},
-		}
-		m, err := controllermanager.New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		in.m = m
-		ctx, cancel := context.WithCancel(context.Background())
-		in.cancel = cancel
-		go func() { in.done <- m.Run(ctx) }()
-		return in
-	}
-	leases := client.For[*coordinationv1.Lease, *coordinationv1.LeaseList](mustClient(t, env))
-	holder := func() string {
-		l, err := leases.Namespace("kube-system").Get(context.Background(), "kube-controller-manager", metav1.GetOptions{})
-		if err != nil || l.Spec.HolderIdentity == nil {
-			return ""
-		}
-		return *l.Spec.HolderIdentity
-	}
-
-	a := start("a")
-	select {
-	case <-a.running:
-	case <-time.After(timeout):
-		t.Fatal("the first instance did not start its controllers")
-	}
-	if h := holder(); h != "a" {
-		t.Fatalf("lease holder %q, want a", h)
-	}
-	b := start("b")
-	defer func() {
-		b.cancel()
-		<-b.done
-	}()
-	// b must not lead while a renews: give it several retry periods.
-	select {
-	case <-b.running:
-		t.Fatal("the standby ran its controllers while the leader renews")
-	case <-time.After(4 * 250 * time.Millisecond):
-	}
-	a.cancel() // a dies: it stops renewing and does not release
-	if err := <-a.done; err != nil {
-		t.Fatalf("a.Run: %v", err)
-	}
-	died := time.Now()
-	select {
-	case <-b.running:
-	case <-time.After(timeout):
-		t.Fatal("the standby never took over")
-	}
-	// Taken over after the lease expired and within a lease duration
-	// (plus one jittered retry period) of the last renewal.
-	if took := time.Since(died); took > lease+time.Second {
-		t.Errorf("took over after %v, want within %v", took, lease+time.Second)
-	}
-	if h := holder(); h != "b" {
-		t.Fatalf("lease holder %q, want b", h)
-	}
-	// Each became-leader is an event on the Lease, as upstream's.
-	events := client.For[*corev1.Event, *corev1.EventList](mustClient(t, env)).Namespace("kube-system")
-	for _, id := range []string{"a", "b"} {
-		eventually(t, id+"'s LeaderElection event", func() bool {
-			l, err := events.List(context.Background(), metav1.ListOptions{})
-			if err != nil {
-				return false
-			}
-			for _, e := range l.Items {
-				if e.Reason == "LeaderElection" && e.Message == id+" became leader" && e.InvolvedObject.Kind == "Lease" &&
-					e.InvolvedObject.Name == "kube-controller-manager" && e.Source.Component == "kube-controller-manager" {
-					return true
-				}
-			}
-			return false
-		})
 	}
 }
 
@@ -445,7 +343,7 @@ func TestLeadershipLost(t *testing.T) {
 			}), nil
 		}}}
 	m, err := controllermanager.New(controllermanager.Config{ClientConfig: clientConfig(env), Descriptors: descs,
-		LeaderElection: controllermanager.LeaderElectionConfig{LeaderElect: true, LeaseDuration: 3 * time.Second,
+		LeaderElection: component.LeaderElectionConfig{LeaderElect: true, LeaseDuration: 3 * time.Second,
 			RenewDeadline: time.Second, RetryPeriod: 200 * time.Millisecond, Identity: "me"}})
 	if err != nil {
 		t.Fatal(err)
@@ -457,6 +355,21 @@ func TestLeadershipLost(t *testing.T) {
 	case <-time.After(timeout):
 		t.Fatal("never led")
 	}
+	// Becoming leader is an event on the Lease, from the manager, as upstream's.
+	events := client.For[*corev1.Event, *corev1.EventList](mustClient(t, env)).Namespace("kube-system")
+	eventually(t, "the LeaderElection event", func() bool {
+		l, err := events.List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			return false
+		}
+		for _, e := range l.Items {
+			if e.Reason == "LeaderElection" && e.Message == "me became leader" && e.InvolvedObject.Kind == "Lease" &&
+				e.InvolvedObject.Name == "kube-controller-manager" && e.Source.Component == "kube-controller-manager" {
+				return true
+			}
+		}
+		return false
+	})
 	leases := client.For[*coordinationv1.Lease, *coordinationv1.LeaseList](mustClient(t, env)).Namespace("kube-system")
 	eventually(t, "the lease stolen", func() bool {
 		l, err := leases.Get(context.Background(), "kube-controller-manager", metav1.GetOptions{})
@@ -484,98 +397,5 @@ func TestLeadershipLost(t *testing.T) {
 	}
 	if took := time.Since(stolen); took > 3*time.Second {
 		t.Errorf("stopped leading %v after the lease was taken, want within about the renew deadline", took)
-	}
-}
-
-// TestServingAuth: the served paths are guarded as upstream's delegated
-// authentication and authorization guard them.
-func TestServingAuth(t *testing.T) {
-	env := testenv.StartT(t)
-	start := func(cfg controllermanager.Config) string {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.ClientConfig, cfg.Listener, cfg.Controllers = clientConfig(env), ln, []string{}
-		m, err := controllermanager.New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- m.Run(ctx) }()
-		t.Cleanup(func() {
-			cancel()
-			<-done
-		})
-		return "https://" + ln.Addr().String()
-	}
-	admin, err := tls.X509KeyPair(env.CertData, env.KeyData)
-	if err != nil {
-		t.Fatal(err)
-	}
-	get := func(url string, cert *tls.Certificate, token string) (int, string) {
-		tc := &tls.Config{InsecureSkipVerify: true} //nolint:gosec // self-signed
-		if cert != nil {
-			tc.Certificates = []tls.Certificate{*cert}
-		}
-		c := &http.Client{Transport: &http.Transport{TLSClientConfig: tc}}
-		req, _ := http.NewRequest(http.MethodGet, url, nil)
-		if token != "" {
-			req.Header.Set("Authorization", "Bearer "+token)
-		}
-		var code int
-		var body string
-		eventually(t, "an answer from "+url, func() bool {
-			resp, err := c.Do(req)
-			if err != nil {
-				return false
-			}
-			defer resp.Body.Close()
-			b, _ := io.ReadAll(resp.Body)
-			code, body = resp.StatusCode, strings.TrimSpace(string(b))
-			return true
-		})
-		return code, body
-	}
-	// No delegation: only the always-allowed paths, for anyone.
-	bare := start(controllermanager.Config{})
-	if code, body := get(bare+"/healthz", nil, ""); code != 200 || body != "ok" {
-		t.Errorf("anonymous /healthz: %d %s", code, body)
-	}
-	if code, body := get(bare+"/metrics", nil, ""); code != 403 || body != `forbidden: User "system:anonymous" cannot get path "/metrics"` {
-		t.Errorf("anonymous /metrics without delegation: %d %s", code, body)
-	}
-	if code, _ := get(bare+"/metrics", &admin, ""); code != 403 {
-		t.Errorf("a client certificate without a client CA is anonymous: %d", code)
-	}
-	// Authentication delegated: the client CA is looked up, tokens reviewed.
-	authn := start(controllermanager.Config{AuthenticationKubeconfig: env.KubeconfigPath, Profiling: true})
-	if code, _ := get(authn+"/metrics", &admin, ""); code != 200 {
-		t.Errorf("system:masters certificate: %d", code)
-	}
-	// Profiling (upstream's --profiling, on by default) is behind the same
-	// checks; off, the path is not served.
-	if code, body := get(authn+"/debug/pprof/", &admin, ""); code != 200 || !strings.Contains(body, "goroutine") {
-		t.Errorf("/debug/pprof/ with profiling: %d %.200s", code, body)
-	}
-	if code, _ := get(bare+"/debug/pprof/", nil, ""); code != 403 {
-		t.Errorf("anonymous /debug/pprof/: %d", code)
-	}
-	noProf := start(controllermanager.Config{AuthenticationKubeconfig: env.KubeconfigPath, Profiling: false})
-	if code, _ := get(noProf+"/debug/pprof/", &admin, ""); code != 404 {
-		t.Errorf("/debug/pprof/ without profiling: %d", code)
-	}
-	if code, body := get(authn+"/metrics", nil, "not-a-token"); code != 401 {
-		t.Errorf("bad token: %d %s", code, body)
-	}
-	if code, body := get(authn+"/healthz/ping", nil, ""); code != 403 || !strings.Contains(body, `cannot get path "/healthz/ping"`) {
-		t.Errorf("anonymous /healthz/ping without authorization: %d %s", code, body)
-	}
-	// Authorization delegated: a SubjectAccessReview decides (skiff's API
-	// server allows every review until RBAC is enforced).
-	both := start(controllermanager.Config{AuthenticationKubeconfig: env.KubeconfigPath, AuthorizationKubeconfig: env.KubeconfigPath})
-	if code, _ := get(both+"/metrics", nil, ""); code != 200 {
-		t.Errorf("anonymous /metrics with authorization delegated: %d", code)
 	}
 }

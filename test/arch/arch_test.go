@@ -62,6 +62,11 @@ func TestDependencyRules(t *testing.T) {
 		// Controllers and the controller manager (prefix "pkg/controller")
 		// reach the API only through pkg/client.
 		{from: mod + "pkg/controller", forbidden: []string{mod + "pkg/storage", mod + "pkg/apiserver", mod + "pkg/registry", mod + "pkg/cluster", mod + "pkg/testenv"}},
+		// What the controller manager and the scheduler share (serving,
+		// delegated auth, leader election) reaches the API only through
+		// pkg/client and knows neither component.
+		{from: mod + "pkg/component", forbidden: []string{mod + "pkg/storage", mod + "pkg/apiserver", mod + "pkg/registry", mod + "pkg/cluster",
+			mod + "pkg/testenv", mod + "pkg/controllermanager", mod + "pkg/controller/", mod + "pkg/scheduler"}},
 		{from: mod + "pkg/scheduler", forbidden: []string{mod + "pkg/storage", mod + "pkg/apiserver", mod + "pkg/registry"}},
 		// The scheduler's plugin API never depends on the scheduler, its
 		// queue and cache, or a plugin; plugins never on the scheduler's
@@ -158,12 +163,13 @@ func TestSchedulerConfigImports(t *testing.T) {
 	}
 }
 
-// Every package under pkg/registry, pkg/controller and
-// pkg/controllermanager says in its doc.go what it provides and the
-// invariants it keeps.
+// Every package under pkg/registry, pkg/controller, pkg/scheduler,
+// pkg/controllermanager and pkg/component says in its doc.go what it
+// provides and the invariants it keeps.
 func TestRegistryPackagesHaveDocGo(t *testing.T) {
 	for _, p := range listPackages(t) {
-		if !strings.HasPrefix(p.ImportPath, mod+"pkg/registry") && !strings.HasPrefix(p.ImportPath, mod+"pkg/controller") && !strings.HasPrefix(p.ImportPath, mod+"pkg/scheduler") {
+		if !strings.HasPrefix(p.ImportPath, mod+"pkg/registry") && !strings.HasPrefix(p.ImportPath, mod+"pkg/controller") &&
+			!strings.HasPrefix(p.ImportPath, mod+"pkg/scheduler") && !strings.HasPrefix(p.ImportPath, mod+"pkg/component") {
 			continue
 		}
 		dir := filepath.Join("../..", strings.TrimPrefix(p.ImportPath, mod))

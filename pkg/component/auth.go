@@ -1,11 +1,11 @@
-package controllermanager
+package component
 
 import (
 	"context"
 	"crypto/x509"
 	"encoding/json"
-
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"slices"
@@ -18,9 +18,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/skiff-sh/skiff/pkg/client"
+	"github.com/skiff-sh/skiff/pkg/clock"
 )
 
-// delegatedAuth authenticates and authorizes requests to the manager's
+// delegatedAuth authenticates and authorizes requests to a component's
 // HTTPS server as upstream's delegated authentication and authorization
 // do: a client certificate signed by the client CA, else a bearer token
 // checked with a TokenReview, else system:anonymous; then the
@@ -45,7 +46,7 @@ type userInfo struct {
 
 const anonymousUser = "system:anonymous"
 
-func newDelegatedAuth(cfg *Config) (*delegatedAuth, error) {
+func newDelegatedAuth(cfg *ServingConfig, clk clock.Clock, logger *slog.Logger) (*delegatedAuth, error) {
 	a := &delegatedAuth{alwaysAllow: cfg.AuthorizationAlwaysAllowPaths}
 	load := func(path string) (*client.Client, error) {
 		if path == "" {
@@ -55,7 +56,7 @@ func newDelegatedAuth(cfg *Config) (*delegatedAuth, error) {
 		if err != nil {
 			return nil, err
 		}
-		cc.Clock, cc.Logger = cfg.Clock, cfg.Logger
+		cc.Clock, cc.Logger = clk, logger
 		return client.New(cc)
 	}
 	var err error
@@ -66,10 +67,10 @@ func newDelegatedAuth(cfg *Config) (*delegatedAuth, error) {
 		return nil, fmt.Errorf("--authorization-kubeconfig: %w", err)
 	}
 	if a.authn == nil {
-		cfg.Logger.Warn("No authentication-kubeconfig provided in order to lookup client-ca-file in configmap/extension-apiserver-authentication in kube-system, so client certificate authentication won't work.")
+		logger.Warn("No authentication-kubeconfig provided in order to lookup client-ca-file in configmap/extension-apiserver-authentication in kube-system, so client certificate authentication won't work.")
 	}
 	if a.authz == nil {
-		cfg.Logger.Warn("No authorization-kubeconfig provided, so SubjectAccessReview of authorization tokens won't work.")
+		logger.Warn("No authorization-kubeconfig provided, so SubjectAccessReview of authorization tokens won't work.")
 	}
 	if cfg.ClientCAFile != "" {
 		data, err := os.ReadFile(cfg.ClientCAFile)

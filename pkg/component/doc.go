@@ -1,0 +1,45 @@
+// Package component is what skiff's control-plane components besides the
+// API server (the controller manager, the scheduler) share, as upstream's
+// share k8s.io/apiserver's secure serving and client-go's leader election:
+//
+//   - Serving: ServingConfig (upstream's --secure-port, --bind-address,
+//     --tls-cert-file/--tls-private-key-file, --client-ca-file,
+//     --authentication-kubeconfig, --authorization-kubeconfig,
+//     --authorization-always-allow-paths, --profiling; AddServingFlags adds
+//     them), Health (/healthz in upstream's healthz handler format: "ping",
+//     fixed checks such as the leader election watchdog, and named checks
+//     of running parts that Add/Fail/Remove), NewMux (/healthz, /metrics,
+//     /debug/pprof/), Server (HTTPS with a self-signed certificate unless
+//     one is given, behind delegated authentication — client certificate
+//     of the client CA, else a TokenReview of a bearer token, else
+//     system:anonymous — and authorization — always-allowed paths,
+//     system:masters, else a SubjectAccessReview) and RunServing (serve
+//     while the component runs).
+//   - Leader election: LeaderElectionConfig (upstream's --leader-elect*;
+//     AddLeaderElectionFlags adds them), RunLeaderElected (campaign on a
+//     Lease, run only while leading, ErrLeaderElectionLost when leadership
+//     is lost), NewWatchdog (the leaderElection health check) and
+//     LeaderGauge (leader_election_master_status{name}).
+//   - NewRegistry (the Go and process collectors), RegisterOrShare and
+//     LoadClientConfig (explicit config, in-cluster, or kubeconfig).
+//
+// A component's Run is, in outline:
+//
+//	health := component.NewHealth(watchdog)
+//	srv, _ := component.NewServer(serving, component.NewMux(serving, health, gatherer), clk, logger)
+//	return component.RunServing(ctx, srv, func(ctx context.Context) error {
+//		return component.RunLeaderElected(ctx, component.LeaderElection{...}, work)
+//	})
+//
+// Invariants:
+//   - No package-level mutable state: defaults come from functions, every
+//     registry, clock, watchdog and health belongs to the caller.
+//   - The package reaches the API server only through pkg/client (never
+//     pkg/apiserver, pkg/registry or pkg/storage).
+//   - The work guarded by leader election runs at most once per
+//     RunLeaderElected and only while leading; RunLeaderElected never
+//     returns before that work has returned, and never keeps it running
+//     after leadership is lost.
+//   - Every served path goes through authentication and authorization;
+//     only the always-allowed paths and system:masters skip the review.
+package component

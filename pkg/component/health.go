@@ -1,0 +1,133 @@
+package component
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// HealthChecker is one named health check (upstream's
+// healthz.HealthChecker; leaderelection.HealthzAdaptor is one).
+type HealthChecker interface {
+	Name() string
+	Check(*http.Request) error
+}
+
+type namedCheck struct {
+	name string
+	fn   func(*http.Request) error
+}
+
+func (c namedCheck) Name() string                { return c.name }
+func (c namedCheck) Check(r *http.Request) error { return c.fn(r) }
+
+// NamedCheck makes a HealthChecker of a function.
+func NamedCheck(name string, fn func(*http.Request) error) HealthChecker {
+	return namedCheck{name, fn}
+}
+
+// Health holds a component's health checks: "ping" (always healthy),
+// then the fixed checks given to NewHealth in their order, then the named
+// checks of the running parts (Add, Fail, Remove) sorted by name. It is
+// safe for concurrent use.
+type Health struct {
+	fixed []HealthChecker
+
+	mu    sync.Mutex
+	parts map[string]error // running parts; non-nil: failed
+}
+
+// NewHealth returns the checks ping, then fixed.
+func NewHealth(fixed ...HealthChecker) *Health {
+	return &Health{fixed: slices.Clone(fixed), parts: map[string]error{}}
+}
+
+// Add adds a healthy check name (a part that started).
+func (h *Health) Add(name string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.parts[name] = nil
+}
+
+// Fail makes the check name fail with err from now on.
+func (h *Health) Fail(name string, err error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.parts[name] = err
+}
+
+// Remove drops the check name (a part that stopped).
+func (h *Health) Remove(name string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.parts, name)
+}
+
+// Checks returns the current checks in the order they are reported.
+func (h *Health) Checks() []HealthChecker {
+	out := append([]HealthChecker{NamedCheck("ping", func(*http.Request) error { return nil })}, h.fixed...)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	names := make([]string, 0, len(h.parts))
+	for n := range h.parts {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		err := h.parts[n]
+		out = append(out, NamedCheck(n, func(*http.Request) error { return err }))
+	}
+	return out
+}
+
+// Handler answers path and path/<check> as upstream's healthz handler:
+// "ok", or 500 with one [+]/[-] line per check ("reason withheld")
+// followed by "healthz check failed"; ?verbose lists the lines when
+// healthy too; path/<check> runs one check ("ok", or 500 with its error),
+// 404 for an unknown check. Mount it on path and path+"/".
+func (h *Health) Handler(path string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		checks := h.Checks()
+		if name, ok := strings.CutPrefix(r.URL.Path, path+"/"); ok {
+			for _, c := range checks {
+				if c.Name() == name {
+					w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+					w.Header().Set("X-Content-Type-Options", "nosniff")
+					if err := c.Check(r); err != nil {
+						http.Error(w, fmt.Sprintf("internal server error: %v", err), http.StatusInternalServerError)
+						return
+					}
+					fmt.Fprint(w, "ok")
+					return
+				}
+			}
+			http.NotFound(w, r)
+			return
+		}
+		_, verbose := r.URL.Query()["verbose"]
+		var b strings.Builder
+		failed := false
+		for _, c := range checks {
+			if err := c.Check(r); err != nil {
+				failed = true
+				fmt.Fprintf(&b, "[-]%s failed: reason withheld\n", c.Name())
+			} else {
+				fmt.Fprintf(&b, "[+]%s ok\n", c.Name())
+			}
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		if failed {
+			w.WriteHeader(http.StatusInternalServerError)
+			fmt.Fprint(w, b.String()+"healthz check failed\n")
+			return
+		}
+		if verbose {
+			fmt.Fprint(w, b.String()+"healthz check passed\n")
+			return
+		}
+		fmt.Fprint(w, "ok")
+	})
+}

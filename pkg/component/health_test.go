@@ -1,0 +1,82 @@
+package component_test
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/skiff-sh/skiff/pkg/component"
+)
+
+// TestHealth: /healthz answers as upstream's healthz handler for every
+// state of the checks.
+func TestHealth(t *testing.T) {
+	watchdog := component.NamedCheck("leaderElection", func(*http.Request) error { return nil })
+	stuck := component.NamedCheck("leaderElection", func(*http.Request) error { return errors.New("stuck") })
+	tests := []struct {
+		name     string
+		fixed    []component.HealthChecker
+		setup    func(h *component.Health)
+		path     string
+		wantCode int
+		wantBody string
+	}{
+		{name: "only ping", path: "/healthz", wantCode: 200, wantBody: "ok"},
+		{name: "verbose", fixed: []component.HealthChecker{watchdog}, path: "/healthz?verbose",
+			setup:    func(h *component.Health) { h.Add("b-controller"); h.Add("a-controller") },
+			wantCode: 200, wantBody: "[+]ping ok\n[+]leaderElection ok\n[+]a-controller ok\n[+]b-controller ok\nhealthz check passed\n"},
+		{name: "a failed part", fixed: []component.HealthChecker{watchdog}, path: "/healthz",
+			setup:    func(h *component.Health) { h.Add("a"); h.Add("b"); h.Fail("b", errors.New("boom")) },
+			wantCode: 500, wantBody: "[+]ping ok\n[+]leaderElection ok\n[+]a ok\n[-]b failed: reason withheld\nhealthz check failed\n"},
+		{name: "a failed fixed check", fixed: []component.HealthChecker{stuck}, path: "/healthz",
+			wantCode: 500, wantBody: "[+]ping ok\n[-]leaderElection failed: reason withheld\nhealthz check failed\n"},
+		{name: "removed part", path: "/healthz?verbose",
+			setup:    func(h *component.Health) { h.Add("a"); h.Fail("a", errors.New("boom")); h.Remove("a") },
+			wantCode: 200, wantBody: "[+]ping ok\nhealthz check passed\n"},
+		{name: "one check", path: "/healthz/a", setup: func(h *component.Health) { h.Add("a") }, wantCode: 200, wantBody: "ok"},
+		{name: "one failed check", path: "/healthz/a",
+			setup:    func(h *component.Health) { h.Fail("a", errors.New("boom")) },
+			wantCode: 500, wantBody: "internal server error: boom\n"},
+		{name: "one fixed check", fixed: []component.HealthChecker{stuck}, path: "/healthz/leaderElection",
+			wantCode: 500, wantBody: "internal server error: stuck\n"},
+		{name: "ping", path: "/healthz/ping", wantCode: 200, wantBody: "ok"},
+		{name: "unknown check", path: "/healthz/nope", wantCode: 404, wantBody: "404 page not found\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := component.NewHealth(tt.fixed...)
+			if tt.setup != nil {
+				tt.setup(h)
+			}
+			mux := component.NewMux(component.ServingConfig{}, h, nil)
+			rec := httptest.NewRecorder()
+			mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, tt.path, nil))
+			body, _ := io.ReadAll(rec.Body)
+			if rec.Code != tt.wantCode || string(body) != tt.wantBody {
+				t.Errorf("GET %s = %d %q, want %d %q", tt.path, rec.Code, body, tt.wantCode, tt.wantBody)
+			}
+			if ct := rec.Header().Get("Content-Type"); ct != "text/plain; charset=utf-8" {
+				t.Errorf("Content-Type %q", ct)
+			}
+		})
+	}
+}
+
+// TestHealthHandlerPath: the handler serves its checks under the path it
+// is mounted on (a component may serve /readyz with other checks).
+func TestHealthHandlerPath(t *testing.T) {
+	h := component.NewHealth()
+	h.Fail("sync", errors.New("not synced"))
+	mux := http.NewServeMux()
+	mux.Handle("/readyz", h.Handler("/readyz"))
+	mux.Handle("/readyz/", h.Handler("/readyz"))
+	for path, want := range map[string]int{"/readyz": 500, "/readyz/sync": 500, "/readyz/ping": 200} {
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		if rec.Code != want {
+			t.Errorf("GET %s = %d, want %d", path, rec.Code, want)
+		}
+	}
+}
