@@ -646,3 +646,69 @@ func TestGoldenUpstream(t *testing.T) {
 		})
 	}
 }
+
+func TestDecodeIntoAndDefaultArgs(t *testing.T) {
+	type myArgs struct {
+		Answer int              `json:"answer"`
+		Nested map[string][]int `json:"nested"`
+	}
+	cfg, err := Decode([]byte(header + "profiles:\n- pluginConfig:\n  - name: MyPlugin\n    args: {answer: 42, nested: {a: [1]}}\n  - name: Bad\n    args: {answr: 1}\n  - name: None\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof := &cfg.Profiles[0]
+	var a myArgs
+	if err := DecodeInto(prof.Args("MyPlugin"), &a); err != nil || a.Answer != 42 || a.Nested["a"][0] != 1 {
+		t.Errorf("DecodeInto = %v, %+v", err, a)
+	}
+	if err := DecodeInto(prof.Args("Bad"), &a); err == nil || !strings.Contains(err.Error(), `unknown field "answr"`) {
+		t.Errorf("DecodeInto of an unknown field: %v", err)
+	}
+	a = myArgs{Answer: 7}
+	if err := DecodeInto(prof.Args("None"), &a); err != nil || a.Answer != 7 {
+		t.Errorf("DecodeInto(nil) = %v, %+v", err, a)
+	}
+	if err := DecodeInto(DefaultArgs(names.NodeResourcesFit), &a); err == nil {
+		t.Error("DecodeInto of typed args succeeded")
+	}
+	fit, ok := DefaultArgs(names.NodeResourcesFit).(*NodeResourcesFitArgs)
+	if !ok || fit.ScoringStrategy.Type != LeastAllocated || fit.Kind != "NodeResourcesFitArgs" {
+		t.Errorf("DefaultArgs(NodeResourcesFit) = %+v", fit)
+	}
+	if DefaultArgs(names.ImageLocality) != nil {
+		t.Error("ImageLocality has no args")
+	}
+	// A factory validates its args without a path.
+	bad := &InterPodAffinityArgs{HardPodAffinityWeight: ptrTo[int32](-1)}
+	if errs := ValidatePluginArgs(nil, bad); len(errs) != 1 || errs[0].Field != "hardPodAffinityWeight" {
+		t.Errorf("ValidatePluginArgs(nil) = %v", errs)
+	}
+	// DeepCopyObject copies the pointers.
+	cp := bad.DeepCopyObject().(*InterPodAffinityArgs)
+	*cp.HardPodAffinityWeight = 5
+	if *bad.HardPodAffinityWeight != -1 {
+		t.Error("DeepCopyObject shares HardPodAffinityWeight")
+	}
+}
+
+func TestDeepCopy(t *testing.T) {
+	cfg, err := Decode([]byte(header + "profiles:\n- schedulerName: a\n  pluginConfig:\n  - name: MyPlugin\n    args: {x: 1}\nextenders:\n- urlPrefix: u\n  tlsConfig: {certData: YWJj}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	SetDefaults(cfg)
+	before, _ := Encode(cfg)
+	cp := cfg.DeepCopy()
+	if got, _ := Encode(cp); string(got) != string(before) {
+		t.Fatalf("copy differs:\n%s\n---\n%s", got, before)
+	}
+	*cp.Parallelism = 1
+	*cp.Profiles[0].SchedulerName = "b"
+	*cp.Profiles[0].Plugins.MultiPoint.Enabled[4].Weight = 9
+	cp.Profiles[0].Args(names.NodeResourcesFit).(*NodeResourcesFitArgs).ScoringStrategy.Resources[0].Weight = 9
+	cp.Profiles[0].Args("MyPlugin").(*runtime.Unknown).Raw[0] = 'X'
+	cp.Extenders[0].TLSConfig.CertData[0] = 'X'
+	if after, _ := Encode(cfg); string(after) != string(before) {
+		t.Errorf("modifying the copy changed the original:\n%s\n---\n%s", after, before)
+	}
+}

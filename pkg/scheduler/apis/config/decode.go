@@ -183,3 +183,42 @@ func Encode(cfg *KubeSchedulerConfiguration) ([]byte, error) {
 	}
 	return yaml.JSONToYAML(js)
 }
+
+// DecodeInto decodes the args an out-of-tree plugin factory receives into
+// its own args struct, as upstream's frameworkruntime.DecodeInto: nil args
+// (or a *runtime.Unknown without data) leave into untouched; JSON (the
+// content type Decode sets) and YAML are accepted; other objects are an
+// error. Decoding is strict: an unknown or duplicate field is an error
+// naming it (upstream decodes leniently here).
+func DecodeInto(obj runtime.Object, into any) error {
+	if obj == nil {
+		return nil
+	}
+	u, ok := obj.(*runtime.Unknown)
+	if !ok {
+		return fmt.Errorf("want args of type runtime.Unknown, got %T", obj)
+	}
+	if u.Raw == nil {
+		return nil
+	}
+	raw := u.Raw
+	switch u.ContentType {
+	case runtime.ContentTypeJSON, "":
+	case runtime.ContentTypeYAML:
+		js, err := yaml.YAMLToJSON(raw)
+		if err != nil {
+			return err
+		}
+		raw = js
+	default:
+		return fmt.Errorf("not supported content type %s", u.ContentType)
+	}
+	strictErrs, err := sigsjson.UnmarshalStrict(raw, into)
+	if err != nil {
+		return err
+	}
+	if len(strictErrs) > 0 {
+		return runtime.NewStrictDecodingError(strictErrs)
+	}
+	return nil
+}

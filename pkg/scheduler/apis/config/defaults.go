@@ -304,3 +304,15 @@ func SetDefaultsArgs(obj runtime.Object) {
 		}
 	}
 }
+
+// DefaultArgs returns fresh defaulted args for an in-tree plugin that has
+// args (what SetDefaults puts in pluginConfig), nil for other names. A
+// factory given nil args (a profile built in code) can start from it.
+func DefaultArgs(plugin string) runtime.Object {
+	obj, ok := newArgs(plugin)
+	if !ok {
+		return nil
+	}
+	SetDefaultsArgs(obj)
+	return obj
+}

@@ -16,6 +16,12 @@
 //		args := prof.Args(names.NodeResourcesFit).(*config.NodeResourcesFitArgs)
 //	}
 //
+// Plugin factories: in-tree ones type-assert their args
+// (args.(*config.NodeResourcesFitArgs); DefaultArgs(name) when given nil,
+// ValidatePluginArgs(nil, args) to check args built in code); out-of-tree
+// ones call DecodeInto(args, &theirArgs) (strict JSON). Encode writes a
+// configuration back as YAML (--write-config-to); DeepCopy copies it.
+//
 // Decode parses without defaulting (tests, tools); SetDefaults and
 // Validate (or ValidateKubeSchedulerConfiguration for the field.ErrorList)
 // are separate steps as upstream's.
