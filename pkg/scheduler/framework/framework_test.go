@@ -132,8 +132,6 @@ func TestNodeInfoAddRemoveAndSnapshot(t *testing.T) {
 	}
 }
 
-
-
 func TestAffinityTermNamespaces(t *testing.T) {
 	owner := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "own"}}
 	sel := &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}}

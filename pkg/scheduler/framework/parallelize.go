@@ -1,8 +1,8 @@
 package framework
 
 import (
-	"math"
 	"context"
+	"math"
 	"sync"
 	"sync/atomic"
 )
