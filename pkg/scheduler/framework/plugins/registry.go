@@ -2,6 +2,11 @@ package plugins
 
 import (
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework"
+	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/names"
+	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/nodename"
+	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/nodeunschedulable"
+	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/queuesort"
+	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/schedulinggates"
 )
 
 // NewInTreeRegistry returns the factories of every in-tree plugin, by
@@ -9,6 +14,10 @@ import (
 func NewInTreeRegistry() framework.Registry {
 	r := framework.Registry{
 		// One line per plugin: names.X: x.New,
+		names.PrioritySort:      queuesort.New,
+		names.SchedulingGates:   schedulinggates.New,
+		names.NodeName:          nodename.New,
+		names.NodeUnschedulable: nodeunschedulable.New,
 	}
 	return r
 }
