@@ -1,9 +1,8 @@
 // Package runtime runs one scheduling profile's plugins: it builds them
 // from a framework.Registry (one instance per plugin, whatever number of
-// extension points it serves), orders them per extension point as the
-// profile says (explicit per-point lists first, then the multi-point
-// plugins that implement the point, minus the disabled ones, as
-// upstream's expansion), and implements framework.Handle and the
+// extension points it serves), orders them per extension point with the
+// profile's expansion (config.KubeSchedulerProfile.Expand, told by the
+// runtime which points each built plugin implements), and implements framework.Handle and the
 // Run*Plugins calls the scheduler makes in a scheduling and a binding
 // cycle.
 //
@@ -12,7 +11,5 @@
 //     Parallelizer); everything else runs in the calling goroutine.
 //   - Plugins run in the profile's order; the first rejecting filter ends
 //     a node's filtering; Unreserve runs in reverse order.
-//   - A Score plugin's weighted total is checked against MaxTotalScore
-//     when the framework is built, as upstream.
 //   - The package never imports a plugin.
 package runtime

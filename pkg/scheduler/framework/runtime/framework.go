@@ -2,14 +2,12 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"reflect"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 
@@ -17,39 +15,9 @@ import (
 	"github.com/skiff-sh/skiff/pkg/client/informers"
 	"github.com/skiff-sh/skiff/pkg/client/record"
 	"github.com/skiff-sh/skiff/pkg/clock"
+	"github.com/skiff-sh/skiff/pkg/scheduler/apis/config"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework"
 )
-
-// PluginRef names a plugin with its score weight (0: 1).
-type PluginRef struct {
-	Name   string
-	Weight int32
-}
-
-// PluginSet is what a profile enables and disables at one extension
-// point ("*" disables every multi-point plugin there).
-type PluginSet struct {
-	Enabled  []PluginRef
-	Disabled []PluginRef
-}
-
-// Plugins is a profile's plugin configuration per extension point, in
-// KubeSchedulerConfiguration's shape after defaulting: the defaults are
-// in MultiPoint, a user's changes in the per-point sets.
-type Plugins struct {
-	PreEnqueue, QueueSort, PreFilter, Filter, PostFilter, PreScore, Score, Reserve, Permit, PreBind, Bind, PostBind PluginSet
-	MultiPoint                                                                                                      PluginSet
-}
-
-// Profile is one scheduling profile.
-type Profile struct {
-	SchedulerName string
-	// PercentageOfNodesToScore overrides the scheduler-wide setting.
-	PercentageOfNodesToScore *int32
-	Plugins                  Plugins
-	// PluginArgs: plugin name → its args (see framework.PluginFactory).
-	PluginArgs map[string]runtime.Object
-}
 
 // Options are the shared pieces a framework hands its plugins.
 type Options struct {
@@ -107,15 +75,15 @@ type Framework struct {
 var _ framework.Handle = (*Framework)(nil)
 
 type point struct {
-	name  string
-	set   *PluginSet
+	ep    config.ExtensionPoint
 	iface reflect.Type
 	slot  any // pointer to the typed slice
 }
 
 // NewFramework builds the profile's plugins from r and orders them per
-// extension point.
-func NewFramework(ctx context.Context, r framework.Registry, p *Profile, opts Options) (*Framework, error) {
+// extension point with the profile's expansion (config's Expand: what the
+// specific points and MultiPoint enable and disable, Score weights).
+func NewFramework(ctx context.Context, r framework.Registry, prof *config.KubeSchedulerProfile, opts Options) (*Framework, error) {
 	if opts.Clock == nil {
 		opts.Clock = clock.Real{}
 	}
@@ -129,106 +97,75 @@ func NewFramework(ctx context.Context, r framework.Registry, p *Profile, opts Op
 		opts.WaitingPods = NewWaitingPods()
 	}
 	f := &Framework{
-		profileName: p.SchedulerName, percentageOfNodesToScore: p.PercentageOfNodesToScore, opts: opts,
+		profileName: prof.Name(), percentageOfNodesToScore: prof.PercentageOfNodesToScore, opts: opts,
 		parallelizer: framework.NewParallelizer(opts.Parallelism),
 		plugins:      map[string]framework.Plugin{}, scoreWeights: map[string]int32{},
 	}
-	pl := &p.Plugins
 	points := []point{
-		{"PreEnqueue", &pl.PreEnqueue, typeOf[framework.PreEnqueuePlugin](), &f.preEnqueuePlugins},
-		{"QueueSort", &pl.QueueSort, typeOf[framework.QueueSortPlugin](), &f.queueSortPlugins},
-		{"PreFilter", &pl.PreFilter, typeOf[framework.PreFilterPlugin](), &f.preFilterPlugins},
-		{"Filter", &pl.Filter, typeOf[framework.FilterPlugin](), &f.filterPlugins},
-		{"PostFilter", &pl.PostFilter, typeOf[framework.PostFilterPlugin](), &f.postFilterPlugins},
-		{"PreScore", &pl.PreScore, typeOf[framework.PreScorePlugin](), &f.preScorePlugins},
-		{"Score", &pl.Score, typeOf[framework.ScorePlugin](), &f.scorePlugins},
-		{"Reserve", &pl.Reserve, typeOf[framework.ReservePlugin](), &f.reservePlugins},
-		{"Permit", &pl.Permit, typeOf[framework.PermitPlugin](), &f.permitPlugins},
-		{"PreBind", &pl.PreBind, typeOf[framework.PreBindPlugin](), &f.preBindPlugins},
-		{"Bind", &pl.Bind, typeOf[framework.BindPlugin](), &f.bindPlugins},
-		{"PostBind", &pl.PostBind, typeOf[framework.PostBindPlugin](), &f.postBindPlugins},
+		{config.ExtensionPreEnqueue, typeOf[framework.PreEnqueuePlugin](), &f.preEnqueuePlugins},
+		{config.ExtensionQueueSort, typeOf[framework.QueueSortPlugin](), &f.queueSortPlugins},
+		{config.ExtensionPreFilter, typeOf[framework.PreFilterPlugin](), &f.preFilterPlugins},
+		{config.ExtensionFilter, typeOf[framework.FilterPlugin](), &f.filterPlugins},
+		{config.ExtensionPostFilter, typeOf[framework.PostFilterPlugin](), &f.postFilterPlugins},
+		{config.ExtensionPreScore, typeOf[framework.PreScorePlugin](), &f.preScorePlugins},
+		{config.ExtensionScore, typeOf[framework.ScorePlugin](), &f.scorePlugins},
+		{config.ExtensionReserve, typeOf[framework.ReservePlugin](), &f.reservePlugins},
+		{config.ExtensionPermit, typeOf[framework.PermitPlugin](), &f.permitPlugins},
+		{config.ExtensionPreBind, typeOf[framework.PreBindPlugin](), &f.preBindPlugins},
+		{config.ExtensionBind, typeOf[framework.BindPlugin](), &f.bindPlugins},
+		{config.ExtensionPostBind, typeOf[framework.PostBindPlugin](), &f.postBindPlugins},
 	}
-	// Every plugin named anywhere is built once.
-	needed := []string{}
-	seen := sets.New[string]()
-	multi := sets.New[string]()
-	for _, ref := range pl.MultiPoint.Enabled {
-		if multi.Has(ref.Name) {
-			return nil, fmt.Errorf("plugin %q already registered as %q", ref.Name, "MultiPoint")
-		}
-		multi.Insert(ref.Name)
+	// Every plugin the profile names is built once (upstream builds them
+	// before expanding too); unknown names are reported by Expand.
+	var names []string
+	if prof.Plugins != nil {
+		names = prof.Plugins.Names()
 	}
-	for _, set := range append([]*PluginSet{&pl.MultiPoint}, pointSets(points)...) {
-		for _, ref := range set.Enabled {
-			if !seen.Has(ref.Name) {
-				seen.Insert(ref.Name)
-				needed = append(needed, ref.Name)
-			}
-		}
-	}
-	for name := range p.PluginArgs {
-		if !seen.Has(name) {
-			// Upstream accepts args for plugins the profile does not
-			// use (the defaults add args for every default plugin).
-			continue
-		}
-	}
-	for _, name := range needed {
+	for _, name := range names {
 		factory, ok := r[name]
 		if !ok {
-			return nil, fmt.Errorf("plugin %q does not exist", name)
+			continue
 		}
-		plugin, err := factory(ctx, p.PluginArgs[name], f)
+		plugin, err := factory(ctx, prof.Args(name), f)
 		if err != nil {
 			return nil, fmt.Errorf("initializing plugin %q: %w", name, err)
 		}
 		f.plugins[name] = plugin
-		if ext, ok := plugin.(framework.EnqueueExtensions); ok {
+	}
+	x, err := prof.Expand(func(name string) (config.ExtensionPointSet, bool) {
+		plugin, ok := f.plugins[name]
+		if !ok {
+			return 0, false
+		}
+		var set config.ExtensionPointSet
+		t := reflect.TypeOf(plugin)
+		for _, pt := range points {
+			if t.Implements(pt.iface) {
+				set |= config.NewExtensionPointSet(pt.ep)
+			}
+		}
+		return set, true
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range names {
+		if ext, ok := f.plugins[name].(framework.EnqueueExtensions); ok {
 			f.enqueueExtensions = append(f.enqueueExtensions, ext)
 		}
 	}
-	// Expand per extension point.
 	for _, pt := range points {
-		refs, err := f.expand(pt, &pl.MultiPoint)
-		if err != nil {
-			return nil, err
-		}
 		slot := reflect.ValueOf(pt.slot).Elem()
-		for _, ref := range refs {
-			plugin := f.plugins[ref.Name]
-			v := reflect.ValueOf(plugin)
-			if !v.Type().Implements(pt.iface) {
-				return nil, fmt.Errorf("plugin %q does not extend %s plugin", ref.Name, pt.name)
-			}
-			slot.Set(reflect.Append(slot, v.Convert(pt.iface)))
-			if pt.name == "Score" {
-				w := ref.Weight
-				if w == 0 {
-					w = 1
-				}
-				f.scoreWeights[ref.Name] = w
+		for _, wp := range x.Points(pt.ep) {
+			slot.Set(reflect.Append(slot, reflect.ValueOf(f.plugins[wp.Name]).Convert(pt.iface)))
+			if pt.ep == config.ExtensionScore {
+				f.scoreWeights[wp.Name] = wp.Weight
 			}
 		}
-	}
-	if len(f.queueSortPlugins) > 1 {
-		return nil, fmt.Errorf("only one queue sort plugin can be enabled")
-	}
-	if len(f.queueSortPlugins) == 0 {
-		return nil, errors.New("queue sort plugin needs to be configured")
-	}
-	if len(f.bindPlugins) == 0 {
-		return nil, errors.New("at least one bind plugin is needed")
-	}
-	var total int64
-	for _, w := range f.scoreWeights {
-		if int64(w)*framework.MaxNodeScore > framework.MaxTotalScore-total {
-			return nil, errors.New("total score of Score plugins could overflow")
-		}
-		total += int64(w) * framework.MaxNodeScore
 	}
 	rejecting := sets.New[string]()
-	for _, list := range [][]string{names(f.preEnqueuePlugins), names(f.preFilterPlugins), names(f.filterPlugins),
-		names(f.reservePlugins), names(f.permitPlugins), names(f.preBindPlugins)} {
+	for _, list := range [][]string{pluginNames(f.preEnqueuePlugins), pluginNames(f.preFilterPlugins), pluginNames(f.filterPlugins),
+		pluginNames(f.reservePlugins), pluginNames(f.permitPlugins), pluginNames(f.preBindPlugins)} {
 		for _, n := range list {
 			if !rejecting.Has(n) {
 				rejecting.Insert(n)
@@ -241,64 +178,12 @@ func NewFramework(ctx context.Context, r framework.Registry, p *Profile, opts Op
 
 func typeOf[T any]() reflect.Type { return reflect.TypeFor[T]() }
 
-func pointSets(points []point) []*PluginSet {
-	out := make([]*PluginSet, len(points))
-	for i, p := range points {
-		out[i] = p.set
-	}
-	return out
-}
-
-func names[T framework.Plugin](ps []T) []string {
+func pluginNames[T framework.Plugin](ps []T) []string {
 	out := make([]string, len(ps))
 	for i, p := range ps {
 		out[i] = p.Name()
 	}
 	return out
-}
-
-// expand orders one extension point as upstream: the plugins enabled both
-// explicitly here and in MultiPoint (in the explicit order), then the
-// MultiPoint plugins implementing the point and not disabled here, then
-// the plugins enabled only explicitly here.
-func (f *Framework) expand(pt point, multi *PluginSet) ([]PluginRef, error) {
-	disabled := sets.New[string]()
-	for _, d := range pt.set.Disabled {
-		disabled.Insert(d.Name)
-	}
-	explicit := sets.New[string]()
-	for _, e := range pt.set.Enabled {
-		if explicit.Has(e.Name) {
-			return nil, fmt.Errorf("plugin %q already registered as %q", e.Name, pt.name)
-		}
-		explicit.Insert(e.Name)
-	}
-	inMulti := map[string]PluginRef{}
-	var multiOnly []PluginRef
-	if !disabled.Has("*") {
-		for _, ref := range multi.Enabled {
-			if disabled.Has(ref.Name) || !reflect.TypeOf(f.plugins[ref.Name]).Implements(pt.iface) {
-				continue
-			}
-			inMulti[ref.Name] = ref
-			if !explicit.Has(ref.Name) {
-				multiOnly = append(multiOnly, ref)
-			}
-		}
-	}
-	var override, explicitOnly []PluginRef
-	for _, e := range pt.set.Enabled {
-		if m, ok := inMulti[e.Name]; ok {
-			if e.Weight == 0 {
-				e.Weight = m.Weight
-			}
-			override = append(override, e)
-		} else {
-			explicitOnly = append(explicitOnly, e)
-		}
-	}
-	out := append(override, multiOnly...)
-	return append(out, explicitOnly...), nil
 }
 
 // ProfileName is the profile's schedulerName.
@@ -340,27 +225,31 @@ func (f *Framework) EventsToRegister(ctx context.Context) ([]PluginEvents, error
 	return out, nil
 }
 
-// ListPlugins names the plugins per extension point, in order (for logs
-// and tests).
-func (f *Framework) ListPlugins() map[string][]PluginRef {
-	out := map[string][]PluginRef{}
+// ListPlugins names the plugins per extension point, in order, with
+// the Score weights (for logs and tests).
+func (f *Framework) ListPlugins() map[string][]config.WeightedPlugin {
+	out := map[string][]config.WeightedPlugin{}
 	add := func(point string, ns []string) {
 		for _, n := range ns {
-			out[point] = append(out[point], PluginRef{Name: n, Weight: f.scoreWeights[n]})
+			w := int32(0)
+			if point == "Score" {
+				w = f.scoreWeights[n]
+			}
+			out[point] = append(out[point], config.WeightedPlugin{Name: n, Weight: w})
 		}
 	}
-	add("PreEnqueue", names(f.preEnqueuePlugins))
-	add("QueueSort", names(f.queueSortPlugins))
-	add("PreFilter", names(f.preFilterPlugins))
-	add("Filter", names(f.filterPlugins))
-	add("PostFilter", names(f.postFilterPlugins))
-	add("PreScore", names(f.preScorePlugins))
-	add("Score", names(f.scorePlugins))
-	add("Reserve", names(f.reservePlugins))
-	add("Permit", names(f.permitPlugins))
-	add("PreBind", names(f.preBindPlugins))
-	add("Bind", names(f.bindPlugins))
-	add("PostBind", names(f.postBindPlugins))
+	add("PreEnqueue", pluginNames(f.preEnqueuePlugins))
+	add("QueueSort", pluginNames(f.queueSortPlugins))
+	add("PreFilter", pluginNames(f.preFilterPlugins))
+	add("Filter", pluginNames(f.filterPlugins))
+	add("PostFilter", pluginNames(f.postFilterPlugins))
+	add("PreScore", pluginNames(f.preScorePlugins))
+	add("Score", pluginNames(f.scorePlugins))
+	add("Reserve", pluginNames(f.reservePlugins))
+	add("Permit", pluginNames(f.permitPlugins))
+	add("PreBind", pluginNames(f.preBindPlugins))
+	add("Bind", pluginNames(f.bindPlugins))
+	add("PostBind", pluginNames(f.postBindPlugins))
 	return out
 }
 

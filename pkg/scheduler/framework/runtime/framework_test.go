@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"github.com/skiff-sh/skiff/pkg/clock"
+	"github.com/skiff-sh/skiff/pkg/scheduler/apis/config"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework"
 )
 
@@ -135,17 +136,24 @@ func registryOf(ps ...framework.Plugin) framework.Registry {
 	return r
 }
 
-func refs(names ...string) []PluginRef {
-	out := make([]PluginRef, len(names))
+func refs(names ...string) []config.Plugin {
+	out := make([]config.Plugin, len(names))
 	for i, n := range names {
-		out[i] = PluginRef{Name: n}
+		out[i] = config.Plugin{Name: n}
 	}
 	return out
 }
 
-func newFW(t *testing.T, r framework.Registry, p Plugins, ns []*framework.NodeInfo) *Framework {
+func w(name string, weight int32) config.Plugin { return config.Plugin{Name: name, Weight: &weight} }
+
+func profile(p config.Plugins) *config.KubeSchedulerProfile {
+	name := "default-scheduler"
+	return &config.KubeSchedulerProfile{SchedulerName: &name, Plugins: &p}
+}
+
+func newFW(t *testing.T, r framework.Registry, p config.Plugins, ns []*framework.NodeInfo) *Framework {
 	t.Helper()
-	f, err := NewFramework(context.Background(), r, &Profile{SchedulerName: "default-scheduler", Plugins: p}, Options{Snapshot: &lister{ns}, Clock: clock.NewFake(time.Unix(0, 0))})
+	f, err := NewFramework(context.Background(), r, profile(p), Options{Snapshot: &lister{ns}, Clock: clock.NewFake(time.Unix(0, 0))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,37 +164,37 @@ func TestExpandMultiPoint(t *testing.T) {
 	r := registryOf(&fakePlugin{name: "A"}, &fakePlugin{name: "B"}, &filterOnly{name: "F"}, &fakePlugin{name: "C"})
 	tests := []struct {
 		name    string
-		plugins Plugins
+		plugins config.Plugins
 		filter  []string
-		score   []PluginRef
+		score   []config.WeightedPlugin
 		wantErr string
 	}{
 		{name: "multi point in order, only where implemented",
-			plugins: Plugins{MultiPoint: PluginSet{Enabled: []PluginRef{{Name: "A", Weight: 2}, {Name: "F"}, {Name: "B"}}}},
-			filter:  []string{"A", "F", "B"}, score: []PluginRef{{"A", 2}, {"B", 1}}},
+			plugins: config.Plugins{MultiPoint: config.PluginSet{Enabled: []config.Plugin{w("A", 2), {Name: "F"}, {Name: "B"}}}},
+			filter:  []string{"A", "F", "B"}, score: []config.WeightedPlugin{{Name: "A", Weight: 2}, {Name: "B", Weight: 1}}},
 		{name: "disabled at one point",
-			plugins: Plugins{MultiPoint: PluginSet{Enabled: refs("A", "B")}, Score: PluginSet{Disabled: refs("A")}},
-			filter:  []string{"A", "B"}, score: []PluginRef{{"B", 1}}},
+			plugins: config.Plugins{MultiPoint: config.PluginSet{Enabled: refs("A", "B")}, Score: config.PluginSet{Disabled: refs("A")}},
+			filter:  []string{"A", "B"}, score: []config.WeightedPlugin{{Name: "B", Weight: 1}}},
 		{name: "star disables every multi point plugin there; explicit ones stay",
-			plugins: Plugins{MultiPoint: PluginSet{Enabled: refs("A", "B")}, Filter: PluginSet{Enabled: refs("C"), Disabled: refs("*")}},
-			filter:  []string{"C"}, score: []PluginRef{{"A", 1}, {"B", 1}}},
+			plugins: config.Plugins{MultiPoint: config.PluginSet{Enabled: refs("A", "B")}, Filter: config.PluginSet{Enabled: refs("C"), Disabled: refs("*")}},
+			filter:  []string{"C"}, score: []config.WeightedPlugin{{Name: "A", Weight: 1}, {Name: "B", Weight: 1}}},
 		{name: "explicit overrides come first, then multi point, then explicit only",
-			plugins: Plugins{MultiPoint: PluginSet{Enabled: []PluginRef{{Name: "A"}, {Name: "B", Weight: 3}}}, Score: PluginSet{Enabled: []PluginRef{{Name: "C", Weight: 5}, {Name: "B"}}}},
-			filter:  []string{"A", "B"}, score: []PluginRef{{"B", 3}, {"A", 1}, {"C", 5}}},
-		{name: "plugin not extending the point", plugins: Plugins{MultiPoint: PluginSet{Enabled: refs("A")}, Score: PluginSet{Enabled: refs("F")}},
-			wantErr: `plugin "F" does not extend Score plugin`},
-		{name: "unknown plugin", plugins: Plugins{MultiPoint: PluginSet{Enabled: refs("A", "nope")}}, wantErr: `plugin "nope" does not exist`},
-		{name: "no bind plugin", plugins: Plugins{QueueSort: PluginSet{Enabled: refs("A")}, Filter: PluginSet{Enabled: refs("F")}}, wantErr: "at least one bind plugin is needed"},
-		{name: "two queue sort", plugins: Plugins{MultiPoint: PluginSet{Enabled: refs("A", "B")}, QueueSort: PluginSet{Disabled: refs("*")}}.withQueueSort("A", "B"), wantErr: "only one queue sort plugin can be enabled"},
+			plugins: config.Plugins{MultiPoint: config.PluginSet{Enabled: []config.Plugin{{Name: "A"}, w("B", 3)}}, Score: config.PluginSet{Enabled: []config.Plugin{w("C", 5), {Name: "B"}}}},
+			filter:  []string{"A", "B"}, score: []config.WeightedPlugin{{Name: "B", Weight: 1}, {Name: "A", Weight: 1}, {Name: "C", Weight: 5}}}, // the score point's unset weight (1) wins over MultiPoint's, as upstream
+		{name: "plugin not extending the point", plugins: config.Plugins{MultiPoint: config.PluginSet{Enabled: refs("A")}, Score: config.PluginSet{Enabled: refs("F")}},
+			wantErr: `plugin "F" does not extend ScorePlugin plugin`},
+		{name: "unknown plugin", plugins: config.Plugins{MultiPoint: config.PluginSet{Enabled: refs("A", "nope")}}, wantErr: `"nope" does not exist`},
+		{name: "no bind plugin", plugins: config.Plugins{QueueSort: config.PluginSet{Enabled: refs("A")}, Filter: config.PluginSet{Enabled: refs("F")}}, wantErr: "at least one bind plugin is needed"},
+		{name: "two queue sort", plugins: withQueueSort(config.Plugins{MultiPoint: config.PluginSet{Enabled: refs("A", "B")}}, "A", "B"), wantErr: "only one queue sort plugin required"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := tt.plugins
 			if p.QueueSort.Enabled == nil && len(p.MultiPoint.Enabled) > 0 && tt.wantErr == "" {
 				// one queue sort for the valid cases
-				p.QueueSort = PluginSet{Enabled: refs("A"), Disabled: refs("*")}
+				p.QueueSort = config.PluginSet{Enabled: refs("A"), Disabled: refs("*")}
 			}
-			f, err := NewFramework(context.Background(), r, &Profile{Plugins: p}, Options{Snapshot: &lister{}})
+			f, err := NewFramework(context.Background(), r, profile(p), Options{Snapshot: &lister{}})
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err %v, want %q", err, tt.wantErr)
@@ -208,8 +216,8 @@ func TestExpandMultiPoint(t *testing.T) {
 	}
 }
 
-func (p Plugins) withQueueSort(names ...string) Plugins {
-	p.QueueSort = PluginSet{Enabled: refs(names...)}
+func withQueueSort(p config.Plugins, names ...string) config.Plugins {
+	p.QueueSort = config.PluginSet{Enabled: refs(names...)}
 	return p
 }
 
@@ -217,7 +225,7 @@ func TestRunFilterAndScore(t *testing.T) {
 	ns := nodes("n1", "n2", "n3")
 	a := &fakePlugin{name: "A", reject: map[string]framework.Code{"n1": framework.Unschedulable}, score: map[string]int64{"n1": 10, "n2": 20, "n3": 40}, normalize: true}
 	b := &fakePlugin{name: "B", reject: map[string]framework.Code{"n1": framework.UnschedulableAndUnresolvable, "n2": framework.Error}, score: map[string]int64{"n2": 100, "n3": 50}}
-	f := newFW(t, registryOf(a, b), Plugins{MultiPoint: PluginSet{Enabled: []PluginRef{{Name: "A", Weight: 2}, {Name: "B"}}}, QueueSort: PluginSet{Enabled: refs("A"), Disabled: refs("*")}}, ns)
+	f := newFW(t, registryOf(a, b), config.Plugins{MultiPoint: config.PluginSet{Enabled: []config.Plugin{w("A", 2), {Name: "B"}}}, QueueSort: config.PluginSet{Enabled: refs("A"), Disabled: refs("*")}}, ns)
 	state := framework.NewCycleState()
 	pod := &corev1.Pod{}
 	if s := f.RunFilterPlugins(context.Background(), state, pod, ns[0]); s.Code() != framework.Unschedulable || s.Plugin() != "A" || s.Message() != "A says no" {
@@ -242,7 +250,7 @@ func TestRunFilterAndScore(t *testing.T) {
 		t.Errorf("scores %+v", scores)
 	}
 	bad := &fakePlugin{name: "Bad", score: map[string]int64{"n2": 101}}
-	f = newFW(t, registryOf(a, bad), Plugins{MultiPoint: PluginSet{Enabled: refs("A", "Bad")}, QueueSort: PluginSet{Enabled: refs("A"), Disabled: refs("*")}}, ns)
+	f = newFW(t, registryOf(a, bad), config.Plugins{MultiPoint: config.PluginSet{Enabled: refs("A", "Bad")}, QueueSort: config.PluginSet{Enabled: refs("A"), Disabled: refs("*")}}, ns)
 	if _, s := f.RunScorePlugins(context.Background(), framework.NewCycleState(), pod, ns[1:]); s.Code() != framework.Error || !strings.Contains(s.Message(), "invalid score 101") {
 		t.Errorf("out-of-range score: %v", s)
 	}
@@ -253,13 +261,13 @@ func TestRunPreFilterMergesResults(t *testing.T) {
 	a := &fakePlugin{name: "A", preFilter: &framework.PreFilterResult{NodeNames: sets.New("n1")}}
 	b := &fakePlugin{name: "B", preFilter: &framework.PreFilterResult{NodeNames: sets.New("n2")}}
 	c := &fakePlugin{name: "C", preFilterStatus: framework.NewStatus(framework.Skip)}
-	f := newFW(t, registryOf(a, b, c), Plugins{MultiPoint: PluginSet{Enabled: refs("C", "A", "B")}, QueueSort: PluginSet{Enabled: refs("A"), Disabled: refs("*")}}, ns)
+	f := newFW(t, registryOf(a, b, c), config.Plugins{MultiPoint: config.PluginSet{Enabled: refs("C", "A", "B")}, QueueSort: config.PluginSet{Enabled: refs("A"), Disabled: refs("*")}}, ns)
 	state := framework.NewCycleState()
 	_, s, rejectors := f.RunPreFilterPlugins(context.Background(), state, &corev1.Pod{})
 	if s.Code() != framework.UnschedulableAndUnresolvable || s.Message() != "node(s) didn't satisfy plugin(s) [A B] simultaneously" || !rejectors.Equal(sets.New("A", "B")) {
 		t.Errorf("status %v rejectors %v", s, rejectors)
 	}
-	f = newFW(t, registryOf(a, c), Plugins{MultiPoint: PluginSet{Enabled: refs("C", "A")}, QueueSort: PluginSet{Enabled: refs("A"), Disabled: refs("*")}}, ns)
+	f = newFW(t, registryOf(a, c), config.Plugins{MultiPoint: config.PluginSet{Enabled: refs("C", "A")}, QueueSort: config.PluginSet{Enabled: refs("A"), Disabled: refs("*")}}, ns)
 	state = framework.NewCycleState()
 	res, s, _ := f.RunPreFilterPlugins(context.Background(), state, &corev1.Pod{})
 	if !s.IsSuccess() || !res.NodeNames.Equal(sets.New("n1")) || !state.SkipFilterPlugins.Has("C") {
@@ -272,7 +280,7 @@ func TestPermitWaitAllowRejectTimeout(t *testing.T) {
 		t.Run(tc, func(t *testing.T) {
 			clk := clock.NewFake(time.Unix(0, 0))
 			w := &fakePlugin{name: "W", permit: framework.NewStatus(framework.Wait), permitFor: 10 * time.Second}
-			f, err := NewFramework(context.Background(), registryOf(w), &Profile{Plugins: Plugins{MultiPoint: PluginSet{Enabled: refs("W")}}}, Options{Snapshot: &lister{}, Clock: clk})
+			f, err := NewFramework(context.Background(), registryOf(w), profile(config.Plugins{MultiPoint: config.PluginSet{Enabled: refs("W")}}), Options{Snapshot: &lister{}, Clock: clk})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -313,7 +321,7 @@ func TestBindSkipsToNextAndUnreserveReverse(t *testing.T) {
 	var calls []string
 	a := &fakePlugin{name: "A", bind: framework.NewStatus(framework.Skip), calls: &calls}
 	b := &fakePlugin{name: "B", calls: &calls}
-	f, err := NewFramework(context.Background(), registryOf(a, b), &Profile{Plugins: Plugins{MultiPoint: PluginSet{Enabled: refs("A", "B")}, QueueSort: PluginSet{Enabled: refs("A"), Disabled: refs("*")}}}, Options{Snapshot: &lister{}})
+	f, err := NewFramework(context.Background(), registryOf(a, b), profile(config.Plugins{MultiPoint: config.PluginSet{Enabled: refs("A", "B")}, QueueSort: config.PluginSet{Enabled: refs("A"), Disabled: refs("*")}}), Options{Snapshot: &lister{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,7 +375,7 @@ func TestFilterWithNominatedPods(t *testing.T) {
 			ns := nodes("n1")
 			a := &fakePlugin{name: "A"}
 			f, err := NewFramework(context.Background(), registryOf(a, &maxPods{limit: 1}),
-				&Profile{Plugins: Plugins{MultiPoint: PluginSet{Enabled: refs("A", "MaxPods")}}},
+				profile(config.Plugins{MultiPoint: config.PluginSet{Enabled: refs("A", "MaxPods")}}),
 				Options{Snapshot: &lister{ns}, PodNominator: &nominator{pods: map[string][]*framework.PodInfo{"n1": {nominated}}}})
 			if err != nil {
 				t.Fatal(err)
