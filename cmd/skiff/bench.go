@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -14,7 +15,7 @@ func newBench() *cobra.Command {
 		Short: "Measure skiff components from the client side",
 		Args:  cobra.NoArgs,
 	}
-	cmd.AddCommand(newBenchAPIServer(), newBenchControllers())
+	cmd.AddCommand(newBenchAPIServer(), newBenchControllers(), newBenchScheduler())
 	return cmd
 }
 
@@ -79,6 +80,64 @@ func newBenchControllers() *cobra.Command {
 	f.Float64Var(&cfg.QPS, "kube-api-qps", 100000, "both managers' --kube-api-qps")
 	f.IntVar(&cfg.Burst, "kube-api-burst", 100000, "both managers' --kube-api-burst")
 	f.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "bound of each manager's run")
+	f.BoolVar(&cfg.JSON, "json", false, "print the report as JSON")
+	f.BoolVar(&cfg.Keep, "keep", false, "keep the data directories and logs")
+	return cmd
+}
+
+func newBenchScheduler() *cobra.Command {
+	cfg := bench.SchedulerConfig{}
+	var which, shape string
+	cmd := &cobra.Command{
+		Use:   "scheduler",
+		Short: "Measure schedulers on upstream's scheduler_perf SchedulingBasic shape: pods/s, latency, memory",
+		Long: "For each scheduler (skiff's `skiff scheduler`, upstream's kube-scheduler), start a fresh\n" +
+			"`skiff up --storage=memory` with every skiff component disabled, create --nodes nodes (4 CPU, 32Gi,\n" +
+			"110 pods, 3 zones) and --bound pods already bound, attach the scheduler as a child process (admin\n" +
+			"kubeconfig, KubeSchedulerConfiguration with clientConnection qps/burst 5000, no leader election), then\n" +
+			"create --pods pending pods and time until a watch saw all of them bound: pods/s (average and per-second\n" +
+			"p50/p90/p99), per-pod latency from create to binding, the scheduler's own attempt and SLI histograms\n" +
+			"from its /metrics, and its resident memory. --shape affinity puts a required pod affinity (zone) and a\n" +
+			"zone spread constraint (maxSkew 1) on every pod. See docs/benchmarks.md.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			switch which {
+			case "both":
+				cfg.Schedulers = []string{"skiff", "upstream"}
+			case "skiff", "upstream":
+				cfg.Schedulers = []string{which}
+			default:
+				return fmt.Errorf("--scheduler must be skiff, upstream or both, not %q", which)
+			}
+			switch shape {
+			case "all":
+				cfg.Shapes = []string{bench.ShapeBasic, bench.ShapeAffinity}
+			case bench.ShapeBasic, bench.ShapeAffinity:
+				cfg.Shapes = []string{shape}
+			default:
+				return fmt.Errorf("--shape must be basic, affinity or all, not %q", shape)
+			}
+			cfg.Out, cfg.Progress = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			ctx, stop := signalContext()
+			defer stop()
+			_, err := bench.RunScheduler(ctx, cfg)
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&which, "scheduler", "both", "schedulers to measure, one after the other against a fresh API server each: skiff, upstream or both")
+	f.StringVar(&shape, "shape", "basic", "workload shape: basic (SchedulingBasic), affinity (pod affinity + topology spread on every pod) or all")
+	f.IntVar(&cfg.Nodes, "nodes", 5000, "nodes")
+	f.IntVar(&cfg.Bound, "bound", 1000, "pods created already bound before the scheduler starts")
+	f.IntVar(&cfg.Pods, "pods", 10000, "pending pods whose scheduling is timed")
+	f.StringVar(&cfg.UpstreamScheduler, "upstream-scheduler", "", "upstream kube-scheduler binary (default: $KUBE_SCHEDULER, else ~/.cache/skiff-upstream-v1.34.4/kube-scheduler)")
+	f.StringVar(&cfg.SkiffBinary, "skiff-binary", "", "skiff binary running the API server and `skiff scheduler` (default: this executable)")
+	f.StringSliceVar(&cfg.SkiffArgs, "skiff-scheduler-args", bench.DefaultSkiffSchedulerArgs, "skiff scheduler's arguments after the binary; {kubeconfig}, {config} and {port} are replaced")
+	f.StringSliceVar(&cfg.UpstreamArgs, "upstream-scheduler-args", bench.DefaultUpstreamSchedulerArgs, "kube-scheduler's arguments; {kubeconfig}, {config} and {port} are replaced")
+	f.Float64Var(&cfg.QPS, "qps", 5000, "clientConnection.qps in both schedulers' configuration")
+	f.IntVar(&cfg.Burst, "burst", 5000, "clientConnection.burst in both schedulers' configuration")
+	f.IntVar(&cfg.Clients, "clients", 32, "concurrent clients creating nodes and pods")
+	f.DurationVar(&cfg.Timeout, "timeout", 15*time.Minute, "bound of each scheduler's measured phase")
 	f.BoolVar(&cfg.JSON, "json", false, "print the report as JSON")
 	f.BoolVar(&cfg.Keep, "keep", false, "keep the data directories and logs")
 	return cmd

@@ -217,6 +217,27 @@ type managerProcess struct {
 	exited chan struct{}
 	err    error
 	log    string
+	// what names the process in errors ("controller manager" when empty).
+	what string
+}
+
+// startProcess starts argv as a child with env added, its output in
+// logPath; what names it in errors.
+func startProcess(argv, env []string, logPath, what string) (*managerProcess, error) {
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p := &managerProcess{cmd: cmd, exited: make(chan struct{}), log: logPath, what: what}
+	go func() { p.err = cmd.Wait(); close(p.exited) }()
+	return p, nil
 }
 
 func startManager(cfg *ControllersConfig, which, dataDir, logPath string) (*managerProcess, error) {
@@ -278,7 +299,11 @@ func (p *managerProcess) check() error {
 		if len(b) > 2000 {
 			b = b[len(b)-2000:]
 		}
-		return fmt.Errorf("controller manager exited (%v): %s", p.err, strings.TrimSpace(string(b)))
+		what := p.what
+		if what == "" {
+			what = "controller manager"
+		}
+		return fmt.Errorf("%s exited (%v): %s", what, p.err, strings.TrimSpace(string(b)))
 	default:
 		return nil
 	}

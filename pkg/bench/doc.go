@@ -36,6 +36,24 @@
 // server, workload and flags; the report compares them with the targets
 // (≥ 2× upstream's pods/s, ≤ ½ its memory).
 //
+// RunScheduler (`skiff bench scheduler`) measures schedulers on upstream's
+// scheduler_perf SchedulingBasic shape: for each scheduler (skiff's
+// `<Command> scheduler`, upstream's kube-scheduler; both command lines are
+// data, SkiffArgs/UpstreamArgs) a fresh `skiff up --storage=memory` with
+// every skiff component disabled, Nodes nodes (created concurrently over
+// protobuf, the not-ready taint the API server puts on new nodes lifted)
+// and Bound pods created already bound, the scheduler started as a child
+// process (admin kubeconfig, a KubeSchedulerConfiguration with
+// clientConnection qps/burst 5000, no leader election) and ready once it
+// bound a warm-up pod; then Pods pending pods are created and a watch on
+// their namespace records when each was bound: pods/s (average, and
+// p50/p90/p99 of the pods bound in each second), per-pod latency from
+// create request to binding, the scheduler's attempt and SLI histograms
+// from its /metrics (before/after difference), its RSS (ready, end, peak)
+// and CPU. The affinity shape puts a required zone pod affinity and a zone
+// spread constraint (maxSkew 1, DoNotSchedule) on every pod, and the run
+// fails when the pods it placed violate that skew.
+//
 // The phase functions (CreatePods, ListPods, WatchFanout, …) take a
 // Client, so Go benchmarks can drive an in-process pkg/testenv server with
 // the same code.
