@@ -98,13 +98,15 @@ type FitError struct {
 // NoNodeAvailableMsg starts every FitError message.
 const NoNodeAvailableMsg = "0/%v nodes are available"
 
-// Error renders "0/N nodes are available: 3 Insufficient cpu, 2
-// node(s) had untolerated taint {...}. preemption: ..." with reasons
-// sorted as upstream's (by text) and counted over nodes.
+// Error renders upstream's message exactly: "0/N nodes are available:"
+// then the PreFilter message or the reasons counted over nodes and
+// sorted by text ("3 Insufficient cpu, 2 node(s) had untolerated taint
+// {...}"), each part ended by ".", then preemption's message ("preemption:
+// ..." — upstream ends that with a second "." too).
 func (f *FitError) Error() string {
-	reasonsMsg := fmt.Sprintf(NoNodeAvailableMsg, f.NumAllNodes)
+	msg := fmt.Sprintf(NoNodeAvailableMsg+":", f.NumAllNodes)
 	if f.Diagnosis.PreFilterMsg != "" {
-		reasonsMsg += ": " + f.Diagnosis.PreFilterMsg
+		msg += " " + f.Diagnosis.PreFilterMsg + "."
 	} else if f.Diagnosis.NodeToStatus != nil {
 		counts := map[string]int{}
 		f.Diagnosis.NodeToStatus.ForEachExplicitNode(func(_ string, s *Status) {
@@ -117,18 +119,38 @@ func (f *FitError) Error() string {
 				counts[r] += absent
 			}
 		}
-		var parts []string
+		parts := make([]string, 0, len(counts))
 		for r, n := range counts {
 			parts = append(parts, fmt.Sprintf("%v %v", n, r))
 		}
 		sort.Strings(parts)
 		if len(parts) > 0 {
-			reasonsMsg += ": " + strings.Join(parts, ", ")
+			msg += " " + strings.Join(parts, ", ") + "."
 		}
 	}
-	reasonsMsg += "."
 	if f.Diagnosis.PostFilterMsg != "" {
-		reasonsMsg += " " + f.Diagnosis.PostFilterMsg
+		msg += " " + f.Diagnosis.PostFilterMsg + "."
 	}
-	return reasonsMsg
+	return msg
+}
+
+// AddPluginStatus records the plugin of a rejection in the diagnosis
+// (Pending → PendingPlugins, other rejections → UnschedulablePlugins).
+func (d *Diagnosis) AddPluginStatus(s *Status) {
+	if s.Plugin() == "" {
+		return
+	}
+	if s.Code() == Pending {
+		if d.PendingPlugins == nil {
+			d.PendingPlugins = sets.New[string]()
+		}
+		d.PendingPlugins.Insert(s.Plugin())
+		return
+	}
+	if s.IsRejected() {
+		if d.UnschedulablePlugins == nil {
+			d.UnschedulablePlugins = sets.New[string]()
+		}
+		d.UnschedulablePlugins.Insert(s.Plugin())
+	}
 }

@@ -2,6 +2,7 @@ package framework
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
 
@@ -171,13 +172,15 @@ func TestFitErrorMessage(t *testing.T) {
 	m.Set("n1", NewStatus(Unschedulable, "Insufficient cpu"))
 	m.Set("n2", NewStatus(Unschedulable, "Insufficient cpu", "Insufficient memory"))
 	m.Set("n3", NewStatus(UnschedulableAndUnresolvable, "node(s) had untolerated taint {dedicated: gpu}"))
-	f := &FitError{NumAllNodes: 3, Diagnosis: Diagnosis{NodeToStatus: m, PostFilterMsg: "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."}}
-	want := "0/3 nodes are available: 1 Insufficient memory, 1 node(s) had untolerated taint {dedicated: gpu}, 2 Insufficient cpu. preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
+	f := &FitError{NumAllNodes: 4, Diagnosis: Diagnosis{NodeToStatus: m, PostFilterMsg: "preemption: 0/4 nodes are available: 4 No preemption victims found for incoming pod."}}
+	// n4 is absent (a PreFilter result excluded it): the default absent status has no reason.
+	// Upstream's preemption message ends in a second ".".
+	want := "0/4 nodes are available: 1 Insufficient memory, 1 node(s) had untolerated taint {dedicated: gpu}, 2 Insufficient cpu. preemption: 0/4 nodes are available: 4 No preemption victims found for incoming pod.."
 	if got := f.Error(); got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
 	f = &FitError{NumAllNodes: 0, Diagnosis: Diagnosis{NodeToStatus: NewDefaultNodeToStatus()}}
-	if got := f.Error(); got != "0/0 nodes are available." {
+	if got := f.Error(); got != "0/0 nodes are available:" {
 		t.Errorf("no nodes: %q", got)
 	}
 }
@@ -196,6 +199,10 @@ func TestStatus(t *testing.T) {
 	}
 	if !AsStatus(context.Canceled).Equal(AsStatus(context.Canceled)) || AsStatus(nil) != nil {
 		t.Error("AsStatus")
+	}
+	// Upstream: the error's message comes first in Reasons and Message.
+	if got := NewStatus(Unschedulable, "r").WithError(errors.New("e")).Message(); got != "e, r" {
+		t.Errorf("Message with error = %q", got)
 	}
 }
 

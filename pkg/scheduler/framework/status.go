@@ -51,11 +51,7 @@ type Status struct {
 
 // NewStatus returns a Status with code and reasons.
 func NewStatus(code Code, reasons ...string) *Status {
-	s := &Status{code: code, reasons: reasons}
-	if code == Error && len(reasons) > 0 {
-		s.err = errors.New(s.Message())
-	}
-	return s
+	return &Status{code: code, reasons: reasons}
 }
 
 // AsStatus wraps err in an Error status (nil for a nil err).
@@ -63,7 +59,7 @@ func AsStatus(err error) *Status {
 	if err == nil {
 		return nil
 	}
-	return &Status{code: Error, reasons: []string{err.Error()}, err: err}
+	return &Status{code: Error, err: err}
 }
 
 // Code is the status' code; Success for nil.
@@ -74,13 +70,14 @@ func (s *Status) Code() Code {
 	return s.code
 }
 
-// Reasons are the user-facing reasons.
+// Reasons are the user-facing reasons: the error's message (if any)
+// first, then the reasons, as upstream's.
 func (s *Status) Reasons() []string {
 	if s == nil {
 		return nil
 	}
-	if s.err != nil && len(s.reasons) == 0 {
-		return []string{s.err.Error()}
+	if s.err != nil {
+		return append([]string{s.err.Error()}, s.reasons...)
 	}
 	return s.reasons
 }
@@ -136,9 +133,10 @@ func (s *Status) IsRejected() bool {
 	return c == Unschedulable || c == UnschedulableAndUnresolvable || c == Pending
 }
 
-// AsError returns the status as an error (nil for Success and Skip).
+// AsError returns the status as an error (nil for Success, Wait and
+// Skip).
 func (s *Status) AsError() error {
-	if s.IsSuccess() || s.IsSkip() {
+	if s.IsSuccess() || s.IsWait() || s.IsSkip() {
 		return nil
 	}
 	if s.err != nil {
