@@ -168,3 +168,19 @@ func TestLoadClientConfig(t *testing.T) {
 		t.Fatalf("missing kubeconfig: err = %v", err)
 	}
 }
+
+func TestNewClientConfig(t *testing.T) {
+	conn := component.ClientConnection{QPS: 50, Burst: 100, ContentType: client.ContentTypeProtobuf}
+	got, err := conn.NewClientConfig(&client.Config{Host: "https://a:6443"}, component.UserAgent(component.SchedulerName), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Host != "https://a:6443" || got.QPS != 50 || got.Burst != 100 || got.ContentType != client.ContentTypeProtobuf ||
+		got.UserAgent != "kube-scheduler/v0.0.0 (skiff)" {
+		t.Errorf("NewClientConfig = %+v", got)
+	}
+	got, err = conn.NewClientConfig(&client.Config{Host: "https://a:6443", UserAgent: "mine"}, "theirs", nil, nil)
+	if err != nil || got.UserAgent != "mine" {
+		t.Errorf("a set User-Agent was replaced: %+v %v", got, err)
+	}
+}

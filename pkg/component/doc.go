@@ -8,20 +8,23 @@
 //     --authorization-always-allow-paths, --profiling; AddServingFlags adds
 //     them), Health (/healthz in upstream's healthz handler format: "ping",
 //     fixed checks such as the leader election watchdog, and named checks
-//     of running parts that Add/Fail/Remove), NewMux (/healthz, /metrics,
-//     /debug/pprof/), Server (HTTPS with a self-signed certificate unless
-//     one is given, behind delegated authentication — client certificate
-//     of the client CA, else a TokenReview of a bearer token, else
-//     system:anonymous — and authorization — always-allowed paths,
-//     system:masters, else a SubjectAccessReview) and RunServing (serve
-//     while the component runs).
+//     of running parts that Add/Fail/Remove, ?verbose and ?exclude; Install
+//     mounts one on /healthz, /livez or /readyz), NewMux (/healthz,
+//     /metrics, /debug/pprof/), Server (HTTPS with a self-signed
+//     certificate unless one is given, behind delegated authentication —
+//     client certificate of the client CA, else a TokenReview of a bearer
+//     token, else system:anonymous — and authorization — always-allowed
+//     paths, system:masters, else a SubjectAccessReview) and RunServing
+//     (serve while the component runs).
 //   - Leader election: LeaderElectionConfig (upstream's --leader-elect*;
 //     AddLeaderElectionFlags adds them), RunLeaderElected (campaign on a
 //     Lease, run only while leading, ErrLeaderElectionLost when leadership
 //     is lost), NewWatchdog (the leaderElection health check) and
 //     LeaderGauge (leader_election_master_status{name}).
-//   - NewRegistry (the Go and process collectors), RegisterOrShare and
-//     LoadClientConfig (explicit config, in-cluster, or kubeconfig).
+//   - The client: ClientConnection (--kubeconfig, --kube-api-qps/-burst/
+//     -content-type) and its NewClientConfig (explicit config, in-cluster,
+//     or kubeconfig: LoadClientConfig), UserAgent; metrics: NewRegistry
+//     (the Go and process collectors), RegisterOrShare.
 //
 // A component's Run is, in outline:
 //

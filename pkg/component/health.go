@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -82,17 +83,28 @@ func (h *Health) Checks() []HealthChecker {
 	return out
 }
 
-// Handler answers path and path/<check> as upstream's healthz handler:
-// "ok", or 500 with one [+]/[-] line per check ("reason withheld")
-// followed by "healthz check failed"; ?verbose lists the lines when
-// healthy too; path/<check> runs one check ("ok", or 500 with its error),
-// 404 for an unknown check. Mount it on path and path+"/".
+// Install mounts Handler(path) on path and path+"/" of mux.
+func (h *Health) Install(mux *http.ServeMux, path string) {
+	hh := h.Handler(path)
+	mux.Handle(path, hh)
+	mux.Handle(path+"/", hh)
+}
+
+// Handler answers path and path/<check> as upstream's healthz handler
+// does, name being path's first segment (healthz, livez, readyz): "ok",
+// or 500 with one [+]/[-] line per check ("reason withheld") followed by
+// "<name> check failed"; ?verbose lists the lines when healthy too,
+// followed by "<name> check passed"; ?exclude=<check> (repeatable) counts
+// a check as "[+]<check> excluded: ok" and warns about names that match
+// no check. path/<check> runs one check ("ok", or 500 with its error), 404
+// for an unknown check.
 func (h *Health) Handler(path string) http.Handler {
+	name, _, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		checks := h.Checks()
-		if name, ok := strings.CutPrefix(r.URL.Path, path+"/"); ok {
+		if check, ok := strings.CutPrefix(r.URL.Path, path+"/"); ok {
 			for _, c := range checks {
-				if c.Name() == name {
+				if c.Name() == check {
 					w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 					w.Header().Set("X-Content-Type-Options", "nosniff")
 					if err := c.Check(r); err != nil {
@@ -106,10 +118,18 @@ func (h *Health) Handler(path string) http.Handler {
 			http.NotFound(w, r)
 			return
 		}
-		_, verbose := r.URL.Query()["verbose"]
+		excluded := map[string]bool{}
+		for _, n := range r.URL.Query()["exclude"] {
+			excluded[n] = true
+		}
 		var b strings.Builder
 		failed := false
 		for _, c := range checks {
+			if excluded[c.Name()] {
+				delete(excluded, c.Name())
+				fmt.Fprintf(&b, "[+]%s excluded: ok\n", c.Name())
+				continue
+			}
 			if err := c.Check(r); err != nil {
 				failed = true
 				fmt.Fprintf(&b, "[-]%s failed: reason withheld\n", c.Name())
@@ -117,15 +137,26 @@ func (h *Health) Handler(path string) http.Handler {
 				fmt.Fprintf(&b, "[+]%s ok\n", c.Name())
 			}
 		}
+		if len(excluded) > 0 {
+			unmatched := make([]string, 0, len(excluded))
+			for n := range excluded {
+				unmatched = append(unmatched, n)
+			}
+			slices.Sort(unmatched)
+			for i, n := range unmatched {
+				unmatched[i] = strconv.Quote(n)
+			}
+			fmt.Fprintf(&b, "warn: some health checks cannot be excluded: no matches for %s\n", strings.Join(unmatched, ","))
+		}
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		if failed {
 			w.WriteHeader(http.StatusInternalServerError)
-			fmt.Fprint(w, b.String()+"healthz check failed\n")
+			fmt.Fprintf(w, "%s%s check failed\n", b.String(), name)
 			return
 		}
-		if verbose {
-			fmt.Fprint(w, b.String()+"healthz check passed\n")
+		if _, verbose := r.URL.Query()["verbose"]; verbose {
+			fmt.Fprintf(w, "%s%s check passed\n", b.String(), name)
 			return
 		}
 		fmt.Fprint(w, "ok")

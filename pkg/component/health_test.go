@@ -42,6 +42,13 @@ func TestHealth(t *testing.T) {
 		{name: "one fixed check", fixed: []component.HealthChecker{stuck}, path: "/healthz/leaderElection",
 			wantCode: 500, wantBody: "internal server error: stuck\n"},
 		{name: "ping", path: "/healthz/ping", wantCode: 200, wantBody: "ok"},
+		{name: "excluded failure", fixed: []component.HealthChecker{stuck}, path: "/healthz?exclude=leaderElection",
+			setup: func(h *component.Health) { h.Add("a") }, wantCode: 200, wantBody: "ok"},
+		{name: "excluded, verbose, with unknown names", fixed: []component.HealthChecker{stuck}, path: "/healthz?verbose&exclude=zz&exclude=leaderElection&exclude=b",
+			wantCode: 200, wantBody: "[+]ping ok\n[+]leaderElection excluded: ok\nwarn: some health checks cannot be excluded: no matches for \"b\",\"zz\"\nhealthz check passed\n"},
+		{name: "excluded, still failing", fixed: []component.HealthChecker{stuck}, path: "/healthz?exclude=a",
+			setup:    func(h *component.Health) { h.Fail("a", errors.New("boom")) },
+			wantCode: 500, wantBody: "[+]ping ok\n[-]leaderElection failed: reason withheld\n[+]a excluded: ok\nhealthz check failed\n"},
 		{name: "unknown check", path: "/healthz/nope", wantCode: 404, wantBody: "404 page not found\n"},
 	}
 	for _, tt := range tests {
@@ -65,18 +72,29 @@ func TestHealth(t *testing.T) {
 }
 
 // TestHealthHandlerPath: the handler serves its checks under the path it
-// is mounted on (a component may serve /readyz with other checks).
+// is mounted on and names itself after it (a component may serve /readyz
+// and /livez with other checks).
 func TestHealthHandlerPath(t *testing.T) {
-	h := component.NewHealth()
-	h.Fail("sync", errors.New("not synced"))
+	ready := component.NewHealth()
+	ready.Fail("sync", errors.New("not synced"))
 	mux := http.NewServeMux()
-	mux.Handle("/readyz", h.Handler("/readyz"))
-	mux.Handle("/readyz/", h.Handler("/readyz"))
-	for path, want := range map[string]int{"/readyz": 500, "/readyz/sync": 500, "/readyz/ping": 200} {
+	ready.Install(mux, "/readyz")
+	component.NewHealth().Install(mux, "/livez")
+	for _, tt := range []struct {
+		path     string
+		wantCode int
+		wantBody string
+	}{
+		{"/readyz", 500, "[+]ping ok\n[-]sync failed: reason withheld\nreadyz check failed\n"},
+		{"/readyz/sync", 500, "internal server error: not synced\n"},
+		{"/readyz/ping", 200, "ok"},
+		{"/livez?verbose", 200, "[+]ping ok\nlivez check passed\n"},
+		{"/healthz", 404, "404 page not found\n"},
+	} {
 		rec := httptest.NewRecorder()
-		mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
-		if rec.Code != want {
-			t.Errorf("GET %s = %d, want %d", path, rec.Code, want)
+		mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, tt.path, nil))
+		if rec.Code != tt.wantCode || rec.Body.String() != tt.wantBody {
+			t.Errorf("GET %s = %d %q, want %d %q", tt.path, rec.Code, rec.Body.String(), tt.wantCode, tt.wantBody)
 		}
 	}
 }

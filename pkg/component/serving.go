@@ -106,9 +106,7 @@ func (c *ServingConfig) Validate() []error {
 // serving it.
 func NewMux(cfg ServingConfig, health *Health, gatherer prometheus.Gatherer) *http.ServeMux {
 	mux := http.NewServeMux()
-	hh := health.Handler("/healthz")
-	mux.Handle("/healthz", hh)
-	mux.Handle("/healthz/", hh)
+	health.Install(mux, "/healthz")
 	if gatherer != nil {
 		mux.Handle("/metrics", promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{}))
 	}

@@ -53,19 +53,10 @@ func New(cfg Config) (*Manager, error) {
 		return nil, err
 	}
 	enabled, _ := EnabledControllers(cfg.Descriptors, cfg.Controllers)
-	ccfg, err := component.LoadClientConfig(cfg.ClientConfig, cfg.Kubeconfig)
+	conn := component.ClientConnection{Kubeconfig: cfg.Kubeconfig, QPS: cfg.KubeAPIQPS, Burst: cfg.KubeAPIBurst, ContentType: cfg.KubeAPIContentType}
+	ccfg, err := conn.NewClientConfig(cfg.ClientConfig, component.UserAgent(Component), cfg.Clock, cfg.Logger)
 	if err != nil {
 		return nil, err
-	}
-	ccfg.QPS, ccfg.Burst, ccfg.ContentType = cfg.KubeAPIQPS, cfg.KubeAPIBurst, cfg.KubeAPIContentType
-	if ccfg.UserAgent == "" {
-		ccfg.UserAgent = Component + "/v0.0.0 (skiff)"
-	}
-	if ccfg.Clock == nil {
-		ccfg.Clock = cfg.Clock
-	}
-	if ccfg.Logger == nil {
-		ccfg.Logger = cfg.Logger
 	}
 	c, err := client.New(ccfg)
 	if err != nil {
