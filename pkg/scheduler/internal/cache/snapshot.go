@@ -24,8 +24,12 @@ type Snapshot struct {
 	havePodsWithRequiredAntiAffinityNodeInfoList []*framework.NodeInfo
 	// usedPVCSet: "namespace/claim" used by at least one pod on a node.
 	usedPVCSet sets.Set[string]
-	// generation: the cache generation the snapshot is up to date with.
-	generation int64
+	// generation: the cache generation the snapshot is up to date with;
+	// treeVersion: the cache's node tree version its lists follow; cache:
+	// the cache it was last updated from.
+	generation  int64
+	treeVersion int64
+	cache       *Cache
 }
 
 var _ framework.SharedLister = (*Snapshot)(nil)
