@@ -2,8 +2,11 @@ package plugins
 
 import (
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework"
+	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/defaultbinder"
+	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/imagelocality"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/names"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/nodename"
+	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/nodeports"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/nodeunschedulable"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/queuesort"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/schedulinggates"
@@ -18,6 +21,9 @@ func NewInTreeRegistry() framework.Registry {
 		names.SchedulingGates:   schedulinggates.New,
 		names.NodeName:          nodename.New,
 		names.NodeUnschedulable: nodeunschedulable.New,
+		names.NodePorts:         nodeports.New,
+		names.ImageLocality:     imagelocality.New,
+		names.DefaultBinder:     defaultbinder.New,
 	}
 	return r
 }
