@@ -88,6 +88,9 @@ func TestDependencyRules(t *testing.T) {
 		{from: mod + "pkg/registry/flowcontrol", forbidden: []string{mod + "pkg/storage", mod + "pkg/client", mod + "pkg/registry/core"}, direct: true},
 		{from: mod + "pkg/registry/certificates", forbidden: []string{mod + "pkg/storage", mod + "pkg/client", mod + "pkg/registry/core"}, direct: true},
 		{from: mod + "pkg/registry/apiregistration", forbidden: []string{mod + "pkg/storage", mod + "pkg/client", mod + "pkg/registry/core"}, direct: true},
+		// Helpers shared by the scheduler and the controllers (upstream's
+		// component-helpers) depend on k8s.io/api and apimachinery only.
+		{from: mod + "pkg/componenthelpers", forbidden: []string{mod + "pkg/"}},
 		// API types depend on apimachinery only.
 		{from: mod + "pkg/apis/", forbidden: []string{mod + "pkg", "k8s.io/api/"}},
 		{from: mod + "pkg/registry/admissionregistration", forbidden: []string{mod + "pkg/storage", mod + "pkg/client", mod + "pkg/registry/core"}, direct: true},

@@ -9,9 +9,10 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/skiff-sh/skiff/pkg/componenthelpers/scheduling/corev1helpers"
+	"github.com/skiff-sh/skiff/pkg/componenthelpers/scheduling/nodeaffinity"
 )
 
 // Labels and annotation the controller puts on pods, as upstream's.
@@ -60,100 +61,6 @@ func addDaemonTolerations(spec *corev1.PodSpec) {
 	}
 }
 
-// tolerates reports whether toleration t tolerates taint (key, operator
-// Exists/Equal, effect; empty key with Exists matches every key, empty
-// effect every effect).
-func tolerates(t *corev1.Toleration, taint *corev1.Taint) bool {
-	if t.Effect != "" && t.Effect != taint.Effect {
-		return false
-	}
-	if t.Key != "" && t.Key != taint.Key {
-		return false
-	}
-	switch t.Operator {
-	case corev1.TolerationOpExists:
-		return true
-	case "", corev1.TolerationOpEqual:
-		return t.Value == taint.Value
-	}
-	return false
-}
-
-// untolerated returns the first taint accepted by filter that no toleration
-// tolerates.
-func untolerated(taints []corev1.Taint, tolerations []corev1.Toleration, filter func(*corev1.Taint) bool) (*corev1.Taint, bool) {
-	for i := range taints {
-		if !filter(&taints[i]) {
-			continue
-		}
-		ok := false
-		for j := range tolerations {
-			if tolerates(&tolerations[j], &taints[i]) {
-				ok = true
-				break
-			}
-		}
-		if !ok {
-			return &taints[i], true
-		}
-	}
-	return nil, false
-}
-
-// matchesNodeSelectorTerms: any term matches (each term's expressions and
-// fields all match); no terms match nothing.
-func matchesNodeSelectorTerms(node *corev1.Node, terms []corev1.NodeSelectorTerm) bool {
-	for _, term := range terms {
-		if len(term.MatchExpressions) == 0 && len(term.MatchFields) == 0 {
-			continue // an empty term matches no objects
-		}
-		if requirementsMatch(term.MatchExpressions, labels.Set(node.Labels)) &&
-			requirementsMatch(term.MatchFields, labels.Set{metav1.ObjectNameField: node.Name}) {
-			return true
-		}
-	}
-	return false
-}
-
-func requirementsMatch(reqs []corev1.NodeSelectorRequirement, set labels.Set) bool {
-	for _, r := range reqs {
-		var op selection.Operator
-		switch r.Operator {
-		case corev1.NodeSelectorOpIn:
-			op = selection.In
-		case corev1.NodeSelectorOpNotIn:
-			op = selection.NotIn
-		case corev1.NodeSelectorOpExists:
-			op = selection.Exists
-		case corev1.NodeSelectorOpDoesNotExist:
-			op = selection.DoesNotExist
-		case corev1.NodeSelectorOpGt:
-			op = selection.GreaterThan
-		case corev1.NodeSelectorOpLt:
-			op = selection.LessThan
-		default:
-			return false
-		}
-		req, err := labels.NewRequirement(r.Key, op, r.Values)
-		if err != nil || !req.Matches(set) {
-			return false
-		}
-	}
-	return true
-}
-
-// fitsNodeAffinity: the pod's nodeSelector and required node affinity
-// match the node.
-func fitsNodeAffinity(spec *corev1.PodSpec, node *corev1.Node) bool {
-	if len(spec.NodeSelector) > 0 && !labels.SelectorFromSet(spec.NodeSelector).Matches(labels.Set(node.Labels)) {
-		return false
-	}
-	if a := spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
-		return matchesNodeSelectorTerms(node, a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms)
-	}
-	return true
-}
-
 // NodeShouldRunDaemonPod is upstream's: shouldRun is whether a daemon pod
 // should be placed on the node (template nodeName, nodeSelector, required
 // node affinity, NoSchedule/NoExecute taints tolerated, daemon tolerations
@@ -165,13 +72,12 @@ func NodeShouldRunDaemonPod(node *corev1.Node, ds *appsv1.DaemonSet) (shouldRun,
 		return false, false
 	}
 	addDaemonTolerations(spec)
-	if !fitsNodeAffinity(spec, node) {
+	// Parse errors of the affinity count as no match, as upstream's.
+	if fits, _ := nodeaffinity.GetRequiredNodeAffinity(&corev1.Pod{Spec: *spec}).Match(node); !fits {
 		return false, false
 	}
-	if _, bad := untolerated(node.Spec.Taints, spec.Tolerations, func(t *corev1.Taint) bool {
-		return t.Effect == corev1.TaintEffectNoExecute || t.Effect == corev1.TaintEffectNoSchedule
-	}); bad {
-		_, evict := untolerated(node.Spec.Taints, spec.Tolerations, func(t *corev1.Taint) bool { return t.Effect == corev1.TaintEffectNoExecute })
+	if _, bad := corev1helpers.FindMatchingUntoleratedTaint(node.Spec.Taints, spec.Tolerations, corev1helpers.DoNotScheduleTaint); bad {
+		_, evict := corev1helpers.FindMatchingUntoleratedTaint(node.Spec.Taints, spec.Tolerations, func(t *corev1.Taint) bool { return t.Effect == corev1.TaintEffectNoExecute })
 		return false, !evict
 	}
 	return true, true

@@ -24,6 +24,7 @@ import (
 	"github.com/skiff-sh/skiff/pkg/client/record"
 	"github.com/skiff-sh/skiff/pkg/client/workqueue"
 	"github.com/skiff-sh/skiff/pkg/clock"
+	"github.com/skiff-sh/skiff/pkg/componenthelpers/scheduling/corev1helpers"
 	"github.com/skiff-sh/skiff/pkg/controller/internal/metricsutil"
 )
 
@@ -222,7 +223,7 @@ func Decide(taints []corev1.Taint, tolerations []corev1.Toleration) Decision {
 	for i := range taints {
 		tolerated := false
 		for j := range tolerations {
-			if toleratesTaint(tolerations[j], taints[i]) {
+			if corev1helpers.ToleratesTaint(&tolerations[j], &taints[i]) {
 				used = append(used, tolerations[j])
 				tolerated = true
 				break
@@ -351,25 +352,6 @@ func (c *Controller) deletePod(ctx context.Context, ns, name string) error {
 	}
 	c.deleted.Inc()
 	return nil
-}
-
-// toleratesTaint is upstream's Toleration.ToleratesTaint without the
-// alpha comparison operators: an empty effect or key matches any, Exists
-// matches any value, Equal (or "") the same value.
-func toleratesTaint(t corev1.Toleration, taint corev1.Taint) bool {
-	if t.Effect != "" && t.Effect != taint.Effect {
-		return false
-	}
-	if t.Key != "" && t.Key != taint.Key {
-		return false
-	}
-	switch t.Operator {
-	case "", corev1.TolerationOpEqual:
-		return t.Value == taint.Value
-	case corev1.TolerationOpExists:
-		return true
-	}
-	return false
 }
 
 func hasDisruptionTarget(p *corev1.Pod) bool {
