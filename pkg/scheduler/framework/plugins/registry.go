@@ -5,6 +5,7 @@ import (
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/defaultbinder"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/imagelocality"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/names"
+	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/nodeaffinity"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/nodename"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/nodeports"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/nodeunschedulable"
@@ -24,6 +25,7 @@ func NewInTreeRegistry() framework.Registry {
 		names.NodePorts:         nodeports.New,
 		names.ImageLocality:     imagelocality.New,
 		names.DefaultBinder:     defaultbinder.New,
+		names.NodeAffinity:      nodeaffinity.New,
 	}
 	return r
 }

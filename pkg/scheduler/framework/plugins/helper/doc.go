@@ -1,6 +1,8 @@
 // Package helper holds what several in-tree scheduler plugins share, as
 // upstream's plugins/helper: typed access to the objects of a queueing
-// hint (As) and the broken-linear scoring function (shape scores).
+// hint (As), the broken-linear scoring function (shape scores), the
+// default score normalization (DefaultNormalizeScore) and the selector of
+// a pod's Services and controller for default spreading (DefaultSelector).
 //
 // Invariants: pure functions of their arguments; depends on the
 // framework's types and k8s.io/api only, never on a plugin.
