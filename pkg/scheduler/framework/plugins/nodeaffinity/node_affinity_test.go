@@ -104,7 +104,7 @@ func TestFilter(t *testing.T) {
 				MatchExpressions: []corev1.NodeSelectorRequirement{req("foo", corev1.NodeSelectorOpIn, "bar")}}),
 			wantPreResult: &framework.PreFilterResult{NodeNames: sets.New("node1")}},
 		{name: "two terms: both name nodes, union", nodeName: "node1", labels: map[string]string{"foo": "bar"},
-			pod: requiredPod(nil, fieldTerm(req(metav1.ObjectNameField, corev1.NodeSelectorOpIn, "node1")), fieldTerm(req(metav1.ObjectNameField, corev1.NodeSelectorOpIn, "node2"))),
+			pod:           requiredPod(nil, fieldTerm(req(metav1.ObjectNameField, corev1.NodeSelectorOpIn, "node1")), fieldTerm(req(metav1.ObjectNameField, corev1.NodeSelectorOpIn, "node2"))),
 			wantPreResult: &framework.PreFilterResult{NodeNames: sets.New("node1", "node2")}},
 		{name: "one term: conflicting names", nodeName: "node1",
 			pod:           requiredPod(nil, fieldTerm(req(metav1.ObjectNameField, corev1.NodeSelectorOpIn, "node1"), req(metav1.ObjectNameField, corev1.NodeSelectorOpIn, "node2"))),
