@@ -78,6 +78,9 @@ func TestDependencyRules(t *testing.T) {
 		// The scheduler cache is pure bookkeeping over the plugin API's
 		// types: no client, no runtime, no plugin.
 		{from: mod + "pkg/scheduler/internal/cache", forbidden: []string{mod + "pkg/client", mod + "pkg/scheduler/framework/runtime", mod + "pkg/scheduler/framework/plugins"}, direct: true},
+		// The scheduling queue is pure bookkeeping: no API calls, no plugin
+		// implementations (only their names), no framework runtime.
+		{from: mod + "pkg/scheduler/internal/queue", forbidden: []string{mod + "pkg/client", mod + "pkg/scheduler/framework/runtime", mod + "pkg/scheduler/internal/cache"}, direct: true},
 		{from: mod + "pkg/kubelet", forbidden: []string{mod + "pkg/storage", mod + "pkg/apiserver", mod + "pkg/registry"}},
 		// field management sees the server only through its Config (definitions, conversions)
 		{from: mod + "pkg/apiserver/fieldmanager", forbidden: []string{mod + "pkg/apiserver", mod + "pkg/registry", mod + "pkg/storage"}},

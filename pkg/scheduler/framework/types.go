@@ -148,7 +148,17 @@ type QueuedPodInfo struct {
 	GatingPlugin string
 	// ConsecutiveErrorsCount counts attempts that ended in an Error.
 	ConsecutiveErrorsCount int
+	// UnschedulableCount counts attempts rejected by a plugin
+	// (Unschedulable or Pending); with ConsecutiveErrorsCount it sets the
+	// back-off, as upstream's.
+	UnschedulableCount int
+	// BackoffExpiration caches when the current back-off ends (zero: not
+	// computed yet); the queue resets it when the pod comes back.
+	BackoffExpiration time.Time
 }
+
+// Gated reports whether a PreEnqueue plugin keeps the pod out of activeQ.
+func (q *QueuedPodInfo) Gated() bool { return q.GatingPlugin != "" }
 
 // DeepCopy copies the queue bookkeeping (the PodInfo is shared).
 func (q *QueuedPodInfo) DeepCopy() *QueuedPodInfo {

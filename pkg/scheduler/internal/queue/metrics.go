@@ -1,0 +1,70 @@
+package queue
+
+import (
+	"errors"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics are upstream's queue metrics: scheduler_pending_pods{queue}
+// and scheduler_queue_incoming_pods_total{event,queue}. A nil *metrics
+// records nothing.
+type metrics struct {
+	pending  *prometheus.GaugeVec
+	incoming *prometheus.CounterVec
+	// the pending gauges by queue, resolved once
+	active, backoff, unschedulable, gated prometheus.Gauge
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	if reg == nil {
+		return nil
+	}
+	m := &metrics{
+		pending: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Subsystem: "scheduler", Name: "pending_pods",
+			Help: "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; 'backoff' means number of pods in backoffQ; 'unschedulable' means number of pods in unschedulablePods that the scheduler attempted to schedule and failed; 'gated' is the number of unschedulable pods that the scheduler never attempted to schedule because they are gated.",
+		}, []string{"queue"}),
+		incoming: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Subsystem: "scheduler", Name: "queue_incoming_pods_total",
+			Help: "Number of pods added to scheduling queues by event and queue type.",
+		}, []string{"queue", "event"}),
+	}
+	m.pending = register(reg, m.pending)
+	m.incoming = register(reg, m.incoming)
+	m.active = m.pending.WithLabelValues("active")
+	m.backoff = m.pending.WithLabelValues("backoff")
+	m.unschedulable = m.pending.WithLabelValues("unschedulable")
+	m.gated = m.pending.WithLabelValues("gated")
+	return m
+}
+
+// register registers c, or returns the collector already registered
+// under its name (two queues on one registry share the metrics).
+func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
+	if err := reg.Register(c); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if errors.As(err, &are) {
+			if existing, ok := are.ExistingCollector.(C); ok {
+				return existing
+			}
+		}
+	}
+	return c
+}
+
+func (m *metrics) incoming1(queue, event string) {
+	if m != nil {
+		m.incoming.WithLabelValues(queue, event).Inc()
+	}
+}
+
+func (m *metrics) setPending(active, backoff, unschedulable, gated int) {
+	if m == nil {
+		return
+	}
+	m.active.Set(float64(active))
+	m.backoff.Set(float64(backoff))
+	m.unschedulable.Set(float64(unschedulable))
+	m.gated.Set(float64(gated))
+}
