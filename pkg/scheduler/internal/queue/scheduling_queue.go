@@ -132,7 +132,10 @@ type unschedEntry struct {
 	gated bool // as counted in gated
 }
 
-type inFlightPod struct{ pInfo *framework.QueuedPodInfo }
+// inFlightPod is a popped pod: the PodInfo as popped (the scheduler may
+// replace pInfo.PodInfo during the attempt; the queue never reads the
+// QueuedPodInfo it handed out).
+type inFlightPod struct{ podInfo *framework.PodInfo }
 
 // clusterEvent is an event received while pods were in flight.
 type clusterEvent struct {
@@ -513,7 +516,7 @@ func (p *PriorityQueue) Pop(logger *slog.Logger) (*framework.QueuedPodInfo, erro
 			now := p.clock.Now()
 			pInfo.InitialAttemptTimestamp = &now
 		}
-		p.inFlightPods[pInfo.Pod.UID] = p.inFlightEvents.PushBack(&inFlightPod{pInfo: pInfo})
+		p.inFlightPods[pInfo.Pod.UID] = p.inFlightEvents.PushBack(&inFlightPod{podInfo: pInfo.PodInfo})
 		p.schedCycle++
 		ensureSets(pInfo)
 		pInfo.UnschedulablePlugins.Clear()
@@ -578,7 +581,7 @@ func (p *PriorityQueue) InFlightPods() []*corev1.Pod {
 	defer p.lock.RUnlock()
 	out := make([]*corev1.Pod, 0, len(p.inFlightPods))
 	for _, el := range p.inFlightPods {
-		out = append(out, el.Value.(*inFlightPod).pInfo.Pod)
+		out = append(out, el.Value.(*inFlightPod).podInfo.Pod)
 	}
 	return out
 }
@@ -1101,7 +1104,7 @@ func (p *PriorityQueue) podInfoOf(r podRef) *framework.PodInfo {
 		return q.PodInfo
 	}
 	if el, ok := p.inFlightPods[r.uid]; ok {
-		return el.Value.(*inFlightPod).pInfo.PodInfo
+		return el.Value.(*inFlightPod).podInfo
 	}
 	return &framework.PodInfo{Pod: r.toPod()}
 }
