@@ -6,11 +6,11 @@
 //     --tls-cert-file/--tls-private-key-file, --client-ca-file,
 //     --authentication-kubeconfig, --authorization-kubeconfig,
 //     --authorization-always-allow-paths, --profiling; AddServingFlags adds
-//     them), Health (/healthz in upstream's healthz handler format: "ping",
-//     fixed checks such as the leader election watchdog, and named checks
-//     of running parts that Add/Fail/Remove, ?verbose and ?exclude; Install
-//     mounts one on /healthz, /livez or /readyz), NewMux (/healthz,
-//     /metrics, /debug/pprof/), Server (HTTPS with a self-signed
+//     them), Health (/healthz in upstream's healthz handler format: fixed
+//     checks such as the leader election watchdog, named checks of running
+//     parts that Add/Fail/Remove, "ping" when there is no other check,
+//     ?verbose and ?exclude; Install mounts one on /healthz, /livez or
+//     /readyz), NewMux (/healthz, /metrics, /debug/pprof/), Server (HTTPS with a self-signed
 //     certificate unless one is given, behind delegated authentication —
 //     client certificate of the client CA, else a TokenReview of a bearer
 //     token, else system:anonymous — and authorization — always-allowed
@@ -28,11 +28,19 @@
 //
 // A component's Run is, in outline:
 //
-//	health := component.NewHealth(watchdog)
+//	health := component.NewHealth(watchdog) // the watchdog only with leader election
 //	srv, _ := component.NewServer(serving, component.NewMux(serving, health, gatherer), clk, logger)
 //	return component.RunServing(ctx, srv, func(ctx context.Context) error {
 //		return component.RunLeaderElected(ctx, component.LeaderElection{...}, work)
 //	})
+//
+// What upstream 1.34 serves (observed on its binaries):
+// kube-controller-manager serves /healthz only (no /healthz/<check>, no
+// /livez or /readyz), its checks leaderElection (with --leader-elect) and
+// one per started controller, ping only while there is no other check.
+// kube-scheduler serves /healthz and /healthz/<check> (leaderElection with
+// --leader-elect, else ping), /livez (ping) and /readyz (leaderElection,
+// shutdown, sched-handler-sync).
 //
 // Invariants:
 //   - No package-level mutable state: defaults come from functions, every

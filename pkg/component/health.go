@@ -29,10 +29,11 @@ func NamedCheck(name string, fn func(*http.Request) error) HealthChecker {
 	return namedCheck{name, fn}
 }
 
-// Health holds a component's health checks: "ping" (always healthy),
-// then the fixed checks given to NewHealth in their order, then the named
-// checks of the running parts (Add, Fail, Remove) sorted by name. It is
-// safe for concurrent use.
+// Health holds a component's health checks: the fixed checks given to
+// NewHealth in their order, then the named checks of the running parts
+// (Add, Fail, Remove) sorted by name; with no check at all, "ping" (always
+// healthy), as upstream's healthz handler installs ping only when given no
+// check. It is safe for concurrent use.
 type Health struct {
 	fixed []HealthChecker
 
@@ -40,7 +41,8 @@ type Health struct {
 	parts map[string]error // running parts; non-nil: failed
 }
 
-// NewHealth returns the checks ping, then fixed.
+// NewHealth returns the checks fixed (none: ping alone until a part is
+// added).
 func NewHealth(fixed ...HealthChecker) *Health {
 	return &Health{fixed: slices.Clone(fixed), parts: map[string]error{}}
 }
@@ -68,7 +70,7 @@ func (h *Health) Remove(name string) {
 
 // Checks returns the current checks in the order they are reported.
 func (h *Health) Checks() []HealthChecker {
-	out := append([]HealthChecker{NamedCheck("ping", func(*http.Request) error { return nil })}, h.fixed...)
+	out := slices.Clone(h.fixed)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	names := make([]string, 0, len(h.parts))
@@ -79,6 +81,9 @@ func (h *Health) Checks() []HealthChecker {
 	for _, n := range names {
 		err := h.parts[n]
 		out = append(out, NamedCheck(n, func(*http.Request) error { return err }))
+	}
+	if len(out) == 0 {
+		out = append(out, NamedCheck("ping", func(*http.Request) error { return nil }))
 	}
 	return out
 }

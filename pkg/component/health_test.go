@@ -11,7 +11,8 @@ import (
 )
 
 // TestHealth: /healthz answers as upstream's healthz handler for every
-// state of the checks.
+// state of the checks ("ping" only when there is no other check, as
+// upstream installs it).
 func TestHealth(t *testing.T) {
 	watchdog := component.NamedCheck("leaderElection", func(*http.Request) error { return nil })
 	stuck := component.NamedCheck("leaderElection", func(*http.Request) error { return errors.New("stuck") })
@@ -26,12 +27,12 @@ func TestHealth(t *testing.T) {
 		{name: "only ping", path: "/healthz", wantCode: 200, wantBody: "ok"},
 		{name: "verbose", fixed: []component.HealthChecker{watchdog}, path: "/healthz?verbose",
 			setup:    func(h *component.Health) { h.Add("b-controller"); h.Add("a-controller") },
-			wantCode: 200, wantBody: "[+]ping ok\n[+]leaderElection ok\n[+]a-controller ok\n[+]b-controller ok\nhealthz check passed\n"},
+			wantCode: 200, wantBody: "[+]leaderElection ok\n[+]a-controller ok\n[+]b-controller ok\nhealthz check passed\n"},
 		{name: "a failed part", fixed: []component.HealthChecker{watchdog}, path: "/healthz",
 			setup:    func(h *component.Health) { h.Add("a"); h.Add("b"); h.Fail("b", errors.New("boom")) },
-			wantCode: 500, wantBody: "[+]ping ok\n[+]leaderElection ok\n[+]a ok\n[-]b failed: reason withheld\nhealthz check failed\n"},
+			wantCode: 500, wantBody: "[+]leaderElection ok\n[+]a ok\n[-]b failed: reason withheld\nhealthz check failed\n"},
 		{name: "a failed fixed check", fixed: []component.HealthChecker{stuck}, path: "/healthz",
-			wantCode: 500, wantBody: "[+]ping ok\n[-]leaderElection failed: reason withheld\nhealthz check failed\n"},
+			wantCode: 500, wantBody: "[-]leaderElection failed: reason withheld\nhealthz check failed\n"},
 		{name: "removed part", path: "/healthz?verbose",
 			setup:    func(h *component.Health) { h.Add("a"); h.Fail("a", errors.New("boom")); h.Remove("a") },
 			wantCode: 200, wantBody: "[+]ping ok\nhealthz check passed\n"},
@@ -42,13 +43,14 @@ func TestHealth(t *testing.T) {
 		{name: "one fixed check", fixed: []component.HealthChecker{stuck}, path: "/healthz/leaderElection",
 			wantCode: 500, wantBody: "internal server error: stuck\n"},
 		{name: "ping", path: "/healthz/ping", wantCode: 200, wantBody: "ok"},
+		{name: "no ping beside other checks", path: "/healthz/ping", setup: func(h *component.Health) { h.Add("a") }, wantCode: 404, wantBody: "404 page not found\n"},
 		{name: "excluded failure", fixed: []component.HealthChecker{stuck}, path: "/healthz?exclude=leaderElection",
 			setup: func(h *component.Health) { h.Add("a") }, wantCode: 200, wantBody: "ok"},
 		{name: "excluded, verbose, with unknown names", fixed: []component.HealthChecker{stuck}, path: "/healthz?verbose&exclude=zz&exclude=leaderElection&exclude=b",
-			wantCode: 200, wantBody: "[+]ping ok\n[+]leaderElection excluded: ok\nwarn: some health checks cannot be excluded: no matches for \"b\",\"zz\"\nhealthz check passed\n"},
+			wantCode: 200, wantBody: "[+]leaderElection excluded: ok\nwarn: some health checks cannot be excluded: no matches for \"b\",\"zz\"\nhealthz check passed\n"},
 		{name: "excluded, still failing", fixed: []component.HealthChecker{stuck}, path: "/healthz?exclude=a",
 			setup:    func(h *component.Health) { h.Fail("a", errors.New("boom")) },
-			wantCode: 500, wantBody: "[+]ping ok\n[-]leaderElection failed: reason withheld\n[+]a excluded: ok\nhealthz check failed\n"},
+			wantCode: 500, wantBody: "[-]leaderElection failed: reason withheld\n[+]a excluded: ok\nhealthz check failed\n"},
 		{name: "unknown check", path: "/healthz/nope", wantCode: 404, wantBody: "404 page not found\n"},
 	}
 	for _, tt := range tests {
@@ -85,9 +87,9 @@ func TestHealthHandlerPath(t *testing.T) {
 		wantCode int
 		wantBody string
 	}{
-		{"/readyz", 500, "[+]ping ok\n[-]sync failed: reason withheld\nreadyz check failed\n"},
+		{"/readyz", 500, "[-]sync failed: reason withheld\nreadyz check failed\n"},
 		{"/readyz/sync", 500, "internal server error: not synced\n"},
-		{"/readyz/ping", 200, "ok"},
+		{"/readyz/ping", 404, "404 page not found\n"}, // no ping beside other checks, as upstream's
 		{"/livez?verbose", 200, "[+]ping ok\nlivez check passed\n"},
 		{"/healthz", 404, "404 page not found\n"},
 	} {

@@ -101,12 +101,14 @@ func (c *ServingConfig) Validate() []error {
 }
 
 // NewMux returns the unauthenticated handler of a component's common
-// paths: /healthz (health), /metrics (gatherer, when not nil) and, with
-// cfg.Profiling, /debug/pprof/. The caller may add its own paths before
-// serving it.
+// paths: /healthz and /healthz/<check> (health, when not nil), /metrics
+// (gatherer, when not nil) and, with cfg.Profiling, /debug/pprof/. The
+// caller may add its own paths (/livez, /readyz, ...) before serving it.
 func NewMux(cfg ServingConfig, health *Health, gatherer prometheus.Gatherer) *http.ServeMux {
 	mux := http.NewServeMux()
-	health.Install(mux, "/healthz")
+	if health != nil {
+		health.Install(mux, "/healthz")
+	}
 	if gatherer != nil {
 		mux.Handle("/metrics", promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{}))
 	}

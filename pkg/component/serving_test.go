@@ -2,11 +2,16 @@ package component_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -80,9 +85,18 @@ func newGetter(t *testing.T, cert *tls.Certificate) getter {
 
 func (g getter) get(url, token string) (int, string) {
 	g.t.Helper()
+	code, body, _ := g.do(url, token, "")
+	return code, strings.TrimSpace(body)
+}
+
+func (g getter) do(url, token, userAgent string) (int, string, http.Header) {
+	g.t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, url, nil)
 	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Authorization", token)
+	}
+	if userAgent != "" {
+		req.Header.Set("User-Agent", userAgent)
 	}
 	resp, err := g.client.Do(req)
 	if err != nil {
@@ -90,85 +104,121 @@ func (g getter) get(url, token string) (int, string) {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, strings.TrimSpace(string(b))
+	return resp.StatusCode, string(b), resp.Header
 }
 
+// selfSignedClient is a client certificate no cluster CA signed.
+func selfSignedClient(t *testing.T) tls.Certificate {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(7), Subject: pkix.Name{CommonName: "mallory", Organization: []string{"system:masters"}},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+}
+
+// Upstream kube-scheduler 1.34's answers, byte for byte.
+const (
+	forbiddenMetrics = `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"forbidden: User \"system:anonymous\" cannot get path \"/metrics\"","reason":"Forbidden","details":{},"code":403}` + "\n"
+	unauthorized     = `{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"Unauthorized","reason":"Unauthorized","code":401}` + "\n"
+	// for curl: indented, no final newline (content-length 224)
+	forbiddenMetricsPretty = `{
+  "kind": "Status",
+  "apiVersion": "v1",
+  "metadata": {},
+  "status": "Failure",
+  "message": "forbidden: User \"system:anonymous\" cannot get path \"/metrics\"",
+  "reason": "Forbidden",
+  "details": {},
+  "code": 403
+}`
+)
+
 // TestServingAuth: the served paths are guarded as upstream's delegated
-// authentication and authorization guard them.
+// authentication and authorization guard them, with upstream's answers.
 func TestServingAuth(t *testing.T) {
 	env := testenv.StartT(t)
 	admin, err := tls.X509KeyPair(env.CertData, env.KeyData)
 	if err != nil {
 		t.Fatal(err)
 	}
+	stranger := selfSignedClient(t)
 	reg := component.NewRegistry()
 	health := component.NewHealth()
-	anon, cert := newGetter(t, nil), newGetter(t, &admin)
-
-	// No delegation: only the always-allowed paths, for anyone.
-	bare := serve(t, component.ServingConfig{Profiling: true}, health, reg)
-	if code, body := anon.get(bare+"/healthz", ""); code != 200 || body != "ok" {
-		t.Errorf("anonymous /healthz: %d %s", code, body)
-	}
-	if code, body := anon.get(bare+"/metrics", ""); code != 403 || body != `forbidden: User "system:anonymous" cannot get path "/metrics"` {
-		t.Errorf("anonymous /metrics without delegation: %d %s", code, body)
-	}
-	if code, _ := cert.get(bare+"/metrics", ""); code != 403 {
-		t.Errorf("a client certificate without a client CA is anonymous: %d", code)
-	}
-	if code, _ := anon.get(bare+"/debug/pprof/", ""); code != 403 {
-		t.Errorf("anonymous /debug/pprof/: %d", code)
-	}
-	if code, body := anon.get(bare+"/metrics", "some-token"); code != 401 || body != "Unauthorized" {
-		t.Errorf("a token without an authentication kubeconfig: %d %s", code, body)
-	}
-
-	// Authentication delegated: the client CA is looked up, tokens reviewed.
-	authn := serve(t, component.ServingConfig{AuthenticationKubeconfig: env.KubeconfigPath, Profiling: true}, health, reg)
-	if code, body := cert.get(authn+"/metrics", ""); code != 200 || !strings.Contains(body, "go_goroutines") {
-		t.Errorf("system:masters certificate: %d %.200s", code, body)
-	}
-	// Profiling is behind the same checks; off, the path is not served.
-	if code, body := cert.get(authn+"/debug/pprof/", ""); code != 200 || !strings.Contains(body, "goroutine") {
-		t.Errorf("/debug/pprof/ with profiling: %d %.200s", code, body)
-	}
-	noProf := serve(t, component.ServingConfig{AuthenticationKubeconfig: env.KubeconfigPath}, health, reg)
-	if code, _ := cert.get(noProf+"/debug/pprof/", ""); code != 404 {
-		t.Errorf("/debug/pprof/ without profiling: %d", code)
-	}
-	if code, body := anon.get(authn+"/metrics", "not-a-token"); code != 401 {
-		t.Errorf("bad token: %d %s", code, body)
-	}
-	if code, body := anon.get(authn+"/healthz/ping", ""); code != 403 || !strings.Contains(body, `cannot get path "/healthz/ping"`) {
-		t.Errorf("anonymous /healthz/ping without authorization: %d %s", code, body)
-	}
-	// The always-allowed paths are configurable; "/foo/*" is a prefix.
-	prefix := serve(t, component.ServingConfig{AuthorizationAlwaysAllowPaths: []string{"/healthz/*"}}, health, reg)
-	if code, _ := anon.get(prefix+"/healthz/ping", ""); code != 200 {
-		t.Errorf("/healthz/ping under an always-allowed prefix: %d", code)
-	}
-	if code, _ := anon.get(prefix+"/healthz", ""); code != 403 {
-		t.Errorf("/healthz outside the always-allowed prefix: %d", code)
-	}
-
-	// Authorization delegated: a SubjectAccessReview decides (skiff's API
-	// server allows every review until RBAC is enforced).
-	both := serve(t, component.ServingConfig{AuthenticationKubeconfig: env.KubeconfigPath, AuthorizationKubeconfig: env.KubeconfigPath}, health, reg)
-	if code, _ := anon.get(both+"/metrics", ""); code != 200 {
-		t.Errorf("anonymous /metrics with authorization delegated: %d", code)
-	}
-
-	// A client CA file authenticates certificates without a lookup.
 	caFile := filepath.Join(t.TempDir(), "ca.crt")
 	if err := os.WriteFile(caFile, env.CAData, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	withCA := serve(t, component.ServingConfig{ClientCAFile: caFile}, health, reg)
-	if code, _ := cert.get(withCA+"/metrics", ""); code != 200 {
-		t.Errorf("system:masters certificate of --client-ca-file: %d", code)
+	servers := map[string]string{
+		// No delegation: only the always-allowed paths, for anyone.
+		"bare": serve(t, component.ServingConfig{Profiling: true}, health, reg),
+		// Authentication delegated: the client CA is looked up, tokens reviewed.
+		"authn":  serve(t, component.ServingConfig{AuthenticationKubeconfig: env.KubeconfigPath, Profiling: true}, health, reg),
+		"noProf": serve(t, component.ServingConfig{AuthenticationKubeconfig: env.KubeconfigPath}, health, reg),
+		// Authorization delegated too: a SubjectAccessReview decides (skiff's
+		// API server allows every review until RBAC is enforced).
+		"both": serve(t, component.ServingConfig{AuthenticationKubeconfig: env.KubeconfigPath, AuthorizationKubeconfig: env.KubeconfigPath}, health, reg),
+		// The always-allowed paths are configurable; "/foo/*" is a prefix.
+		"prefix": serve(t, component.ServingConfig{AuthorizationAlwaysAllowPaths: []string{"/healthz/*"}}, health, reg),
+		// A client CA file authenticates certificates without a lookup.
+		"caFile": serve(t, component.ServingConfig{ClientCAFile: caFile}, health, reg),
 	}
-	if code, _ := anon.get(withCA+"/metrics", ""); code != 403 {
-		t.Errorf("anonymous with --client-ca-file: %d", code)
+	tests := []struct {
+		name      string
+		server    string
+		cert      *tls.Certificate
+		auth      string // Authorization header
+		userAgent string
+		path      string
+		wantCode  int
+		wantBody  string // exact when set
+		contains  string
+	}{
+		{name: "anonymous /healthz", server: "bare", path: "/healthz", wantCode: 200, wantBody: "ok"},
+		{name: "anonymous /metrics", server: "bare", path: "/metrics", wantCode: 403, wantBody: forbiddenMetrics},
+		{name: "pretty for curl", server: "bare", path: "/metrics", userAgent: "curl/8.5.0", wantCode: 403, wantBody: forbiddenMetricsPretty},
+		{name: "?pretty=false wins", server: "bare", path: "/metrics?pretty=false", userAgent: "curl/8.5.0", wantCode: 403, wantBody: forbiddenMetrics},
+		{name: "?pretty=true", server: "bare", path: "/metrics?pretty=true", wantCode: 403, wantBody: forbiddenMetricsPretty},
+		{name: "a certificate without a client CA is anonymous", server: "bare", cert: &admin, path: "/metrics", wantCode: 403, wantBody: forbiddenMetrics},
+		{name: "a token without token review is anonymous", server: "bare", auth: "Bearer some-token", path: "/metrics", wantCode: 403, wantBody: forbiddenMetrics},
+		{name: "anonymous /debug/pprof/", server: "bare", path: "/debug/pprof/", wantCode: 403, contains: `cannot get path \"/debug/pprof/\"`},
+		{name: "system:masters certificate", server: "authn", cert: &admin, path: "/metrics", wantCode: 200, contains: "go_goroutines"},
+		{name: "profiling", server: "authn", cert: &admin, path: "/debug/pprof/", wantCode: 200, contains: "goroutine"},
+		{name: "profiling off", server: "noProf", cert: &admin, path: "/debug/pprof/", wantCode: 404},
+		{name: "bad token", server: "authn", auth: "Bearer not-a-token", path: "/metrics", wantCode: 401, wantBody: unauthorized},
+		{name: "bad token, any scheme case", server: "authn", auth: "bearer not-a-token", path: "/healthz", wantCode: 401, wantBody: unauthorized},
+		{name: "not a bearer token: anonymous", server: "authn", auth: "Basic Zm9vOmJhcg==", path: "/healthz", wantCode: 200, wantBody: "ok"},
+		{name: "a certificate the CA did not sign", server: "authn", cert: &stranger, path: "/healthz", wantCode: 401, wantBody: unauthorized},
+		{name: "anonymous sub-path without authorization", server: "authn", path: "/healthz/ping", wantCode: 403, contains: `cannot get path \"/healthz/ping\"`},
+		{name: "anonymous with authorization delegated", server: "both", path: "/metrics", wantCode: 200, contains: "go_goroutines"},
+		{name: "always-allowed prefix", server: "prefix", path: "/healthz/ping", wantCode: 200, wantBody: "ok"},
+		{name: "outside the always-allowed prefix", server: "prefix", path: "/healthz", wantCode: 403, contains: `cannot get path \"/healthz\"`},
+		{name: "certificate of --client-ca-file", server: "caFile", cert: &admin, path: "/metrics", wantCode: 200},
+		{name: "anonymous with --client-ca-file", server: "caFile", path: "/metrics", wantCode: 403, wantBody: forbiddenMetrics},
+		{name: "stranger with --client-ca-file", server: "caFile", cert: &stranger, path: "/metrics", wantCode: 401, wantBody: unauthorized},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, body, h := newGetter(t, tt.cert).do(servers[tt.server]+tt.path, tt.auth, tt.userAgent)
+			if code != tt.wantCode || tt.wantBody != "" && body != tt.wantBody || !strings.Contains(body, tt.contains) {
+				t.Errorf("GET %s = %d %.300q, want %d %q (containing %q)", tt.path, code, body, tt.wantCode, tt.wantBody, tt.contains)
+			}
+			if cc := h.Get("Cache-Control"); cc != "no-cache, private" {
+				t.Errorf("Cache-Control %q", cc)
+			}
+			if code == 401 || code == 403 {
+				if ct := h.Get("Content-Type"); ct != "application/json" {
+					t.Errorf("Content-Type %q", ct)
+				}
+			}
+		})
 	}
 }
 

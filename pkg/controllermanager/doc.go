@@ -7,8 +7,9 @@
 //
 // What a Manager does, in order:
 //
-//  1. Serves /healthz (checks "ping", "leaderElection" and one per running
-//     controller) and /metrics (Prometheus: client_golang's Go and process
+//  1. Serves /healthz (as upstream's: checks "leaderElection" with leader
+//     election and one per running controller, "ping" while there is no
+//     other; no /healthz/<check>) and /metrics (Prometheus: client_golang's Go and process
 //     collectors, the workqueue metrics under upstream's names —
 //     workqueue_depth, workqueue_adds_total, ... labelled by queue name —
 //     and leader_election_master_status) over HTTPS on

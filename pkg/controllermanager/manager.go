@@ -88,8 +88,16 @@ func New(cfg Config) (*Manager, error) {
 		return nil, err
 	}
 	m.watchdog = component.NewWatchdog()
-	m.health = component.NewHealth(m.watchdog)
-	m.mux = component.NewMux(m.cfg.Serving, m.health, m.gatherer)
+	// Upstream's checks: leaderElection with leader election, one per
+	// started controller, ping while there is no other; on /healthz only
+	// (upstream's manager serves no /healthz/<check>).
+	if cfg.LeaderElection.LeaderElect {
+		m.health = component.NewHealth(m.watchdog)
+	} else {
+		m.health = component.NewHealth()
+	}
+	m.mux = component.NewMux(m.cfg.Serving, nil, m.gatherer)
+	m.mux.Handle("/healthz", m.health.Handler("/healthz"))
 	return m, nil
 }
 
