@@ -4,6 +4,7 @@ import (
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/defaultbinder"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/imagelocality"
+	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/interpodaffinity"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/names"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/nodeaffinity"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/nodename"
@@ -26,6 +27,7 @@ func NewInTreeRegistry() framework.Registry {
 		names.ImageLocality:     imagelocality.New,
 		names.DefaultBinder:     defaultbinder.New,
 		names.NodeAffinity:      nodeaffinity.New,
+		names.InterPodAffinity:  interpodaffinity.New,
 	}
 	return r
 }
