@@ -12,6 +12,7 @@ import (
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/nodeunschedulable"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/queuesort"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/schedulinggates"
+	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/tainttoleration"
 )
 
 // NewInTreeRegistry returns the factories of every in-tree plugin, by
@@ -28,6 +29,7 @@ func NewInTreeRegistry() framework.Registry {
 		names.DefaultBinder:     defaultbinder.New,
 		names.NodeAffinity:      nodeaffinity.New,
 		names.InterPodAffinity:  interpodaffinity.New,
+		names.TaintToleration:   tainttoleration.New,
 	}
 	return r
 }
