@@ -101,7 +101,9 @@ func TestScore(t *testing.T) {
 // Cases from upstream's TestTaintTolerationFilter (reason as 1.34.2+).
 func TestFilter(t *testing.T) {
 	untolerated := framework.NewStatus(framework.UnschedulableAndUnresolvable, "node(s) had untolerated taint(s)")
-	dedicated := func(v string, e corev1.TaintEffect) corev1.Taint { return corev1.Taint{Key: "dedicated", Value: v, Effect: e} }
+	dedicated := func(v string, e corev1.TaintEffect) corev1.Taint {
+		return corev1.Taint{Key: "dedicated", Value: v, Effect: e}
+	}
 	cases := []struct {
 		name string
 		pod  *corev1.Pod
