@@ -19,7 +19,8 @@
 //   - Leader election: LeaderElectionConfig (upstream's --leader-elect*;
 //     AddLeaderElectionFlags adds them), RunLeaderElected (campaign on a
 //     Lease, run only while leading, ErrLeaderElectionLost when leadership
-//     is lost), NewWatchdog (the leaderElection health check) and
+//     is lost, optionally release the Lease on exit as kube-scheduler
+//     does), NewWatchdog (the leaderElection health check) and
 //     LeaderGauge (leader_election_master_status{name}).
 //   - The client: ClientConnection (--kubeconfig, --kube-api-qps/-burst/
 //     -content-type) and its NewClientConfig (explicit config, in-cluster,
@@ -49,8 +50,9 @@
 //     pkg/apiserver, pkg/registry or pkg/storage).
 //   - The work guarded by leader election runs at most once per
 //     RunLeaderElected and only while leading; RunLeaderElected never
-//     returns before that work has returned, and never keeps it running
-//     after leadership is lost.
+//     returns before that work has returned, never keeps it running after
+//     leadership is lost, and (ReleaseOnCancel) never releases the Lease
+//     while it may still run.
 //   - Every served path goes through authentication and authorization;
 //     only the always-allowed paths and system:masters skip the review.
 package component

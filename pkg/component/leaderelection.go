@@ -133,6 +133,31 @@ type LeaderElection struct {
 	// math/rand/v2).
 	Rand   func() float64
 	Logger *slog.Logger
+	// ReleaseOnCancel gives the Lease up when ctx ends, once run has
+	// returned, so that a standby takes over at once rather than after
+	// the lease expires (upstream's kube-scheduler does; its controller
+	// manager does not). The lease is never released while run may still
+	// be running: when run takes longer than RenewDeadline to return, it
+	// is left to expire.
+	ReleaseOnCancel bool
+}
+
+// releaseAfterRun is a lock whose release (an update clearing the holder)
+// waits for the guarded work to have returned.
+type releaseAfterRun struct {
+	leaderelection.Lock
+	runDone <-chan struct{}
+}
+
+func (l releaseAfterRun) Update(ctx context.Context, ler leaderelection.LeaderElectionRecord) error {
+	if ler.HolderIdentity == "" {
+		select {
+		case <-l.runDone:
+		case <-ctx.Done():
+			return fmt.Errorf("not released: the work it guards is still running: %w", ctx.Err())
+		}
+	}
+	return l.Lock.Update(ctx, ler)
 }
 
 // RunLeaderElected runs run while this candidate leads the Lease
@@ -145,8 +170,9 @@ type LeaderElection struct {
 //   - leadership lost while ctx is live: run's context is cancelled and,
 //     once run has returned, RunLeaderElected returns
 //     ErrLeaderElectionLost (the component must exit, not campaign again);
-//   - ctx ending: nil once run (if it started) returned. The lock is not
-//     released (the next leader takes over after the lease expires).
+//   - ctx ending: nil once run (if it started) returned. The lock is
+//     released then with le.ReleaseOnCancel, else the next leader takes
+//     over after the lease expires.
 //
 // Without le.Config.LeaderElect it returns run(ctx).
 func RunLeaderElected(ctx context.Context, le LeaderElection, run func(context.Context) error) error {
@@ -158,8 +184,13 @@ func RunLeaderElected(ctx context.Context, le LeaderElection, run func(context.C
 		logger = slog.Default()
 	}
 	cfg := le.Config
-	lock := leaderelection.NewLeaseLock(le.Client, cfg.ResourceNamespace, cfg.ResourceName, cfg.Identity)
-	lock.LockConfig.EventRecorder = le.Recorder
+	lease := leaderelection.NewLeaseLock(le.Client, cfg.ResourceNamespace, cfg.ResourceName, cfg.Identity)
+	lease.LockConfig.EventRecorder = le.Recorder
+	runDone := make(chan struct{}) // closed once OnStartedLeading returned
+	var lock leaderelection.Lock = lease
+	if le.ReleaseOnCancel {
+		lock = releaseAfterRun{Lock: lease, runDone: runDone}
+	}
 	setLeader := func(v float64) {
 		if le.IsLeader != nil {
 			le.IsLeader.Set(v)
@@ -176,9 +207,10 @@ func RunLeaderElected(ctx context.Context, le LeaderElection, run func(context.C
 	)
 	elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
 		Lock: lock, LeaseDuration: cfg.LeaseDuration, RenewDeadline: cfg.RenewDeadline, RetryPeriod: cfg.RetryPeriod,
-		Name: le.Name, Clock: le.Clock, Rand: le.Rand, Logger: logger, WatchDog: le.WatchDog,
+		Name: le.Name, Clock: le.Clock, Rand: le.Rand, Logger: logger, WatchDog: le.WatchDog, ReleaseOnCancel: le.ReleaseOnCancel,
 		Callbacks: leaderelection.LeaderCallbacks{
 			OnStartedLeading: func(lctx context.Context) {
+				defer close(runDone)
 				mu.Lock()
 				if ended {
 					mu.Unlock()

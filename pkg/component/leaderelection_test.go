@@ -228,6 +228,52 @@ func TestRunLeaderElectedRunError(t *testing.T) {
 	}
 }
 
+// TestReleaseOnCancel: with ReleaseOnCancel the leader gives the Lease
+// up when its context ends, but only once its work has returned; a
+// standby then takes over at once, not after the lease expires.
+func TestReleaseOnCancel(t *testing.T) {
+	env := testenv.StartT(t)
+	const lease, retry = 30 * time.Second, 200 * time.Millisecond
+	unblock, running := make(chan struct{}), make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- component.RunLeaderElected(ctx, component.LeaderElection{
+			Config: component.LeaderElectionConfig{LeaderElect: true, LeaseDuration: lease, RenewDeadline: 10 * time.Second, RetryPeriod: retry,
+				ResourceNamespace: "kube-system", ResourceName: "release-lock", Identity: "a"},
+			Name: "release-lock", Client: mustClient(t, env), ReleaseOnCancel: true,
+		}, func(ctx context.Context) error {
+			close(running)
+			<-ctx.Done()
+			<-unblock // the work takes a while to stop
+			return nil
+		})
+	}()
+	wait(t, running, "a to lead")
+	b := campaign(t, env, "release-lock", "b", lease, 10*time.Second, retry)
+	cancel()
+	// a's work has not returned: the lease stays a's, b stands by.
+	select {
+	case <-b.running:
+		t.Fatal("b led while a's work was still running")
+	case err := <-done:
+		t.Fatalf("RunLeaderElected returned (%v) before its work did", err)
+	case <-time.After(5 * retry):
+	}
+	if h := holder(t, env, "release-lock"); h != "a" {
+		t.Fatalf("lease holder %q while a's work runs, want a", h)
+	}
+	close(unblock)
+	if err := <-done; err != nil {
+		t.Fatalf("RunLeaderElected = %v, want nil after its context ended", err)
+	}
+	released := time.Now()
+	wait(t, b.running, "b to take over the released lease")
+	if took := time.Since(released); took > lease/3 {
+		t.Errorf("b took over %v after the release, want about a retry period (lease %v)", took, lease)
+	}
+}
+
 func value(t *testing.T, g prometheus.Gauge) float64 {
 	t.Helper()
 	var m dto.Metric
