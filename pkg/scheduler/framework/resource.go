@@ -134,12 +134,24 @@ func (r *Resource) Get(name corev1.ResourceName) int64 {
 	return r.ScalarResources[name]
 }
 
-// IsScalarResourceName reports names kept in ScalarResources: extended
-// resources (domain-prefixed, not kubernetes.io/), hugepages-*, and
-// attachable-volumes-*.
+// IsScalarResourceName reports names kept in ScalarResources, as
+// upstream's scheduler util: extended resources (domain-prefixed, not
+// kubernetes.io/), hugepages-*, prefixed native resources
+// ("kubernetes.io/x", "foo.kubernetes.io/x") and attachable-volumes-*.
 func IsScalarResourceName(name corev1.ResourceName) bool {
 	return IsExtendedResourceName(name) || isPrefixed(string(name), corev1.ResourceHugePagesPrefix) ||
-		isPrefixed(string(name), corev1.ResourceAttachableVolumesPrefix)
+		isPrefixedNativeResource(string(name)) || isPrefixed(string(name), corev1.ResourceAttachableVolumesPrefix)
+}
+
+// isPrefixedNativeResource: a name with a domain in the kubernetes.io
+// namespace.
+func isPrefixedNativeResource(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '/' {
+			return isNativeResource(s)
+		}
+	}
+	return false
 }
 
 // IsExtendedResourceName reports a resource outside the kubernetes.io
@@ -179,8 +191,9 @@ func isPrefixed(s, prefix string) bool { return len(s) >= len(prefix) && s[:len(
 // resource helper does for the scheduler: the sum of the regular and
 // restartable init ("sidecar") containers, or the largest single init
 // container step (plus the sidecars started before it) when that is
-// more, plus the pod overhead. Pod-level resources (spec.resources),
-// when set, replace the container sum for CPU and memory. A container
+// more, plus the pod overhead. Pod-level requests (spec.resources),
+// when set, replace the container sum for CPU, memory and hugepages-*
+// (upstream's supported pod-level resources). A container
 // being resized in place counts with the larger of its desired and its
 // actual (status) requests. With nonZero, a container without a CPU or
 // memory request counts DefaultMilliCPURequest / DefaultMemoryRequest
@@ -213,11 +226,15 @@ func PodRequests(pod *corev1.Pod, nonZero bool) *Resource {
 	}
 	maxInto(reqs, initMax)
 	if pod.Spec.Resources != nil {
-		if q, ok := pod.Spec.Resources.Requests[corev1.ResourceCPU]; ok {
-			reqs.MilliCPU = q.MilliValue()
-		}
-		if q, ok := pod.Spec.Resources.Requests[corev1.ResourceMemory]; ok {
-			reqs.Memory = q.Value()
+		for name, q := range pod.Spec.Resources.Requests {
+			switch {
+			case name == corev1.ResourceCPU:
+				reqs.MilliCPU = q.MilliValue()
+			case name == corev1.ResourceMemory:
+				reqs.Memory = q.Value()
+			case isPrefixed(string(name), corev1.ResourceHugePagesPrefix):
+				reqs.SetScalar(name, q.Value())
+			}
 		}
 	}
 	reqs.Add(pod.Spec.Overhead)

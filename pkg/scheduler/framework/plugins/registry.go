@@ -9,6 +9,7 @@ import (
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/nodeaffinity"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/nodename"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/nodeports"
+	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/noderesources"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/nodeunschedulable"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/queuesort"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/schedulinggates"
@@ -20,16 +21,18 @@ import (
 func NewInTreeRegistry() framework.Registry {
 	r := framework.Registry{
 		// One line per plugin: names.X: x.New,
-		names.PrioritySort:      queuesort.New,
-		names.SchedulingGates:   schedulinggates.New,
-		names.NodeName:          nodename.New,
-		names.NodeUnschedulable: nodeunschedulable.New,
-		names.NodePorts:         nodeports.New,
-		names.ImageLocality:     imagelocality.New,
-		names.DefaultBinder:     defaultbinder.New,
-		names.NodeAffinity:      nodeaffinity.New,
-		names.InterPodAffinity:  interpodaffinity.New,
-		names.TaintToleration:   tainttoleration.New,
+		names.PrioritySort:                    queuesort.New,
+		names.SchedulingGates:                 schedulinggates.New,
+		names.NodeName:                        nodename.New,
+		names.NodeUnschedulable:               nodeunschedulable.New,
+		names.NodePorts:                       nodeports.New,
+		names.ImageLocality:                   imagelocality.New,
+		names.DefaultBinder:                   defaultbinder.New,
+		names.NodeAffinity:                    nodeaffinity.New,
+		names.InterPodAffinity:                interpodaffinity.New,
+		names.TaintToleration:                 tainttoleration.New,
+		names.NodeResourcesFit:                noderesources.NewFit,
+		names.NodeResourcesBalancedAllocation: noderesources.NewBalancedAllocation,
 	}
 	return r
 }

@@ -1,0 +1,43 @@
+package framework
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+func TestIsScalarResourceName(t *testing.T) {
+	for name, want := range map[corev1.ResourceName]bool{
+		"example.com/gpu":                   true,  // extended
+		"hugepages-2Mi":                     true,  // hugepages
+		"kubernetes.io/something":           true,  // prefixed native
+		"subdomain.kubernetes.io/something": true,  // prefixed native
+		"attachable-volumes-aws-ebs":        true,  // attachable volumes
+		"requests.example.com/gpu":          false, // quota name
+		"cpu":                               false,
+		"memory":                            false,
+		"pods":                              false,
+		"ephemeral-storage":                 false,
+	} {
+		if got := IsScalarResourceName(name); got != want {
+			t.Errorf("IsScalarResourceName(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+func TestPodRequestsPodLevelHugepages(t *testing.T) {
+	q := resource.MustParse
+	pod := &corev1.Pod{Spec: corev1.PodSpec{
+		Containers: []corev1.Container{{Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+			"cpu": q("1m"), "memory": q("1"), "hugepages-2Mi": q("3"), "example.com/foo": q("2"),
+		}}}},
+		Resources: &corev1.ResourceRequirements{Requests: corev1.ResourceList{
+			"cpu": q("3m"), "memory": q("2"), "hugepages-2Mi": q("5"),
+		}},
+	}}
+	got := PodRequests(pod, false)
+	if got.MilliCPU != 3 || got.Memory != 2 || got.ScalarResources["hugepages-2Mi"] != 5 || got.ScalarResources["example.com/foo"] != 2 {
+		t.Errorf("PodRequests = %+v, want pod-level cpu 3m, memory 2, hugepages 5 and the containers' example.com/foo 2", got)
+	}
+}
