@@ -137,7 +137,7 @@ func newBenchScheduler() *cobra.Command {
 	f.Float64Var(&cfg.QPS, "qps", 5000, "clientConnection.qps in both schedulers' configuration")
 	f.IntVar(&cfg.Burst, "burst", 5000, "clientConnection.burst in both schedulers' configuration")
 	f.IntVar(&cfg.Clients, "clients", 32, "concurrent clients creating nodes and pods")
-	f.DurationVar(&cfg.Timeout, "timeout", 15*time.Minute, "bound of each scheduler's measured phase")
+	f.DurationVar(&cfg.Timeout, "timeout", 30*time.Minute, "bound of each scheduler's measured phase")
 	f.BoolVar(&cfg.JSON, "json", false, "print the report as JSON")
 	f.BoolVar(&cfg.Keep, "keep", false, "keep the data directories and logs")
 	return cmd
