@@ -295,3 +295,29 @@ func (s *Scheduler) schedule(ctx context.Context) error {
 // ErrUnknownProfile is returned for a pod whose schedulerName has no
 // profile (such pods are never queued).
 var ErrUnknownProfile = errors.New("no profile for the pod's schedulerName")
+
+// InProcess returns a function that runs a Scheduler with the
+// configuration cc (nil: the default) and cfg against the API server of
+// the kubeconfig it is given, until its context ends:
+// testenv.Config.Scheduler takes it. Leader election and client-side
+// throttling are off (one scheduler, a test's own API server).
+func InProcess(cc *config.KubeSchedulerConfiguration, cfg Config) func(ctx context.Context, kubeconfigPath string) error {
+	return func(ctx context.Context, kubeconfigPath string) error {
+		c := cfg
+		if cc == nil {
+			cc = config.Default()
+		}
+		cc = cc.DeepCopy()
+		off := false
+		cc.ClientConnection.Kubeconfig, cc.ClientConnection.QPS, cc.LeaderElection.LeaderElect = kubeconfigPath, -1, &off
+		c.ComponentConfig, c.ClientConfig = cc, nil
+		if c.Identity == "" {
+			c.Identity = "testenv"
+		}
+		s, err := New(ctx, c)
+		if err != nil {
+			return err
+		}
+		return s.Run(ctx)
+	}
+}

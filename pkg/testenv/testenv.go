@@ -43,6 +43,9 @@ type Config struct {
 	// on the client, whose own tests use testenv.) It is stopped before
 	// the server; an error it returns is Stop's error.
 	ControllerManager func(ctx context.Context, kubeconfigPath string) error
+	// Scheduler, when set, runs likewise (scheduler.InProcess(cfg) for
+	// skiff's), so that a test's pods get bound to its nodes.
+	Scheduler func(ctx context.Context, kubeconfigPath string) error
 }
 
 // Environment is a running in-process API server.
@@ -61,9 +64,16 @@ type Environment struct {
 	done    chan error
 	cleanup []func()
 
-	cmCancel context.CancelFunc
-	cmDone   chan error
-	cmErr    error // what the controller manager returned, if it failed
+	comps []*runningComponent
+	cmErr error // what a component (controller manager, scheduler) returned, if it failed
+}
+
+// runningComponent is a controller manager or scheduler run by the
+// environment.
+type runningComponent struct {
+	name   string
+	cancel context.CancelFunc
+	done   chan error
 }
 
 // Start starts an Environment and returns once it is ready.
@@ -169,10 +179,17 @@ func Start(ctx context.Context, cfg Config) (*Environment, error) {
 		env.Stop()
 		return nil, err
 	}
-	if cfg.ControllerManager != nil {
-		cmCtx, cmCancel := context.WithCancel(context.Background())
-		env.cmCancel, env.cmDone = cmCancel, make(chan error, 1)
-		go func() { env.cmDone <- cfg.ControllerManager(cmCtx, env.KubeconfigPath) }()
+	for _, c := range []struct {
+		name string
+		run  func(context.Context, string) error
+	}{{"controller manager", cfg.ControllerManager}, {"scheduler", cfg.Scheduler}} {
+		if c.run == nil {
+			continue
+		}
+		cctx, cancel := context.WithCancel(context.Background())
+		rc := &runningComponent{name: c.name, cancel: cancel, done: make(chan error, 1)}
+		env.comps = append(env.comps, rc)
+		go func() { rc.done <- c.run(cctx, env.KubeconfigPath) }()
 	}
 	return env, nil
 }
@@ -213,18 +230,18 @@ func (e *Environment) HTTPClient() *http.Client {
 	return &http.Client{Transport: &http.Transport{TLSClientConfig: e.TLSConfig(), ForceAttemptHTTP2: true, MaxIdleConnsPerHost: 100}}
 }
 
-// Stop stops the controller manager (if any), then shuts the server down
+// Stop stops the controller manager and scheduler (if any), then shuts the server down
 // and waits for it.
 func (e *Environment) Stop() error {
 	var err error
-	if e.cmCancel != nil {
-		e.cmCancel()
-		if err = <-e.cmDone; err != nil {
-			err = fmt.Errorf("controller manager: %w", err)
+	for _, c := range e.comps {
+		c.cancel()
+		if cerr := <-c.done; cerr != nil && err == nil {
+			err = fmt.Errorf("%s: %w", c.name, cerr)
 			e.cmErr = err
 		}
-		e.cmCancel = nil
 	}
+	e.comps = nil
 	if e.cancel != nil {
 		e.cancel()
 		if serr := <-e.done; err == nil {
