@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -87,7 +88,7 @@ func newBenchControllers() *cobra.Command {
 
 func newBenchScheduler() *cobra.Command {
 	cfg := bench.SchedulerConfig{}
-	var which, shape string
+	var which, shape, extraConfig string
 	cmd := &cobra.Command{
 		Use:   "scheduler",
 		Short: "Measure schedulers on upstream's scheduler_perf SchedulingBasic shape: pods/s, latency, memory",
@@ -117,6 +118,13 @@ func newBenchScheduler() *cobra.Command {
 			default:
 				return fmt.Errorf("--shape must be basic, affinity or all, not %q", shape)
 			}
+			if extraConfig != "" {
+				b, err := os.ReadFile(extraConfig)
+				if err != nil {
+					return err
+				}
+				cfg.ExtraConfig = string(b)
+			}
 			cfg.Out, cfg.Progress = cmd.OutOrStdout(), cmd.ErrOrStderr()
 			ctx, stop := signalContext()
 			defer stop()
@@ -136,6 +144,7 @@ func newBenchScheduler() *cobra.Command {
 	f.StringSliceVar(&cfg.UpstreamArgs, "upstream-scheduler-args", bench.DefaultUpstreamSchedulerArgs, "kube-scheduler's arguments; {kubeconfig}, {config} and {port} are replaced")
 	f.Float64Var(&cfg.QPS, "qps", 5000, "clientConnection.qps in both schedulers' configuration")
 	f.IntVar(&cfg.Burst, "burst", 5000, "clientConnection.burst in both schedulers' configuration")
+	f.StringVar(&extraConfig, "extra-config", "", "file of YAML appended to the KubeSchedulerConfiguration both schedulers get (e.g. profiles: disabling plugins one of them lacks)")
 	f.IntVar(&cfg.Clients, "clients", 32, "concurrent clients creating nodes and pods")
 	f.DurationVar(&cfg.Timeout, "timeout", 30*time.Minute, "bound of each scheduler's measured phase")
 	f.BoolVar(&cfg.JSON, "json", false, "print the report as JSON")

@@ -58,6 +58,10 @@ type SchedulerConfig struct {
 	// configuration file (5000 and 5000, as scheduler_perf).
 	QPS   float64
 	Burst int
+	// ExtraConfig is YAML appended to the generated
+	// KubeSchedulerConfiguration that both schedulers get (e.g. a
+	// `profiles:` list disabling plugins one of them does not have yet).
+	ExtraConfig string
 	// Clients is how many concurrent clients create nodes and pods (32).
 	Clients int
 	// Timeout bounds each run's measured phase (30 min); ReadyTimeout the
@@ -81,10 +85,12 @@ type SchedulerConfig struct {
 	Progress io.Writer
 }
 
-// DefaultSkiffSchedulerArgs is `skiff scheduler`'s command line.
+// DefaultSkiffSchedulerArgs is `skiff scheduler`'s command line: the same
+// flags as upstream's (it serves /metrics with upstream's authorization).
 var DefaultSkiffSchedulerArgs = []string{
 	"scheduler", "--kubeconfig={kubeconfig}", "--leader-elect=false", "--config={config}",
-	"--secure-port={port}",
+	"--secure-port={port}", "--bind-address=127.0.0.1",
+	"--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
 }
 
 // DefaultUpstreamSchedulerArgs is kube-scheduler's: with --config its
@@ -445,7 +451,7 @@ func runScheduler(ctx context.Context, cfg *SchedulerConfig, root, shape, which 
 
 	// The scheduler.
 	confPath := filepath.Join(dir, "scheduler-config.yaml")
-	if err := os.WriteFile(confPath, []byte(schedulerConfigYAML(kubeconfig, cfg.QPS, cfg.Burst)), 0o600); err != nil {
+	if err := os.WriteFile(confPath, []byte(schedulerConfigYAML(kubeconfig, cfg.QPS, cfg.Burst)+cfg.ExtraConfig), 0o600); err != nil {
 		return res, err
 	}
 	port, err := freePort()

@@ -39,6 +39,8 @@ func runFakeScheduler(args []string) int {
 	config := fs.String("config", "", "")
 	fs.Bool("leader-elect", true, "")
 	port := fs.Int("secure-port", 0, "")
+	fs.String("bind-address", "", "")
+	fs.String("authorization-always-allow-paths", "", "")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -295,7 +297,7 @@ func TestSchedulerConfigChecks(t *testing.T) {
 		t.Errorf("upstream argv\n got %s\nwant %s", got, want)
 	}
 	got = strings.Join(cfg.schedulerArgv("skiff", "/d/kc", "/d/c.yaml", 1234), " ")
-	want = "/x/skiff scheduler --kubeconfig=/d/kc --leader-elect=false --config=/d/c.yaml --secure-port=1234"
+	want = "/x/skiff scheduler --kubeconfig=/d/kc --leader-elect=false --config=/d/c.yaml --secure-port=1234 --bind-address=127.0.0.1 --authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics"
 	if got != want {
 		t.Errorf("skiff argv\n got %s\nwant %s", got, want)
 	}
