@@ -3,6 +3,7 @@ package plugins
 import (
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/defaultbinder"
+	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/defaultpreemption"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/imagelocality"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/interpodaffinity"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/names"
@@ -33,6 +34,7 @@ func NewInTreeRegistry() framework.Registry {
 		names.TaintToleration:                 tainttoleration.New,
 		names.NodeResourcesFit:                noderesources.NewFit,
 		names.NodeResourcesBalancedAllocation: noderesources.NewBalancedAllocation,
+		names.DefaultPreemption:               defaultpreemption.New,
 	}
 	return r
 }
