@@ -106,7 +106,7 @@ func TestFlags(t *testing.T) {
 				t.Errorf("leader election %+v", le)
 			}
 		}},
-		{name: "set", args: []string{"--secure-port=0", "--bind-address=127.0.0.1", "--tls-cert-file=c", "--tls-private-key-file=k",
+		{name: "set", args: []string{"--secure-port=0", "--bind-address=127.0.0.1", "--tls-cert-file=c", "--tls-private-key-file=k", "--cert-dir=d",
 			"--authentication-kubeconfig=an", "--authorization-kubeconfig=az", "--client-ca-file=ca", "--authorization-always-allow-paths=/a,/b/*",
 			"--profiling=false", "--leader-elect=false", "--leader-elect-lease-duration=4s", "--leader-elect-renew-deadline=3s",
 			"--leader-elect-retry-period=500ms", "--leader-elect-resource-lock=leases", "--leader-elect-resource-namespace=ns",
@@ -114,7 +114,7 @@ func TestFlags(t *testing.T) {
 			check: func(t *testing.T, s component.ServingConfig, le component.LeaderElectionConfig) {
 				want := component.ServingConfig{BindAddress: "127.0.0.1", TLSCertFile: "c", TLSKeyFile: "k", AuthenticationKubeconfig: "an",
 					AuthorizationKubeconfig: "az", ClientCAFile: "ca", AuthorizationAlwaysAllowPaths: []string{"/a", "/b/*"}}
-				if s.SecurePort != 0 || s.BindAddress != want.BindAddress || s.TLSCertFile != "c" || s.TLSKeyFile != "k" ||
+				if s.SecurePort != 0 || s.BindAddress != want.BindAddress || s.TLSCertFile != "c" || s.TLSKeyFile != "k" || s.CertDirectory != "d" ||
 					s.AuthenticationKubeconfig != "an" || s.AuthorizationKubeconfig != "az" || s.ClientCAFile != "ca" ||
 					!slices.Equal(s.AuthorizationAlwaysAllowPaths, want.AuthorizationAlwaysAllowPaths) || s.Profiling {
 					t.Errorf("serving %+v", s)

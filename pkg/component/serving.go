@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -15,6 +16,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -36,9 +39,14 @@ type ServingConfig struct {
 	BindAddress string
 	Listener    net.Listener
 	// TLSCertFile and TLSKeyFile are the serving certificate; without them
-	// a self-signed one is made in memory, as upstream does without
-	// --tls-cert-file.
+	// a self-signed one is made, as upstream does without --tls-cert-file:
+	// in CertDirectory (--cert-dir) as <PairName>.crt/.key, kept there and
+	// reused by the next start, or without it in memory.
 	TLSCertFile, TLSKeyFile string
+	CertDirectory           string
+	// PairName names the self-signed pair's files (the component:
+	// "kube-scheduler"; empty: "apiserver").
+	PairName string
 	// AuthenticationKubeconfig reaches the API server for TokenReviews and
 	// the client CA lookup (kube-system/extension-apiserver-authentication),
 	// AuthorizationKubeconfig for SubjectAccessReviews; ClientCAFile
@@ -142,13 +150,7 @@ func NewServer(cfg ServingConfig, handler http.Handler, clk clock.Clock, logger 
 	if logger == nil {
 		logger = slog.Default()
 	}
-	var cert tls.Certificate
-	var err error
-	if cfg.TLSCertFile != "" {
-		cert, err = tls.LoadX509KeyPair(cfg.TLSCertFile, cfg.TLSKeyFile)
-	} else {
-		cert, err = selfSigned(cfg.BindAddress, clk.Now())
-	}
+	cert, err := servingCertificate(&cfg, clk.Now())
 	if err != nil {
 		return nil, fmt.Errorf("serving certificate: %w", err)
 	}
@@ -223,47 +225,93 @@ func RunServing(ctx context.Context, srv *Server, run func(context.Context) erro
 	}
 }
 
-// selfSigned makes a serving certificate for localhost, 127.0.0.1 and the
-// bind address, signed by a throwaway CA, as upstream's
-// MaybeDefaultWithSelfSignedCerts does ("localhost@<unix time>").
-func selfSigned(bindAddress string, now time.Time) (tls.Certificate, error) {
+// selfSigned makes a serving certificate signed by a throwaway CA, as
+// upstream's MaybeDefaultWithSelfSignedCerts("localhost", nil,
+// [127.0.0.1]) does: "localhost@<unix time>" signed by
+// "localhost-ca@<unix time>", valid from an hour ago for a year, for
+// localhost and 127.0.0.1 plus the bind address (localhost again when it
+// is unspecified). It returns the pair and its PEM (leaf then CA; key).
+func selfSigned(bindAddress string, now time.Time) (tls.Certificate, []byte, []byte, error) {
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return tls.Certificate{}, err
+		return tls.Certificate{}, nil, nil, err
 	}
-	name := fmt.Sprintf("localhost@%d", now.Unix())
+	from, until := now.Add(-time.Hour), now.Add(-time.Hour).Add(365*24*time.Hour)
 	caTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name + "-ca@" + strconv.FormatInt(now.Unix(), 10)},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(365 * 24 * time.Hour),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: fmt.Sprintf("localhost-ca@%d", now.Unix())},
+		NotBefore: from, NotAfter: until,
+		KeyUsage:              x509.KeyUsageKeyEncipherment | x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
 		BasicConstraintsValid: true, IsCA: true,
 	}
 	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
 	if err != nil {
-		return tls.Certificate{}, err
+		return tls.Certificate{}, nil, nil, err
 	}
 	caCert, err := x509.ParseCertificate(caDER)
 	if err != nil {
-		return tls.Certificate{}, err
+		return tls.Certificate{}, nil, nil, err
 	}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return tls.Certificate{}, err
+		return tls.Certificate{}, nil, nil, err
 	}
 	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: name},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(365 * 24 * time.Hour),
-		KeyUsage:    x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		DNSNames:    []string{"localhost"},
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: fmt.Sprintf("localhost@%d", now.Unix())},
+		NotBefore: from, NotAfter: until,
+		KeyUsage:              x509.KeyUsageKeyEncipherment | x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		DNSNames:              []string{"localhost"},
+		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1")},
 	}
-	if ip := net.ParseIP(bindAddress); ip != nil && !ip.IsUnspecified() && !ip.Equal(net.ParseIP("127.0.0.1")) {
+	if ip := net.ParseIP(bindAddress); ip == nil || ip.IsUnspecified() {
+		tmpl.DNSNames = append(tmpl.DNSNames, "localhost")
+	} else {
 		tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
 	if err != nil {
-		return tls.Certificate{}, err
+		return tls.Certificate{}, nil, nil, err
 	}
-	return tls.Certificate{Certificate: [][]byte{der, caDER}, PrivateKey: key}, nil
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return tls.Certificate{}, nil, nil, err
+	}
+	certPEM := append(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})...)
+	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
+	return tls.Certificate{Certificate: [][]byte{der, caDER}, PrivateKey: key}, certPEM, keyPEM, nil
+}
+
+// servingCertificate is the certificate NewServer presents: the files
+// given; else, with a CertDirectory, the pair there (made and written
+// there the first time); else a self-signed one in memory.
+func servingCertificate(cfg *ServingConfig, now time.Time) (tls.Certificate, error) {
+	if cfg.TLSCertFile != "" {
+		return tls.LoadX509KeyPair(cfg.TLSCertFile, cfg.TLSKeyFile)
+	}
+	var certFile, keyFile string
+	if cfg.CertDirectory != "" {
+		name := cfg.PairName
+		if name == "" {
+			name = "apiserver"
+		}
+		certFile, keyFile = filepath.Join(cfg.CertDirectory, name+".crt"), filepath.Join(cfg.CertDirectory, name+".key")
+		if cert, err := tls.LoadX509KeyPair(certFile, keyFile); err == nil {
+			return cert, nil
+		}
+	}
+	cert, certPEM, keyPEM, err := selfSigned(cfg.BindAddress, now)
+	if err != nil || certFile == "" {
+		return cert, err
+	}
+	if err := os.MkdirAll(cfg.CertDirectory, 0o755); err != nil {
+		return tls.Certificate{}, fmt.Errorf("unable to write self-signed certificate: %w", err)
+	}
+	if err := os.WriteFile(certFile, certPEM, 0o644); err != nil { //nolint:gosec // a certificate is public
+		return tls.Certificate{}, fmt.Errorf("unable to write self-signed certificate: %w", err)
+	}
+	if err := os.WriteFile(keyFile, keyPEM, 0o600); err != nil {
+		return tls.Certificate{}, fmt.Errorf("unable to write self-signed key: %w", err)
+	}
+	return cert, nil
 }

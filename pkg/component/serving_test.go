@@ -228,7 +228,7 @@ func TestServingAuth(t *testing.T) {
 func TestServingCertificate(t *testing.T) {
 	env := testenv.StartT(t)
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	peer := func(cfg component.ServingConfig) *x509.Certificate {
+	chain := func(cfg component.ServingConfig, now time.Time) []*x509.Certificate {
 		t.Helper()
 		cfg.Listener = listen(t)
 		srv, err := component.NewServer(cfg, http.NotFoundHandler(), clock.NewFake(now), nil)
@@ -247,21 +247,50 @@ func TestServingCertificate(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer conn.Close()
-		return conn.ConnectionState().PeerCertificates[0]
+		return conn.ConnectionState().PeerCertificates
 	}
-	c := peer(component.ServingConfig{BindAddress: "10.1.2.3"})
-	if want := fmt.Sprintf("localhost@%d", now.Unix()); c.Subject.CommonName != want {
-		t.Errorf("CN %q, want %q", c.Subject.CommonName, want)
+	peer := func(cfg component.ServingConfig) *x509.Certificate { return chain(cfg, now)[0] }
+	// As upstream 1.34's kube-scheduler presents (observed with openssl).
+	for _, tt := range []struct{ bind, dns, ips string }{
+		{"127.0.0.1", "localhost", "127.0.0.1,127.0.0.1"},
+		{"0.0.0.0", "localhost,localhost", "127.0.0.1"},
+		{"10.1.2.3", "localhost", "127.0.0.1,10.1.2.3"},
+	} {
+		certs := chain(component.ServingConfig{BindAddress: tt.bind}, now)
+		c, ca := certs[0], certs[1]
+		if c.Subject.CommonName != fmt.Sprintf("localhost@%d", now.Unix()) || ca.Subject.CommonName != fmt.Sprintf("localhost-ca@%d", now.Unix()) ||
+			c.Issuer.CommonName != ca.Subject.CommonName {
+			t.Errorf("bind %s: %q issued by %q, CA %q", tt.bind, c.Subject.CommonName, c.Issuer.CommonName, ca.Subject.CommonName)
+		}
+		var ips []string
+		for _, ip := range c.IPAddresses {
+			ips = append(ips, ip.String())
+		}
+		if strings.Join(c.DNSNames, ",") != tt.dns || strings.Join(ips, ",") != tt.ips {
+			t.Errorf("bind %s: SANs %v %v, want %s %s", tt.bind, c.DNSNames, ips, tt.dns, tt.ips)
+		}
+		if !c.NotBefore.Equal(now.Add(-time.Hour)) || !c.NotAfter.Equal(now.Add(-time.Hour).Add(365*24*time.Hour)) {
+			t.Errorf("validity %v..%v around %v", c.NotBefore, c.NotAfter, now)
+		}
+		if c.KeyUsage != x509.KeyUsageDigitalSignature|x509.KeyUsageKeyEncipherment || c.IsCA || !c.BasicConstraintsValid ||
+			len(c.ExtKeyUsage) != 1 || c.ExtKeyUsage[0] != x509.ExtKeyUsageServerAuth {
+			t.Errorf("leaf usages %v %v CA %v", c.KeyUsage, c.ExtKeyUsage, c.IsCA)
+		}
+		if ca.KeyUsage != x509.KeyUsageDigitalSignature|x509.KeyUsageKeyEncipherment|x509.KeyUsageCertSign || !ca.IsCA {
+			t.Errorf("CA usages %v CA %v", ca.KeyUsage, ca.IsCA)
+		}
 	}
-	var ips []string
-	for _, ip := range c.IPAddresses {
-		ips = append(ips, ip.String())
+
+	// --cert-dir: the pair is written there and reused by the next start.
+	certDir := filepath.Join(t.TempDir(), "certs")
+	first := peer(component.ServingConfig{CertDirectory: certDir, PairName: "kube-scheduler"})
+	for _, f := range []string{"kube-scheduler.crt", "kube-scheduler.key"} {
+		if _, err := os.Stat(filepath.Join(certDir, f)); err != nil {
+			t.Errorf("--cert-dir: %v", err)
+		}
 	}
-	if strings.Join(c.DNSNames, ",") != "localhost" || strings.Join(ips, ",") != "127.0.0.1,10.1.2.3" {
-		t.Errorf("SANs %v %v, want localhost 127.0.0.1,10.1.2.3", c.DNSNames, ips)
-	}
-	if !c.NotBefore.Before(now) || !c.NotAfter.After(now.Add(300*24*time.Hour)) {
-		t.Errorf("validity %v..%v around %v", c.NotBefore, c.NotAfter, now)
+	if again := chain(component.ServingConfig{CertDirectory: certDir, PairName: "kube-scheduler"}, now.Add(time.Hour))[0]; !again.Equal(first) {
+		t.Errorf("--cert-dir: the next start made %q instead of reusing %q", again.Subject.CommonName, first.Subject.CommonName)
 	}
 
 	dir := t.TempDir()

@@ -154,6 +154,9 @@ func (c Config) withDefaults() Config {
 	}
 	c.LeaderElection = c.LeaderElection.WithDefaults(Component)
 	c.Serving = c.Serving.WithDefaults()
+	if c.Serving.PairName == "" {
+		c.Serving.PairName = Component // --cert-dir's kube-controller-manager.crt/.key
+	}
 	if c.MinResyncPeriod == 0 {
 		c.MinResyncPeriod = DefaultMinResyncPeriod
 	}
