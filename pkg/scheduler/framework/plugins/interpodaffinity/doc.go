@@ -17,6 +17,12 @@
 //   - Filter and Score never walk pods: everything per pod happens once
 //     per cycle in PreFilter/PreScore, in parallel over blocks of nodes
 //     (one map per block, not per node).
+//   - Per-node results of PreFilter and PreScore are memoized across
+//     cycles (memo.go) under a key holding everything they depend on
+//     besides the node, and reused only for the same NodeInfo object with
+//     the same Generation (the cache bumps it on every change of the node
+//     or its pods; Generation 0 is never memoized). Replicas of one
+//     workload then cost O(nodes) per cycle, not O(pods).
 //   - The incoming pod's namespaceSelector is resolved once per cycle into
 //     a namespace set (upstream's mergeAffinityTermNamespacesIfNotEmpty);
 //     existing pods' terms match the incoming pod with its namespace's

@@ -3,6 +3,7 @@ package interpodaffinity
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -167,44 +168,79 @@ func merge(results []topologyCounts) topologyCounts {
 
 // incomingCounts counts, per domain, the existing pods matching all of
 // the incoming pod's affinity terms and those matching each of its
-// anti-affinity terms.
+// anti-affinity terms. Pods are counted per node first and the node's
+// counts added to the domains once.
 func (pl *InterPodAffinity) incomingCounts(ctx context.Context, pt *podTerms, nodes []*framework.NodeInfo) (topologyCounts, topologyCounts) {
 	if len(pt.affinity) == 0 && len(pt.antiAffinity) == 0 {
 		return topologyCounts{}, topologyCounts{}
 	}
+	var key strings.Builder
+	writeTerms(&key, pt.affinity)
+	writeTerms(&key, pt.antiAffinity)
+	m := pl.incomingMemos.acquire(key.String(), len(nodes))
+	defer m.release()
 	nb := min(blocks, len(nodes))
 	aff := make([]topologyCounts, nb)
 	anti := make([]topologyCounts, nb)
 	pl.forBlocks(ctx, len(nodes), func(b, lo, hi int) {
 		var am, nm topologyCounts
-		for _, ni := range nodes[lo:hi] {
+		var scratch incomingResult
+		scratch.anti = make([]int64, len(pt.antiAffinity))
+		for idx := lo; idx < hi; idx++ {
+			ni := nodes[idx]
 			node := ni.Node()
 			if node == nil || len(ni.Pods) == 0 || !hasAnyKey(node, pt) {
 				continue
 			}
-			for _, existing := range ni.Pods {
-				p := existing.Pod
-				if matchesAll(pt.affinity, p) {
-					if am == nil {
-						am = topologyCounts{}
-					}
-					for i := range pt.affinity {
-						am.add(node, pt.affinity[i].topologyKey, 1)
-					}
+			r, ok := m.at(idx, ni)
+			if !ok {
+				if r == nil {
+					r = &scratch
 				}
-				for i := range pt.antiAffinity {
-					if pt.antiAffinity[i].matches(p) {
-						if nm == nil {
-							nm = topologyCounts{}
-						}
-						nm.add(node, pt.antiAffinity[i].topologyKey, 1)
+				countIncoming(pt, ni, r)
+				m.stored(idx, ni)
+			}
+			if r.aff > 0 {
+				if am == nil {
+					am = topologyCounts{}
+				}
+				for i := range pt.affinity {
+					am.add(node, pt.affinity[i].topologyKey, r.aff)
+				}
+			}
+			for i, n := range r.anti {
+				if n > 0 {
+					if nm == nil {
+						nm = topologyCounts{}
 					}
+					nm.add(node, pt.antiAffinity[i].topologyKey, n)
 				}
 			}
 		}
 		aff[b], anti[b] = am, nm
 	})
 	return merge(aff), merge(anti)
+}
+
+// countIncoming counts the node's pods matching all affinity terms and
+// each anti-affinity term into r.
+func countIncoming(pt *podTerms, ni *framework.NodeInfo, r *incomingResult) {
+	r.aff = 0
+	if len(r.anti) != len(pt.antiAffinity) {
+		r.anti = make([]int64, len(pt.antiAffinity))
+	}
+	clear(r.anti)
+	for _, existing := range ni.Pods {
+		p := existing.Pod
+		if matchesAll(pt.affinity, p) {
+			r.aff++
+		}
+		for i := range pt.antiAffinity {
+			if pt.antiAffinity[i].matches(p) {
+				r.anti[i]++
+			}
+		}
+	}
 }
 
 // hasAnyKey: the node has the topology key of at least one required term

@@ -43,6 +43,10 @@ type InterPodAffinity struct {
 	// nil without an informer factory (every namespace then has no
 	// labels).
 	nsLister cache.Lister[*corev1.Namespace]
+
+	// Per-node results kept across cycles (memo.go).
+	incomingMemos memoTable[incomingResult]
+	scoreMemos    memoTable[scoreResult]
 }
 
 // New builds the plugin from *config.InterPodAffinityArgs (nil: the
@@ -105,8 +109,10 @@ func (pl *InterPodAffinity) namespaceLabels(ns string) labels.Set {
 // it matches pods of allNamespaces, or of namespace single (when
 // hasSingle), or of ns.
 type term struct {
-	single        string
-	hasSingle     bool
+	single    string
+	hasSingle bool
+	// few holds a few namespaces (compared directly), ns more of them.
+	few           []string
 	ns            sets.Set[string]
 	allNamespaces bool
 	selector      labels.Selector
@@ -116,10 +122,35 @@ type term struct {
 
 // matches reports whether the term selects pod (namespace and labels).
 func (t *term) matches(pod *corev1.Pod) bool {
-	if !t.allNamespaces && !(t.hasSingle && pod.Namespace == t.single) && !t.ns.Has(pod.Namespace) {
+	if !t.allNamespaces && !(t.hasSingle && pod.Namespace == t.single) && !t.inFew(pod.Namespace) && !t.ns.Has(pod.Namespace) {
 		return false
 	}
 	return t.selector.Matches(labels.Set(pod.Labels))
+}
+
+func (t *term) inFew(ns string) bool {
+	for _, n := range t.few {
+		if n == ns {
+			return true
+		}
+	}
+	return false
+}
+
+// addNamespace adds ns to the namespaces the term selects.
+func (t *term) addNamespace(ns string) {
+	switch {
+	case !t.hasSingle:
+		t.single, t.hasSingle = ns, true
+	case t.ns != nil:
+		t.ns.Insert(ns)
+	case len(t.few) < 4:
+		t.few = append(t.few, ns)
+	default:
+		t.ns = sets.New(t.few...)
+		t.few = nil
+		t.ns.Insert(ns)
+	}
 }
 
 // matchesAll reports whether pod matches every term (false for none), as
@@ -202,13 +233,11 @@ func (pl *InterPodAffinity) terms(pod *corev1.Pod, n int, get func(int) (*corev1
 			return nil, err
 		}
 		t := term{selector: sel, topologyKey: in.TopologyKey, weight: weight}
-		switch {
-		case len(in.Namespaces) == 0 && in.NamespaceSelector == nil:
-			t.single, t.hasSingle = pod.Namespace, true
-		case len(in.Namespaces) == 1:
-			t.single, t.hasSingle = in.Namespaces[0], true
-		case len(in.Namespaces) > 1:
-			t.ns = sets.New(in.Namespaces...)
+		if len(in.Namespaces) == 0 && in.NamespaceSelector == nil {
+			t.addNamespace(pod.Namespace)
+		}
+		for _, ns := range in.Namespaces {
+			t.addNamespace(ns)
 		}
 		if in.NamespaceSelector != nil {
 			nsSel, err := metav1.LabelSelectorAsSelector(in.NamespaceSelector)
@@ -223,14 +252,7 @@ func (pl *InterPodAffinity) terms(pod *corev1.Pod, n int, get func(int) (*corev1
 					return nil, err
 				}
 				for _, ns := range nss {
-					if !t.hasSingle {
-						t.single, t.hasSingle = ns.Name, true
-						continue
-					}
-					if t.ns == nil {
-						t.ns = sets.New[string]()
-					}
-					t.ns.Insert(ns.Name)
+					t.addNamespace(ns.Name)
 				}
 			}
 		}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -63,42 +65,71 @@ type preScoreState struct {
 // Clone returns the state itself (it is never changed).
 func (s *preScoreState) Clone() framework.StateData { return s }
 
+// nodeAcc sums the weights of one node's pods per topology key (a few
+// keys: a slice beats a map), flushed into the block's scoreMap once per
+// node.
+type nodeAcc struct {
+	keys []string
+	ws   []int64
+}
+
+func (a *nodeAcc) add(tk string, w int64) {
+	for i, k := range a.keys {
+		if k == tk {
+			a.ws[i] += w
+			return
+		}
+	}
+	a.keys = append(a.keys, tk)
+	a.ws = append(a.ws, w)
+}
+
+// flush adds the node's sums to *m (an entry even for a zero sum, as
+// upstream records every matched term whose key the node has) and
+// resets a.
+func (a *nodeAcc) flush(m *scoreMap, node *corev1.Node) {
+	for i, tk := range a.keys {
+		addTo(m, node, tk, a.ws[i])
+	}
+	a.keys, a.ws = a.keys[:0], a.ws[:0]
+}
+
 // processExistingPod adds what one existing pod on node contributes: the
 // incoming pod's preferred terms it matches (+/- weight), and its own
 // required affinity (hardPodAffinityWeight) and preferred terms matching
 // the incoming pod.
-func (pl *InterPodAffinity) processExistingPod(pt *podTerms, existing *framework.PodInfo, node *corev1.Node, pod *corev1.Pod, nsLabels labels.Set, m *scoreMap) {
+func (pl *InterPodAffinity) processExistingPod(pt *podTerms, existing *framework.PodInfo, pod *corev1.Pod, nsLabels labels.Set, m *nodeAcc) {
 	p := existing.Pod
 	for i := range pt.preferredAffinity {
 		t := &pt.preferredAffinity[i]
 		if t.matches(p) {
-			addTo(m, node, t.topologyKey, int64(t.weight))
+			m.add(t.topologyKey, int64(t.weight))
 		}
 	}
 	for i := range pt.preferredAntiAffinity {
 		t := &pt.preferredAntiAffinity[i]
 		if t.matches(p) {
-			addTo(m, node, t.topologyKey, int64(-t.weight))
+			m.add(t.topologyKey, int64(-t.weight))
 		}
 	}
 	if pl.hardPodAffinityWeight > 0 {
 		for i := range existing.RequiredAffinityTerms {
 			t := &existing.RequiredAffinityTerms[i]
 			if t.Matches(pod, nsLabels) {
-				addTo(m, node, t.TopologyKey, int64(pl.hardPodAffinityWeight))
+				m.add(t.TopologyKey, int64(pl.hardPodAffinityWeight))
 			}
 		}
 	}
 	for i := range existing.PreferredAffinityTerms {
 		t := &existing.PreferredAffinityTerms[i]
 		if t.Matches(pod, nsLabels) {
-			addTo(m, node, t.TopologyKey, int64(t.Weight))
+			m.add(t.TopologyKey, int64(t.Weight))
 		}
 	}
 	for i := range existing.PreferredAntiAffinityTerms {
 		t := &existing.PreferredAntiAffinityTerms[i]
 		if t.Matches(pod, nsLabels) {
-			addTo(m, node, t.TopologyKey, int64(-t.Weight))
+			m.add(t.TopologyKey, int64(-t.Weight))
 		}
 	}
 }
@@ -138,12 +169,34 @@ func (pl *InterPodAffinity) PreScore(ctx context.Context, cycleState *framework.
 	}
 	nsLabels := pl.namespaceLabels(pod.Namespace)
 
+	// The memo key: everything a node's sums depend on besides the node.
+	var key strings.Builder
+	key.WriteString(strconv.FormatBool(hasConstraints))
+	key.WriteByte(0)
+	key.WriteString(pod.Namespace)
+	key.WriteByte(0)
+	writeLabels(&key, pod.Labels)
+	writeLabels(&key, nsLabels)
+	writeTerms(&key, pt.preferredAffinity)
+	writeTerms(&key, pt.preferredAntiAffinity)
+	memo := pl.scoreMemos.acquire(key.String(), len(nodes))
+	defer memo.release()
+
 	results := make([]scoreMap, min(blocks, len(nodes)))
 	pl.forBlocks(ctx, len(nodes), func(b, lo, hi int) {
 		var m scoreMap
-		for _, ni := range nodes[lo:hi] {
+		var acc nodeAcc
+		for idx := lo; idx < hi; idx++ {
+			ni := nodes[idx]
 			node := ni.Node()
 			if node == nil || len(node.Labels) == 0 {
+				continue
+			}
+			r, ok := memo.at(idx, ni)
+			if ok {
+				for i, tk := range r.keys {
+					addTo(&m, node, tk, r.ws[i])
+				}
 				continue
 			}
 			pods := ni.PodsWithAffinity
@@ -151,8 +204,14 @@ func (pl *InterPodAffinity) PreScore(ctx context.Context, cycleState *framework.
 				pods = ni.Pods
 			}
 			for _, existing := range pods {
-				pl.processExistingPod(pt, existing, node, pod, nsLabels, &m)
+				pl.processExistingPod(pt, existing, pod, nsLabels, &acc)
 			}
+			if r != nil {
+				r.keys = append(r.keys[:0], acc.keys...)
+				r.ws = append(r.ws[:0], acc.ws...)
+				memo.stored(idx, ni)
+			}
+			acc.flush(&m, node)
 		}
 		results[b] = m
 	})
