@@ -10,7 +10,7 @@
 //     checks such as the leader election watchdog, named checks of running
 //     parts that Add/Fail/Remove, "ping" when there is no other check,
 //     ?verbose and ?exclude; Install mounts one on /healthz, /livez or
-//     /readyz), NewMux (/healthz, /metrics, /debug/pprof/), Server (HTTPS with a self-signed
+//     /readyz; ShutdownCheck is /readyz's "shutdown"), NewMux (/healthz, /metrics, /debug/pprof/), Server (HTTPS with a self-signed
 //     certificate unless one is given, behind delegated authentication —
 //     client certificate of the client CA, else a TokenReview of a bearer
 //     token, else system:anonymous — and authorization — always-allowed

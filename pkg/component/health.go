@@ -1,6 +1,7 @@
 package component
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -165,5 +166,18 @@ func (h *Health) Handler(path string) http.Handler {
 			return
 		}
 		fmt.Fprint(w, "ok")
+	})
+}
+
+// ShutdownCheck is upstream's "shutdown" check (kube-scheduler's
+// /readyz): it fails with "process is shutting down" once done is closed.
+func ShutdownCheck(done <-chan struct{}) HealthChecker {
+	return NamedCheck("shutdown", func(*http.Request) error {
+		select {
+		case <-done:
+			return errors.New("process is shutting down")
+		default:
+			return nil
+		}
 	})
 }

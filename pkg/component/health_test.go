@@ -2,6 +2,7 @@ package component_test
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -98,5 +99,24 @@ func TestHealthHandlerPath(t *testing.T) {
 		if rec.Code != tt.wantCode || rec.Body.String() != tt.wantBody {
 			t.Errorf("GET %s = %d %q, want %d %q", tt.path, rec.Code, rec.Body.String(), tt.wantCode, tt.wantBody)
 		}
+	}
+}
+
+func TestShutdownCheck(t *testing.T) {
+	done := make(chan struct{})
+	ready := component.NewHealth(component.ShutdownCheck(done))
+	mux := http.NewServeMux()
+	ready.Install(mux, "/readyz")
+	get := func() string {
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz/shutdown", nil))
+		return fmt.Sprint(rec.Code, " ", rec.Body.String())
+	}
+	if got := get(); got != "200 ok" {
+		t.Errorf("before shutdown: %s", got)
+	}
+	close(done)
+	if got := get(); got != "500 internal server error: process is shutting down\n" {
+		t.Errorf("after shutdown: %q", got)
 	}
 }

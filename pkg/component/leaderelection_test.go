@@ -301,6 +301,9 @@ func TestLeaderGaugeShared(t *testing.T) {
 	}
 	var got []string
 	for _, mf := range mfs {
+		if want := "[ALPHA] Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease. Please make sure to group by name."; mf.GetHelp() != want {
+			t.Errorf("help %q, want upstream's %q", mf.GetHelp(), want)
+		}
 		for _, m := range mf.GetMetric() {
 			got = append(got, fmt.Sprintf("%s{%s=%q} %v", mf.GetName(), m.GetLabel()[0].GetName(), m.GetLabel()[0].GetValue(), m.GetGauge().GetValue()))
 		}

@@ -33,12 +33,13 @@ func RegisterOrShare[C prometheus.Collector](reg prometheus.Registerer, c C) (C,
 }
 
 // LeaderGauge is upstream's leader_election_master_status{name} gauge
-// for the component name, registered on reg (or shared with the one
+// (help text as upstream's, stability prefix included) for the component
+// name, registered on reg (or shared with the one
 // already there).
 func LeaderGauge(reg prometheus.Registerer, name string) (prometheus.Gauge, error) {
 	vec := prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "leader_election_master_status",
-		Help: "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease. Please make sure to group by name.",
+		Help: "[ALPHA] Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease. Please make sure to group by name.",
 	}, []string{"name"})
 	vec, err := RegisterOrShare(reg, vec)
 	if err != nil {
