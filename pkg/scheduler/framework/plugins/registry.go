@@ -12,6 +12,7 @@ import (
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/nodeports"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/noderesources"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/nodeunschedulable"
+	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/podtopologyspread"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/queuesort"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/schedulinggates"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/tainttoleration"
@@ -35,6 +36,7 @@ func NewInTreeRegistry() framework.Registry {
 		names.NodeResourcesFit:                noderesources.NewFit,
 		names.NodeResourcesBalancedAllocation: noderesources.NewBalancedAllocation,
 		names.DefaultPreemption:               defaultpreemption.New,
+		names.PodTopologySpread:               podtopologyspread.New,
 	}
 	return r
 }
