@@ -78,6 +78,9 @@ const (
 	CSIDriver             EventResource = "storage.k8s.io/CSIDriver"
 	CSIStorageCapacity    EventResource = "storage.k8s.io/CSIStorageCapacity"
 	VolumeAttachment      EventResource = "storage.k8s.io/VolumeAttachment"
+	ResourceClaim         EventResource = "resource.k8s.io/ResourceClaim"
+	ResourceSlice         EventResource = "resource.k8s.io/ResourceSlice"
+	DeviceClass           EventResource = "resource.k8s.io/DeviceClass"
 	Namespace             EventResource = "Namespace"
 	// WildCard matches every resource.
 	WildCard EventResource = "*"

@@ -2,8 +2,11 @@
 // upstream's plugins/helper: typed access to the objects of a queueing
 // hint (As), the broken-linear scoring function (shape scores), the
 // default score normalization (DefaultNormalizeScore) and the selector of
-// a pod's Services and controller for default spreading (DefaultSelector).
+// a pod's Services and controller for default spreading (DefaultSelector), and reads of cluster objects from
+// informer listers with upstream's NotFound messages (GetObject,
+// ErrorAsStatus) for the volume plugins.
 //
 // Invariants: pure functions of their arguments; depends on the
-// framework's types and k8s.io/api only, never on a plugin.
+// framework's types, the client cache's listers and k8s.io/api only,
+// never on a plugin.
 package helper

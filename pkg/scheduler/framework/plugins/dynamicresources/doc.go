@@ -1,0 +1,36 @@
+// Package dynamicresources is the DynamicResources plugin (dynamic
+// resource allocation, resource.k8s.io/v1 ResourceClaims), as far as
+// skiff goes: skiff does not allocate DRA devices yet — it has no DRA
+// drivers, no ResourceSlice-based allocator and no resourceclaim
+// controller creating claims from templates.
+//
+// What it does, with upstream kube-scheduler 1.34's semantics and
+// messages:
+//
+//   - PreEnqueue: a pod whose spec.resourceClaims name a claim that does
+//     not exist (`resourceclaim.resource.k8s.io "x" not found`), a
+//     template claim not generated yet ("ResourceClaim not created yet:
+//     pod ns/name, ResourceClaim c"), a claim being deleted or a generated
+//     claim the pod does not own waits, UnschedulableAndUnresolvable, until
+//     a ResourceClaim or the pod's status changes.
+//   - PreFilter: Skip for pods without resourceClaims. A claim allocated
+//     elsewhere whose reservedFor is full and does not hold the pod:
+//     "resourceclaim in use". An allocated claim restricts the nodes by
+//     its status.allocation.nodeSelector: Filter answers "resourceclaim
+//     not available on the node" (UnschedulableAndUnresolvable) for the
+//     others.
+//   - A claim that is not allocated: upstream would allocate devices from
+//     ResourceSlices here; skiff cannot, so PreFilter answers
+//     UnschedulableAndUnresolvable `resourceclaim "x" is not allocated and
+//     skiff cannot allocate devices yet` (after upstream's check that the
+//     requests' DeviceClasses exist). The pod is retried when a claim,
+//     DeviceClass or ResourceSlice changes — e.g. when something else
+//     allocates the claim.
+//   - PreBind: the pod is added to each claim's status.reservedFor (with
+//     retries on conflicts) before it is bound; Unreserve takes it out
+//     again if binding fails after that.
+//
+// Invariants: PreEnqueue, PreFilter and Filter read the claims through
+// the shared informer's lister, never the API; only PreBind and
+// Unreserve write, and only status.reservedFor of the pod's own claims.
+package dynamicresources
