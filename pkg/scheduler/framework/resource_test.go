@@ -41,3 +41,21 @@ func TestPodRequestsPodLevelHugepages(t *testing.T) {
 		t.Errorf("PodRequests = %+v, want pod-level cpu 3m, memory 2, hugepages 5 and the containers' example.com/foo 2", got)
 	}
 }
+
+func TestNodeInfoUsedPortsSkipPlainInitContainers(t *testing.T) {
+	always := corev1.ContainerRestartPolicyAlways
+	pod := &corev1.Pod{Spec: corev1.PodSpec{
+		InitContainers: []corev1.Container{
+			{Name: "init", Ports: []corev1.ContainerPort{{HostPort: 8001}}},
+			{Name: "sidecar", RestartPolicy: &always, Ports: []corev1.ContainerPort{{HostPort: 8002}}},
+		},
+		Containers: []corev1.Container{{Name: "c", Ports: []corev1.ContainerPort{{HostPort: 8003}, {ContainerPort: 80}}}},
+	}}
+	ni := NewNodeInfo(pod)
+	if ni.UsedPorts.CheckConflict("", "", 8001) || !ni.UsedPorts.CheckConflict("", "", 8002) || !ni.UsedPorts.CheckConflict("", "", 8003) || ni.UsedPorts.Len() != 2 {
+		t.Errorf("UsedPorts = %v, want the sidecar's 8002 and the container's 8003 only", ni.UsedPorts)
+	}
+	if err := ni.RemovePod(pod); err != nil || ni.UsedPorts.Len() != 0 {
+		t.Errorf("after RemovePod: %v, UsedPorts = %v", err, ni.UsedPorts)
+	}
+}

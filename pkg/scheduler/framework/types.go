@@ -376,8 +376,14 @@ func (n *NodeInfo) update(pi *PodInfo, sign int64) {
 		n.NonZeroRequested.SubResource(pi.NonZeroRequests)
 	}
 	pod := pi.Pod
-	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+	// Host ports of the containers and of the init containers that run
+	// for the pod's whole life (sidecars), as upstream's GetHostPorts: a
+	// plain init container has exited before the containers start.
+	for k, cs := range [2][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
 		for i := range cs {
+			if k == 0 && (cs[i].RestartPolicy == nil || *cs[i].RestartPolicy != corev1.ContainerRestartPolicyAlways) {
+				continue
+			}
 			for _, p := range cs[i].Ports {
 				if sign > 0 {
 					n.UsedPorts.Add(p.HostIP, string(p.Protocol), p.HostPort)

@@ -73,12 +73,12 @@ func getPreFilterState(state *framework.CycleState) (preFilterState, error) {
 
 // EventsToRegister: a deleted pod may free a port (pods' ports are
 // immutable, so updates never do), and a new node has all ports free.
-// Upstream's Pod/Delete covers scheduled and unscheduled pods alike; the
-// hint skips unscheduled pods that were not nominated anywhere.
+// Pod/Delete covers scheduled and pending pods alike (the queue matches
+// a registered Pod against UnscheduledPod events, as upstream); the hint
+// skips pending pods that were not nominated anywhere.
 func (pl *NodePorts) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
 	return []framework.ClusterEventWithHint{
 		{Event: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.Delete}, QueueingHintFn: pl.isSchedulableAfterPodDeleted},
-		{Event: framework.ClusterEvent{Resource: framework.UnscheduledPod, ActionType: framework.Delete}, QueueingHintFn: pl.isSchedulableAfterPodDeleted},
 		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add}},
 	}, nil
 }

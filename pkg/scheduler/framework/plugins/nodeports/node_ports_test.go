@@ -110,7 +110,6 @@ func TestEventsToRegister(t *testing.T) {
 		hint bool
 	}{
 		{framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.Delete}, true},
-		{framework.ClusterEvent{Resource: framework.UnscheduledPod, ActionType: framework.Delete}, true},
 		{framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add}, false},
 	}
 	if len(evs) != len(want) {

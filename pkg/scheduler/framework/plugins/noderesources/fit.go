@@ -288,14 +288,13 @@ func (*Fit) ScoreExtensions() framework.ScoreExtensions { return nil }
 
 // EventsToRegister: a scheduled (or nominated) pod deleted or scaled
 // down frees room; a node added or with more allocatable has room.
-// Upstream's Pod resource covers scheduled and pending pods; here both
-// are registered with the same hint (the pending pod itself scaling down
-// makes it fit where it did not).
+// Pod covers scheduled and pending pods (the queue matches a registered
+// Pod against UnscheduledPod events, as upstream): the pending pod
+// itself scaling down may make it fit.
 func (f *Fit) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
 	podActions := framework.Delete | framework.UpdatePodScaleDown
 	return []framework.ClusterEventWithHint{
 		{Event: framework.ClusterEvent{Resource: framework.Pod, ActionType: podActions}, QueueingHintFn: f.isSchedulableAfterPodEvent},
-		{Event: framework.ClusterEvent{Resource: framework.UnscheduledPod, ActionType: podActions}, QueueingHintFn: f.isSchedulableAfterPodEvent},
 		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeAllocatable}, QueueingHintFn: f.isSchedulableAfterNodeChange},
 	}, nil
 }

@@ -416,7 +416,6 @@ func TestEventsToRegister(t *testing.T) {
 	}
 	want := []framework.ClusterEvent{
 		{Resource: framework.Pod, ActionType: framework.Delete | framework.UpdatePodScaleDown},
-		{Resource: framework.UnscheduledPod, ActionType: framework.Delete | framework.UpdatePodScaleDown},
 		{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeAllocatable},
 	}
 	if len(evs) != len(want) {

@@ -70,7 +70,7 @@ func TestEventsToRegister(t *testing.T) {
 	}
 	want := []framework.ClusterEvent{
 		{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeTaint},
-		{Resource: framework.UnscheduledPod, ActionType: framework.UpdatePodToleration},
+		{Resource: framework.Pod, ActionType: framework.UpdatePodToleration},
 	}
 	if len(evs) != len(want) {
 		t.Fatalf("EventsToRegister() = %+v", evs)

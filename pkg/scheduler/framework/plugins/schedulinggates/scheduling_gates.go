@@ -50,10 +50,11 @@ func (*SchedulingGates) PreEnqueue(_ context.Context, p *corev1.Pod) *framework.
 	return framework.NewStatus(framework.UnschedulableAndUnresolvable, b.String())
 }
 
-// EventsToRegister: only the removal of the pod's last gate helps.
+// EventsToRegister: only the removal of the pod's last gate helps (Pod
+// also matches pending pods' updates, as upstream registers it).
 func (pl *SchedulingGates) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
 	return []framework.ClusterEventWithHint{
-		{Event: framework.ClusterEvent{Resource: framework.UnscheduledPod, ActionType: framework.UpdatePodSchedulingGatesEliminated}, QueueingHintFn: pl.isSchedulableAfterGatesEliminated},
+		{Event: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.UpdatePodSchedulingGatesEliminated}, QueueingHintFn: pl.isSchedulableAfterGatesEliminated},
 	}, nil
 }
 

@@ -59,7 +59,7 @@ func TestEventsToRegister(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(evs) != 1 || evs[0].Event != (framework.ClusterEvent{Resource: framework.UnscheduledPod, ActionType: framework.UpdatePodSchedulingGatesEliminated}) || evs[0].QueueingHintFn == nil {
+	if len(evs) != 1 || evs[0].Event != (framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.UpdatePodSchedulingGatesEliminated}) || evs[0].QueueingHintFn == nil {
 		t.Fatalf("EventsToRegister() = %+v", evs)
 	}
 }
