@@ -130,26 +130,53 @@ func (pl *InterPodAffinity) forBlocks(ctx context.Context, n int, fn func(b, lo,
 // existingAntiAffinityCounts counts, per domain, the existing pods whose
 // required anti-affinity terms match pod.
 func (pl *InterPodAffinity) existingAntiAffinityCounts(ctx context.Context, pod *corev1.Pod, nsLabels labels.Set, nodes []*framework.NodeInfo) topologyCounts {
+	if len(nodes) == 0 {
+		return topologyCounts{}
+	}
+	// Memo key: what matching the existing pods' terms depends on.
+	var key strings.Builder
+	key.WriteString(pod.Namespace)
+	key.WriteByte(0)
+	writeLabels(&key, pod.Labels)
+	writeLabels(&key, nsLabels)
+	memo := pl.existingMemos.acquire(key.String(), len(nodes))
+	defer memo.release()
 	results := make([]topologyCounts, min(blocks, len(nodes)))
 	pl.forBlocks(ctx, len(nodes), func(b, lo, hi int) {
 		var m topologyCounts
-		for _, ni := range nodes[lo:hi] {
+		var acc nodeAcc
+		var tmp scoreResult
+		for idx := lo; idx < hi; idx++ {
+			ni := nodes[idx]
 			node := ni.Node()
 			if node == nil {
 				continue
 			}
-			for _, existing := range ni.PodsWithRequiredAntiAffinity {
-				for i := range existing.RequiredAntiAffinityTerms {
-					t := &existing.RequiredAntiAffinityTerms[i]
-					if !t.Matches(pod, nsLabels) {
-						continue
+			r, ok := memo.at(idx, ni)
+			if !ok {
+				for _, existing := range ni.PodsWithRequiredAntiAffinity {
+					for i := range existing.RequiredAntiAffinityTerms {
+						if t := &existing.RequiredAntiAffinityTerms[i]; t.Matches(pod, nsLabels) {
+							acc.add(t.TopologyKey, 1)
+						}
 					}
-					if m == nil {
-						m = topologyCounts{}
-					}
-					m.add(node, t.TopologyKey, 1)
+				}
+				if r != nil {
+					r.keys = append(r.keys[:0], acc.keys...)
+					r.ws = append(r.ws[:0], acc.ws...)
+					memo.stored(idx, ni)
+				} else {
+					tmp.keys, tmp.ws = acc.keys, acc.ws
+					r = &tmp
 				}
 			}
+			for i, tk := range r.keys {
+				if m == nil {
+					m = topologyCounts{}
+				}
+				m.add(node, tk, r.ws[i])
+			}
+			acc.keys, acc.ws = acc.keys[:0], acc.ws[:0]
 		}
 		results[b] = m
 	})

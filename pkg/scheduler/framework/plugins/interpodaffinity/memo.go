@@ -44,17 +44,34 @@ type memoTable[T any] struct {
 	mu    sync.Mutex
 	tick  uint64
 	byKey map[string]*memo[T]
+	// seen holds keys asked for once: a memo is only built for a key
+	// asked for again, so that pods with unique keys (a StatefulSet's
+	// pod-name label) do not build and evict memos every cycle.
+	seen map[string]struct{}
 }
 
+// maxSeen bounds seen (cleared when full).
+const maxSeen = 256
+
 // acquire returns the memo of key with n entries, locked for the caller
-// (release it), or nil when another cycle is using it.
+// (release it), or nil when another cycle is using it or the key is new.
 func (t *memoTable[T]) acquire(key string, n int) *memo[T] {
 	t.mu.Lock()
 	if t.byKey == nil {
 		t.byKey = map[string]*memo[T]{}
+		t.seen = map[string]struct{}{}
 	}
 	m := t.byKey[key]
 	if m == nil {
+		if _, ok := t.seen[key]; !ok {
+			if len(t.seen) >= maxSeen {
+				clear(t.seen)
+			}
+			t.seen[key] = struct{}{}
+			t.mu.Unlock()
+			return nil
+		}
+		delete(t.seen, key)
 		if len(t.byKey) >= maxMemos {
 			var oldest string
 			var oldestUse uint64
@@ -167,7 +184,9 @@ type incomingResult struct {
 	anti []int64
 }
 
-// scoreResult is one node's PreScore sums per topology key.
+// scoreResult is one node's sums per topology key: PreScore's weights,
+// or the count of existing pods' anti-affinity terms matching the
+// incoming pod.
 type scoreResult struct {
 	keys []string
 	ws   []int64

@@ -152,6 +152,9 @@ func TestMemoMatchesFreshComputation(t *testing.T) {
 	// The memo was used: a node unchanged since the last cycle of the same
 	// shape is served from it.
 	m := memoized.incomingMemos.acquire(keyOf(incoming[0]), len(nodes))
+	if m == nil {
+		t.Fatal("no memo for the first shape")
+	}
 	defer m.release()
 	served := 0
 	for i, ni := range nodes {
@@ -194,6 +197,9 @@ func TestMemoKeyedByGeneration(t *testing.T) {
 	if got := count(); got != 1 {
 		t.Fatalf("count %d, want 1", got)
 	}
+	if got := count(); got != 1 { // the second cycle builds the memo
+		t.Fatalf("count %d, want 1", got)
+	}
 	ni.AddPod(mkPod().Name("w2").UID("w2").Label("app", "web").Node("n1").Obj())
 	if got := count(); got != 1 {
 		t.Fatalf("same generation: count %d, want the memoized 1", got)
@@ -201,5 +207,29 @@ func TestMemoKeyedByGeneration(t *testing.T) {
 	ni.Generation = 6
 	if got := count(); got != 2 {
 		t.Fatalf("new generation: count %d, want 2", got)
+	}
+}
+
+// A key asked for once builds no memo; asked for again, it does.
+func TestMemoBuiltOnSecondUse(t *testing.T) {
+	var tbl memoTable[incomingResult]
+	if m := tbl.acquire("k", 3); m != nil {
+		t.Fatal("memo built on first use")
+	}
+	m := tbl.acquire("k", 3)
+	if m == nil || len(m.entries) != 3 {
+		t.Fatalf("second use: %v", m)
+	}
+	if m2 := tbl.acquire("k", 3); m2 != nil {
+		t.Fatal("a memo in use was handed out twice")
+	}
+	m.release()
+	for i := 0; i < maxMemos+2; i++ {
+		k := fmt.Sprintf("other%d", i)
+		tbl.acquire(k, 1)
+		tbl.acquire(k, 1).release()
+	}
+	if len(tbl.byKey) > maxMemos {
+		t.Errorf("%d memos kept, at most %d", len(tbl.byKey), maxMemos)
 	}
 }

@@ -46,6 +46,7 @@ type InterPodAffinity struct {
 
 	// Per-node results kept across cycles (memo.go).
 	incomingMemos memoTable[incomingResult]
+	existingMemos memoTable[scoreResult]
 	scoreMemos    memoTable[scoreResult]
 }
 
