@@ -25,6 +25,7 @@ import (
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/defaultbinder"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/names"
+	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/noderesources"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/queuesort"
 	fwruntime "github.com/skiff-sh/skiff/pkg/scheduler/framework/runtime"
 	"github.com/skiff-sh/skiff/pkg/scheduler/internal/cache"
@@ -197,6 +198,8 @@ type envOpts struct {
 	nominator   framework.PodNominator
 	opts        fwruntime.Options // Client etc. (Snapshot/Informers set here)
 	realPreempt bool
+	// realFit uses the in-tree NodeResourcesFit instead of the fake.
+	realFit bool
 }
 
 // newEnv builds a profile with PrioritySort, the fit filter, test-plugin,
@@ -253,8 +256,13 @@ func newEnv(t *testing.T, pods []*corev1.Pod, nodes []*corev1.Node, pdbs []*poli
 		return s
 	}
 	sched := "default-scheduler"
+	filter, preFilter := ref("Fit"), ref("test-plugin")
+	if o.realFit {
+		r[names.NodeResourcesFit] = noderesources.NewFit
+		filter, preFilter = ref(names.NodeResourcesFit), ref(names.NodeResourcesFit, "test-plugin")
+	}
 	prof := &config.KubeSchedulerProfile{SchedulerName: &sched, Plugins: &config.Plugins{
-		QueueSort: ref(names.PrioritySort), PreFilter: ref("test-plugin"), Filter: ref("Fit"),
+		QueueSort: ref(names.PrioritySort), PreFilter: preFilter, Filter: filter,
 		PostFilter: ref(Name), PreEnqueue: ref(Name), Bind: ref(names.DefaultBinder)}}
 	if o.args != nil {
 		prof.PluginConfig = []config.PluginConfig{{Name: Name, Args: runtime.RawExtension{Object: o.args}}}
@@ -429,26 +437,28 @@ func TestPostFilter(t *testing.T) {
 		},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			e := newEnv(t, append([]*corev1.Pod{tt.pod}, tt.pods...), tt.nodes, tt.pdbs, envOpts{parallelism: 1})
-			state := framework.NewCycleState()
-			if _, s, _ := e.fw.RunPreFilterPlugins(context.Background(), state, tt.pod); !s.IsSuccess() {
-				t.Fatalf("PreFilter: %v", s)
-			}
-			got, s := e.pl.PostFilter(context.Background(), state, tt.pod, tt.statuses)
-			if s.Code() != tt.wantCode || s.Message() != tt.wantMsg {
-				t.Errorf("status = %v %q, want %v %q", s.Code(), s.Message(), tt.wantCode, tt.wantMsg)
-			}
-			switch {
-			case tt.wantNode == nil && got != nil:
-				t.Errorf("result = %+v, want nil", got.NominatingInfo)
-			case tt.wantNode != nil && (got == nil || got.Mode() != framework.ModeOverride || got.NominatedNodeName != *tt.wantNode):
-				t.Errorf("result = %+v, want nominated %q", got, *tt.wantNode)
-			}
-			if !reflect.DeepEqual(e.preempted, tt.wantPreempted) {
-				t.Errorf("preempted %v, want %v", e.preempted, tt.wantPreempted)
-			}
-		})
+		for _, realFit := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s (in-tree Fit: %v)", tt.name, realFit), func(t *testing.T) {
+				e := newEnv(t, append([]*corev1.Pod{tt.pod}, tt.pods...), tt.nodes, tt.pdbs, envOpts{parallelism: 1, realFit: realFit})
+				state := framework.NewCycleState()
+				if _, s, _ := e.fw.RunPreFilterPlugins(context.Background(), state, tt.pod); !s.IsSuccess() {
+					t.Fatalf("PreFilter: %v", s)
+				}
+				got, s := e.pl.PostFilter(context.Background(), state, tt.pod, tt.statuses)
+				if s.Code() != tt.wantCode || s.Message() != tt.wantMsg {
+					t.Errorf("status = %v %q, want %v %q", s.Code(), s.Message(), tt.wantCode, tt.wantMsg)
+				}
+				switch {
+				case tt.wantNode == nil && got != nil:
+					t.Errorf("result = %+v, want nil", got.NominatingInfo)
+				case tt.wantNode != nil && (got == nil || got.Mode() != framework.ModeOverride || got.NominatedNodeName != *tt.wantNode):
+					t.Errorf("result = %+v, want nominated %q", got, *tt.wantNode)
+				}
+				if !reflect.DeepEqual(e.preempted, tt.wantPreempted) {
+					t.Errorf("preempted %v, want %v", e.preempted, tt.wantPreempted)
+				}
+			})
+		}
 	}
 }
 
