@@ -4,14 +4,17 @@ import (
 	"errors"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/util/sets"
 )
 
-// metrics are upstream's queue metrics: scheduler_pending_pods{queue}
-// and scheduler_queue_incoming_pods_total{event,queue}. A nil *metrics
-// records nothing.
+// metrics are upstream's queue metrics: scheduler_pending_pods{queue},
+// scheduler_queue_incoming_pods_total{event,queue} and
+// scheduler_unschedulable_pods{plugin,profile}. A nil *metrics records
+// nothing.
 type metrics struct {
-	pending  *prometheus.GaugeVec
-	incoming *prometheus.CounterVec
+	pending       *prometheus.GaugeVec
+	incoming      *prometheus.CounterVec
+	unschedReason *prometheus.GaugeVec
 	// the pending gauges by queue, resolved once
 	active, backoff, unschedulable, gated prometheus.Gauge
 }
@@ -30,7 +33,12 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Number of pods added to scheduling queues by event and queue type.",
 		}, []string{"queue", "event"}),
 	}
+	m.unschedReason = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Subsystem: "scheduler", Name: "unschedulable_pods",
+		Help: "The number of unschedulable pods broken down by plugin name. A pod will increment the gauge for all plugins that caused it to not schedule and so this metric have meaning only when broken down by plugin.",
+	}, []string{"plugin", "profile"})
 	m.pending = register(reg, m.pending)
+	m.unschedReason = register(reg, m.unschedReason)
 	m.incoming = register(reg, m.incoming)
 	m.active = m.pending.WithLabelValues("active")
 	m.backoff = m.pending.WithLabelValues("backoff")
@@ -67,4 +75,16 @@ func (m *metrics) setPending(active, backoff, unschedulable, gated int) {
 	m.backoff.Set(float64(backoff))
 	m.unschedulable.Set(float64(unschedulable))
 	m.gated.Set(float64(gated))
+}
+
+// reasons adds delta to scheduler_unschedulable_pods of each plugin.
+func (m *metrics) reasons(profile string, delta float64, plugins ...sets.Set[string]) {
+	if m == nil {
+		return
+	}
+	for _, set := range plugins {
+		for pl := range set {
+			m.unschedReason.WithLabelValues(pl, profile).Add(delta)
+		}
+	}
 }

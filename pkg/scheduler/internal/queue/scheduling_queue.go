@@ -53,6 +53,14 @@ type QueueingHintFunction struct {
 // each event (the EventsToRegister of its plugins).
 type QueueingHintMap map[framework.ClusterEvent][]QueueingHintFunction
 
+// Add registers a plugin's events (EventsToRegister; a plugin without
+// EnqueueExtensions registers WildCard/All, which every event matches).
+func (m QueueingHintMap) Add(plugin string, events []framework.ClusterEventWithHint) {
+	for _, e := range events {
+		m[e.Event] = append(m[e.Event], QueueingHintFunction{PluginName: plugin, QueueingHintFn: e.QueueingHintFn})
+	}
+}
+
 // Config configures a PriorityQueue. Zero durations take the defaults.
 type Config struct {
 	Clock  clock.Clock
@@ -336,7 +344,10 @@ func (p *PriorityQueue) runPreEnqueuePlugin(pl framework.PreEnqueuePlugin, pInfo
 		return true
 	}
 	ensureSets(pInfo)
-	pInfo.UnschedulablePlugins.Insert(pl.Name())
+	if !pInfo.UnschedulablePlugins.Has(pl.Name()) {
+		pInfo.UnschedulablePlugins.Insert(pl.Name())
+		p.metrics.reasons(pInfo.Pod.Spec.SchedulerName, 1, sets.New(pl.Name()))
+	}
 	pInfo.GatingPlugin = pl.Name()
 	if s.Code() == framework.Error {
 		p.logger.Error("Unexpected error running PreEnqueue plugin", "pod", podRefString(pInfo.Pod), "plugin", pl.Name(), "err", s.AsError())
@@ -519,6 +530,7 @@ func (p *PriorityQueue) Pop(logger *slog.Logger) (*framework.QueuedPodInfo, erro
 		p.inFlightPods[pInfo.Pod.UID] = p.inFlightEvents.PushBack(&inFlightPod{podInfo: pInfo.PodInfo})
 		p.schedCycle++
 		ensureSets(pInfo)
+		p.metrics.reasons(pInfo.Pod.Spec.SchedulerName, -1, pInfo.UnschedulablePlugins, pInfo.PendingPlugins)
 		pInfo.UnschedulablePlugins.Clear()
 		pInfo.PendingPlugins.Clear()
 		pInfo.GatingPlugin = ""
@@ -621,6 +633,7 @@ func (p *PriorityQueue) AddUnschedulableIfNotPresent(logger *slog.Logger, pInfo 
 	}
 	pInfo.Timestamp = p.clock.Now()
 	pInfo.BackoffExpiration = time.Time{}
+	p.metrics.reasons(pInfo.Pod.Spec.SchedulerName, 1, pInfo.UnschedulablePlugins, pInfo.PendingPlugins)
 
 	hint := p.determineSchedulingHintForInFlightPod(logger, pInfo)
 	queue := p.requeuePodWithQueueingStrategy(logger, pInfo, hint, ScheduleAttemptFailure)
@@ -859,13 +872,20 @@ func (p *PriorityQueue) Delete(pod *corev1.Pod) {
 	defer p.updateGauges()
 	p.nominator.delete(pod)
 	k := objKey(pod)
-	if p.activeQ.Delete(k) {
-		return
+	var pInfo *framework.QueuedPodInfo
+	if pi, ok := p.activeQ.Get(k); ok {
+		pInfo = pi
+		p.activeQ.Delete(k)
+	} else if pi, ok := p.backoffQ.get(k); ok {
+		pInfo = pi
+		p.backoffQ.delete(k)
+	} else if pi := p.getUnschedulable(k); pi != nil {
+		pInfo = pi
+		p.deleteUnschedulable(k)
 	}
-	if p.backoffQ.delete(k) {
-		return
+	if pInfo != nil {
+		p.metrics.reasons(pInfo.Pod.Spec.SchedulerName, -1, pInfo.UnschedulablePlugins, pInfo.PendingPlugins)
 	}
-	p.deleteUnschedulable(k)
 }
 
 // AssignedPodAdded handles a pod bound (or assumed) on a node: it may make

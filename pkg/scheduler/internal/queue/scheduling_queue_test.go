@@ -625,15 +625,8 @@ func TestNominator(t *testing.T) {
 	}
 }
 
-func TestMetrics(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	f := newFixture(t, func(c *Config) { c.Metrics = reg })
-	f.q.Add(nil, mkPod("a"))
-	f.q.Add(nil, mkPod("b"))
-	f.q.Add(nil, mkPod("g", withGates("x")))
-	f.fail(t, f.pop(t))        // error → backoff
-	f.fail(t, f.pop(t), "Fit") // → unschedulable
-	f.q.Add(nil, mkPod("c"))
+func gather(t *testing.T, reg *prometheus.Registry) map[string]float64 {
+	t.Helper()
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -652,6 +645,19 @@ func TestMetrics(t *testing.T) {
 			got[mf.GetName()+"{"+strings.Join(lbl, ",")+"}"] = v
 		}
 	}
+	return got
+}
+
+func TestMetrics(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	f := newFixture(t, func(c *Config) { c.Metrics = reg })
+	f.q.Add(nil, mkPod("a"))
+	f.q.Add(nil, mkPod("b"))
+	g := mkPod("g", withGates("x"))
+	f.q.Add(nil, g)
+	f.fail(t, f.pop(t))        // error → backoff
+	f.fail(t, f.pop(t), "Fit") // → unschedulable
+	f.q.Add(nil, mkPod("c"))
 	want := map[string]float64{
 		"scheduler_pending_pods{queue=active}":                                                  1,
 		"scheduler_pending_pods{queue=backoff}":                                                 1,
@@ -661,15 +667,38 @@ func TestMetrics(t *testing.T) {
 		"scheduler_queue_incoming_pods_total{event=UnschedulablePodAdd,queue=unschedulable}":    1,
 		"scheduler_queue_incoming_pods_total{event=ScheduleAttemptFailure,queue=backoff}":       1,
 		"scheduler_queue_incoming_pods_total{event=ScheduleAttemptFailure,queue=unschedulable}": 1,
+		"scheduler_unschedulable_pods{plugin=Fit,profile=}":                                     1,
+		"scheduler_unschedulable_pods{plugin=SchedulingGates,profile=}":                         1,
 	}
-	for k, v := range want {
-		if got[k] != v {
-			t.Errorf("%s = %v, want %v", k, got[k], v)
+	check := func(stage string) {
+		t.Helper()
+		got := gather(t, reg)
+		for k, v := range want {
+			if got[k] != v {
+				t.Errorf("%s: %s = %v, want %v", stage, k, got[k], v)
+			}
+		}
+		if len(got) != len(want) {
+			t.Errorf("%s: series %v, want exactly %v", stage, got, want)
 		}
 	}
-	if len(got) != len(want) {
-		t.Errorf("series %v, want exactly %v", got, want)
+	check("after failures")
+	// The rejected pod is retried (its plugins are cleared at Pop), the
+	// gated one deleted.
+	f.q.Activate(nil, map[string]*corev1.Pod{"ns/b": mkPod("b")})
+	f.q.Delete(g)
+	want["scheduler_pending_pods{queue=active}"] = 2
+	want["scheduler_pending_pods{queue=unschedulable}"] = 0
+	want["scheduler_pending_pods{queue=gated}"] = 0
+	want["scheduler_queue_incoming_pods_total{event=ForceActivate,queue=active}"] = 1
+	want["scheduler_unschedulable_pods{plugin=SchedulingGates,profile=}"] = 0
+	check("after activate and delete")
+	for f.q.SchedulingCycle() < 4 {
+		f.pop(t)
 	}
+	want["scheduler_pending_pods{queue=active}"] = 0
+	want["scheduler_unschedulable_pods{plugin=Fit,profile=}"] = 0
+	check("after popping everything")
 }
 
 func TestAddUnschedulableIfNotPresentRejectsDuplicates(t *testing.T) {
@@ -683,5 +712,20 @@ func TestAddUnschedulableIfNotPresentRejectsDuplicates(t *testing.T) {
 	}
 	if w := f.where(p); w != "active" {
 		t.Fatalf("pod in %q, want active (in-flight mark ended)", w)
+	}
+}
+
+// A plugin without EnqueueExtensions registers WildCard/All: every event
+// may help the pods it rejected.
+func TestQueueingHintMapAddWildcard(t *testing.T) {
+	f := newFixture(t, func(c *Config) {
+		c.QueueingHints[""].Add("Any", []framework.ClusterEventWithHint{{Event: framework.ClusterEvent{Resource: framework.WildCard, ActionType: framework.All}}})
+	})
+	pod := mkPod("p")
+	f.q.Add(nil, pod)
+	f.fail(t, f.pop(t), "Any")
+	f.q.MoveAllToActiveOrBackoffQueue(nil, framework.ClusterEvent{Resource: framework.StorageClass, ActionType: framework.Add}, nil, nil, nil)
+	if w := f.where(pod); w != "backoff" {
+		t.Fatalf("pod in %q, want backoff", w)
 	}
 }
