@@ -13,11 +13,8 @@ import (
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/nodeports"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/noderesources"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/nodeunschedulable"
-<<<<<<< HEAD
-	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/podtopologyspread"
-=======
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/nodevolumelimits"
->>>>>>> 86b8569 (scheduler plugins: VolumeBinding, VolumeRestrictions, VolumeZone, NodeVolumeLimits (CSI), DynamicResources registered with upstream 1.34 semantics and reasons for the common cases (first slice: VolumeRestrictions tested from upstream's tables, the others compile and follow upstream's code paths; tests follow); helper: listers with upstream's NotFound messages, claim/volume class; framework: ResourceClaim/ResourceSlice/DeviceClass event resources)
+	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/podtopologyspread"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/queuesort"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/schedulinggates"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/tainttoleration"
@@ -44,15 +41,12 @@ func NewInTreeRegistry() framework.Registry {
 		names.NodeResourcesFit:                noderesources.NewFit,
 		names.NodeResourcesBalancedAllocation: noderesources.NewBalancedAllocation,
 		names.DefaultPreemption:               defaultpreemption.New,
-<<<<<<< HEAD
 		names.PodTopologySpread:               podtopologyspread.New,
-=======
 		names.VolumeBinding:                   volumebinding.New,
 		names.VolumeRestrictions:              volumerestrictions.New,
 		names.VolumeZone:                      volumezone.New,
 		names.NodeVolumeLimits:                nodevolumelimits.New,
 		names.DynamicResources:                dynamicresources.New,
->>>>>>> 86b8569 (scheduler plugins: VolumeBinding, VolumeRestrictions, VolumeZone, NodeVolumeLimits (CSI), DynamicResources registered with upstream 1.34 semantics and reasons for the common cases (first slice: VolumeRestrictions tested from upstream's tables, the others compile and follow upstream's code paths; tests follow); helper: listers with upstream's NotFound messages, claim/volume class; framework: ResourceClaim/ResourceSlice/DeviceClass event resources)
 	}
 	return r
 }
