@@ -54,6 +54,12 @@
 //     under it and must not call back into the queue.
 //
 // Metrics (with a Registerer): scheduler_pending_pods{queue=active|backoff|
-// unschedulable|gated} and scheduler_queue_incoming_pods_total{event,queue},
-// upstream's names and labels.
+// unschedulable|gated}, scheduler_queue_incoming_pods_total{event,queue}
+// and scheduler_unschedulable_pods{plugin,profile}, upstream's names and
+// labels (the last one, unlike upstream's, also drops a deleted pod's
+// plugins and counts a gating plugin once per pod).
+//
+// Event matching is upstream's MatchClusterEvents (see matchEvent): a
+// registered Pod event also matches pending pods' (UnscheduledPod) events,
+// and an incoming plain Update only reaches plugins registering Update.
 package queue

@@ -699,8 +699,7 @@ func (p *PriorityQueue) isEventOfInterest(event framework.ClusterEvent) bool {
 // pod: only that pod) → queueAfterBackoff. A nil hint function or one
 // returning an error counts as Queue.
 func (p *PriorityQueue) isPodWorthRequeuing(logger *slog.Logger, pInfo *framework.QueuedPodInfo, event framework.ClusterEvent, oldObj, newObj any) queueingStrategy {
-	rejectors := pInfo.UnschedulablePlugins.Union(pInfo.PendingPlugins)
-	if rejectors.Len() == 0 {
+	if pInfo.UnschedulablePlugins.Len() == 0 && pInfo.PendingPlugins.Len() == 0 {
 		return queueAfterBackoff
 	}
 	if isWildCard(event) {
@@ -722,7 +721,7 @@ func (p *PriorityQueue) isPodWorthRequeuing(logger *slog.Logger, pInfo *framewor
 			continue
 		}
 		for _, fn := range fns {
-			if !rejectors.Has(fn.PluginName) {
+			if !pInfo.UnschedulablePlugins.Has(fn.PluginName) && !pInfo.PendingPlugins.Has(fn.PluginName) {
 				continue
 			}
 			hint := framework.Queue
