@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/skiff-sh/skiff/pkg/componenthelpers/scheduling/corev1helpers"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/helper"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/names"
@@ -94,27 +95,10 @@ func (*NodeUnschedulable) Filter(_ context.Context, _ *framework.CycleState, pod
 }
 
 // TolerationsTolerateTaint reports whether one of the tolerations
-// tolerates the taint, by upstream's rules: an empty effect matches every
+// tolerates the taint (pkg/componenthelpers' shared rules, upstream's): an empty effect matches every
 // effect, an empty key (with Exists) every key, Exists every value,
 // Equal (or no operator) the same value. The alpha Lt/Gt operators
 // (disabled by default upstream) tolerate nothing.
 func TolerationsTolerateTaint(tolerations []corev1.Toleration, taint *corev1.Taint) bool {
-	for i := range tolerations {
-		t := &tolerations[i]
-		if t.Effect != "" && t.Effect != taint.Effect {
-			continue
-		}
-		if t.Key != "" && t.Key != taint.Key {
-			continue
-		}
-		switch t.Operator {
-		case "", corev1.TolerationOpEqual:
-			if t.Value == taint.Value {
-				return true
-			}
-		case corev1.TolerationOpExists:
-			return true
-		}
-	}
-	return false
+	return corev1helpers.TolerationsTolerateTaint(tolerations, taint)
 }

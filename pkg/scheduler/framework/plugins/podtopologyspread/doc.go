@@ -26,7 +26,13 @@
 //     counts per node), rounded; NormalizeScore maps to 100·(max+min−s)/max,
 //     nodes missing topology keys getting 0; default weight 2.
 //
-// Invariants: Filter and Score do not allocate; the PreFilter state is
+// PreFilter's per-node counts are memoized across cycles (memo.go) under a
+// key holding everything they depend on besides the node, valid for the
+// same *NodeInfo with the same Generation (Generation 0 never matches):
+// replicas of one workload recount only the nodes that changed.
+//
+// Invariants: Filter and Score do not allocate (except the status of a
+// rejected node); memoized counts equal fresh ones; the PreFilter state is
 // cloned deeply (counts and critical paths) for simulations and guarded by
 // a lock for AddPod/RemovePod; the PreScore state is read-only after
 // PreScore except for its atomic counters filled inside PreScore.

@@ -200,15 +200,22 @@ func (pl *PodTopologySpread) calPreFilterState(ctx context.Context, pod *corev1.
 		s.selfMatch[i] = constraints[i].Selector.Matches(podLabels)
 	}
 
-	// counts[n*nc+i] is node n's count for constraint i, -1 when the node
-	// does not count for it.
-	counts := make([]int, len(allNodes)*nc)
+	// Per-node counts, memoized across cycles (memo.go): only nodes that
+	// changed since the memo last saw them are counted again.
+	m := pl.memos.acquire(memoKey(pod, constraints), nc)
+	defer m.release()
+	m.resize(len(allNodes))
 	processNode := func(n int) {
-		row := counts[n*nc : (n+1)*nc]
-		for i := range row {
-			row[i] = -1
-		}
 		ni := allNodes[n]
+		if m.valid(n, ni) {
+			m.changed[n] = false
+			return
+		}
+		m.changed[n] = true
+		counts, values := m.newCounts[n*nc:(n+1)*nc], m.newValues[n*nc:(n+1)*nc]
+		for i := range counts {
+			counts[i], values[i] = -1, ""
+		}
 		node := ni.Node()
 		if node == nil || !nodeLabelsMatchSpreadConstraints(node.Labels, constraints) {
 			return
@@ -218,18 +225,20 @@ func (pl *PodTopologySpread) calPreFilterState(ctx context.Context, pod *corev1.
 			if !c.matchNodeInclusionPolicies(pod, node, s.required) {
 				continue
 			}
-			row[i] = countPodsMatchSelector(ni.Pods, c.Selector, pod.Namespace)
+			values[i] = node.Labels[c.TopologyKey]
+			counts[i] = countPodsMatchSelector(ni.Pods, c.Selector, pod.Namespace)
 		}
 	}
 	pl.parallelizer.Until(ctx, len(allNodes), processNode, Name)
-
 	for n, ni := range allNodes {
-		row := counts[n*nc : (n+1)*nc]
-		for i, cnt := range row {
-			if cnt < 0 {
-				continue
-			}
-			s.TpValueToMatchNum[i][ni.Node().Labels[constraints[i].TopologyKey]] += cnt
+		if m.changed[n] {
+			m.set(n, ni)
+		}
+	}
+	for i := range constraints {
+		tp := s.TpValueToMatchNum[i]
+		for v, d := range m.totals[i] {
+			tp[v] = d.pods
 		}
 	}
 	for i := range constraints {

@@ -38,6 +38,9 @@ type PodTopologySpread struct {
 	replicationCtrls   cache.Lister[*corev1.ReplicationController]
 	replicaSets        cache.Lister[*appsv1.ReplicaSet]
 	statefulSets       cache.Lister[*appsv1.StatefulSet]
+
+	// memos keep PreFilter's per-node counts across cycles (memo.go).
+	memos memoTable
 }
 
 var (
