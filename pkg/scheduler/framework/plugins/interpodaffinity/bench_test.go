@@ -31,8 +31,14 @@ func benchPod(i int, node string) *corev1.Pod {
 // a node as the cache would of the plugin (PreFilter, Filter
 // on every node, PreScore, Score on every node, NormalizeScore) with 5000
 // nodes in 3 zones and 11000 bound pods of the bench's affinity shape.
-func BenchmarkCycle(b *testing.B) {
-	const nNodes, nPods = 5000, 11000
+func BenchmarkCycle(b *testing.B) { benchCycle(b, 11000) }
+
+// BenchmarkCycleSparse: 1000 bound pods, so that most cycles bind to a
+// node without pods (which then joins the nodes with affinity pods).
+func BenchmarkCycleSparse(b *testing.B) { benchCycle(b, 1000) }
+
+func benchCycle(b *testing.B, nPods int) {
+	const nNodes = 5000
 	var nodes []*corev1.Node
 	for i := 0; i < nNodes; i++ {
 		name := fmt.Sprintf("node-%d", i)

@@ -128,7 +128,8 @@ func (pl *InterPodAffinity) forBlocks(ctx context.Context, n int, fn func(b, lo,
 }
 
 // existingAntiAffinityCounts counts, per domain, the existing pods whose
-// required anti-affinity terms match pod.
+// required anti-affinity terms match pod (nodes without pods with
+// required anti-affinity are skipped).
 func (pl *InterPodAffinity) existingAntiAffinityCounts(ctx context.Context, pod *corev1.Pod, nsLabels labels.Set, nodes []*framework.NodeInfo) topologyCounts {
 	if len(nodes) == 0 {
 		return topologyCounts{}
@@ -149,7 +150,7 @@ func (pl *InterPodAffinity) existingAntiAffinityCounts(ctx context.Context, pod 
 		for idx := lo; idx < hi; idx++ {
 			ni := nodes[idx]
 			node := ni.Node()
-			if node == nil {
+			if node == nil || len(ni.PodsWithRequiredAntiAffinity) == 0 {
 				continue
 			}
 			r, ok := memo.at(idx, ni)
@@ -307,7 +308,12 @@ func (pl *InterPodAffinity) PreFilter(ctx context.Context, cycleState *framework
 		return nil, framework.NewStatus(framework.Skip)
 	}
 	s := &preFilterState{terms: pt, pod: pod, namespaceLabels: pl.namespaceLabels(pod.Namespace)}
-	s.existingAntiAffinityCounts = pl.existingAntiAffinityCounts(ctx, pod, s.namespaceLabels, withAnti)
+	s.existingAntiAffinityCounts = topologyCounts{}
+	if len(withAnti) > 0 {
+		// Over all nodes (those without such pods skipped), so that memo
+		// slots stay at the node's place in the full list.
+		s.existingAntiAffinityCounts = pl.existingAntiAffinityCounts(ctx, pod, s.namespaceLabels, allNodes)
+	}
 	s.affinityCounts, s.antiAffinityCounts = pl.incomingCounts(ctx, pt, allNodes)
 	if len(s.existingAntiAffinityCounts) == 0 && !hasTerms {
 		return nil, framework.NewStatus(framework.Skip)

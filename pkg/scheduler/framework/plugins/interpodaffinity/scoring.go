@@ -152,13 +152,20 @@ func (pl *InterPodAffinity) PreScore(ctx context.Context, cycleState *framework.
 	}
 	// Without preferred terms of its own, only nodes with pods with
 	// affinity can contribute.
-	var nodes []*framework.NodeInfo
-	if hasConstraints {
-		if nodes, err = lister.List(); err != nil {
-			return framework.AsStatus(fmt.Errorf("failed to get all nodes from shared lister: %w", err))
+	// (Walked over the full list, skipping nodes without such pods, so
+	// that memo slots stay at the node's place in the full list.)
+	nodes, err := lister.List()
+	if err != nil {
+		return framework.AsStatus(fmt.Errorf("failed to get all nodes from shared lister: %w", err))
+	}
+	if !hasConstraints {
+		withAffinity, err := lister.HavePodsWithAffinityList()
+		if err != nil {
+			return framework.AsStatus(fmt.Errorf("failed to get pods with affinity list: %w", err))
 		}
-	} else if nodes, err = lister.HavePodsWithAffinityList(); err != nil {
-		return framework.AsStatus(fmt.Errorf("failed to get pods with affinity list: %w", err))
+		if len(withAffinity) == 0 {
+			return framework.NewStatus(framework.Skip)
+		}
 	}
 	if len(nodes) == 0 {
 		return framework.NewStatus(framework.Skip)
@@ -189,7 +196,7 @@ func (pl *InterPodAffinity) PreScore(ctx context.Context, cycleState *framework.
 		for idx := lo; idx < hi; idx++ {
 			ni := nodes[idx]
 			node := ni.Node()
-			if node == nil || len(node.Labels) == 0 {
+			if node == nil || len(node.Labels) == 0 || (!hasConstraints && len(ni.PodsWithAffinity) == 0) {
 				continue
 			}
 			r, ok := memo.at(idx, ni)
