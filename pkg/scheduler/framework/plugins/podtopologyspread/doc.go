@@ -26,7 +26,8 @@
 //     counts per node), rounded; NormalizeScore maps to 100·(max+min−s)/max,
 //     nodes missing topology keys getting 0; default weight 2.
 //
-// PreFilter's per-node counts are memoized across cycles (memo.go) under a
+// PreFilter's and PreScore's per-node counts are memoized across cycles
+// (memo.go) under a
 // key holding everything they depend on besides the node, valid for the
 // same *NodeInfo with the same Generation (Generation 0 never matches):
 // replicas of one workload recount only the nodes that changed.

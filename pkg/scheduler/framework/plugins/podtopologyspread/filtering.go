@@ -200,41 +200,8 @@ func (pl *PodTopologySpread) calPreFilterState(ctx context.Context, pod *corev1.
 		s.selfMatch[i] = constraints[i].Selector.Matches(podLabels)
 	}
 
-	// Per-node counts, memoized across cycles (memo.go): only nodes that
-	// changed since the memo last saw them are counted again.
-	m := pl.memos.acquire(memoKey(pod, constraints), nc)
+	m := pl.countPerDomain(ctx, pod, constraints, allNodes, s.required, true, false)
 	defer m.release()
-	m.resize(len(allNodes))
-	processNode := func(n int) {
-		ni := allNodes[n]
-		if m.valid(n, ni) {
-			m.changed[n] = false
-			return
-		}
-		m.changed[n] = true
-		counts, values := m.newCounts[n*nc:(n+1)*nc], m.newValues[n*nc:(n+1)*nc]
-		for i := range counts {
-			counts[i], values[i] = -1, ""
-		}
-		node := ni.Node()
-		if node == nil || !nodeLabelsMatchSpreadConstraints(node.Labels, constraints) {
-			return
-		}
-		for i := range constraints {
-			c := &constraints[i]
-			if !c.matchNodeInclusionPolicies(pod, node, s.required) {
-				continue
-			}
-			values[i] = node.Labels[c.TopologyKey]
-			counts[i] = countPodsMatchSelector(ni.Pods, c.Selector, pod.Namespace)
-		}
-	}
-	pl.parallelizer.Until(ctx, len(allNodes), processNode, Name)
-	for n, ni := range allNodes {
-		if m.changed[n] {
-			m.set(n, ni)
-		}
-	}
 	for i := range constraints {
 		tp := s.TpValueToMatchNum[i]
 		for v, d := range m.totals[i] {

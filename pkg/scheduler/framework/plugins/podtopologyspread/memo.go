@@ -1,6 +1,7 @@
 package podtopologyspread
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/skiff-sh/skiff/pkg/componenthelpers/scheduling/nodeaffinity"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework"
 )
 
@@ -168,6 +170,62 @@ func (m *countMemo) set(s int, ni *framework.NodeInfo) {
 		d.pods += c
 		d.nodes++
 	}
+}
+
+// countPerDomain counts, over nodes, the non-terminating pods of the pod's
+// namespace matching each constraint, per topology value, into the
+// returned memo's totals (locked: the caller releases it), recounting
+// only the nodes that changed since the memo last saw them. A node counts
+// for a constraint when it passes the constraint's inclusion policies
+// and, with requireAll, has every topology key (without requireAll a
+// missing key is the value ""); with skipHostname, hostname constraints
+// are not counted (PreScore counts them per node in Score).
+func (pl *PodTopologySpread) countPerDomain(ctx context.Context, pod *corev1.Pod, constraints []topologySpreadConstraint, nodes []*framework.NodeInfo,
+	required nodeaffinity.RequiredNodeAffinity, requireAll, skipHostname bool) *countMemo {
+	nc := len(constraints)
+	key := memoKey(pod, constraints)
+	if requireAll {
+		key += "\x00all"
+	}
+	if skipHostname {
+		key += "\x00nohost"
+	}
+	m := pl.memos.acquire(key, nc)
+	m.resize(len(nodes))
+	processNode := func(n int) {
+		ni := nodes[n]
+		if m.valid(n, ni) {
+			m.changed[n] = false
+			return
+		}
+		m.changed[n] = true
+		counts, values := m.newCounts[n*nc:(n+1)*nc], m.newValues[n*nc:(n+1)*nc]
+		for i := range counts {
+			counts[i], values[i] = -1, ""
+		}
+		node := ni.Node()
+		if node == nil || (requireAll && !nodeLabelsMatchSpreadConstraints(node.Labels, constraints)) {
+			return
+		}
+		for i := range constraints {
+			c := &constraints[i]
+			if skipHostname && c.TopologyKey == corev1.LabelHostname {
+				continue
+			}
+			if !c.matchNodeInclusionPolicies(pod, node, required) {
+				continue
+			}
+			values[i] = node.Labels[c.TopologyKey]
+			counts[i] = countPodsMatchSelector(ni.Pods, c.Selector, pod.Namespace)
+		}
+	}
+	pl.parallelizer.Until(ctx, len(nodes), processNode, Name)
+	for n, ni := range nodes {
+		if m.changed[n] {
+			m.set(n, ni)
+		}
+	}
+	return m
 }
 
 // memoKey describes everything the per-node counts depend on besides the

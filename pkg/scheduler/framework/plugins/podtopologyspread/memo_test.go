@@ -14,7 +14,7 @@ import (
 
 // The memoized PreFilter gives the same counts as a fresh computation
 // through a deterministic sequence of changes: pods added to nodes (new
-// generation), a node relabelled into another zone, a NodeInfo replaced,
+// generation), a node relabelled into another zone and (un)tainted, a NodeInfo replaced,
 // nodes dropped from and added to the list, and a node with Generation 0.
 func TestMemoMatchesFreshComputation(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
@@ -37,6 +37,11 @@ func TestMemoMatchesFreshComputation(t *testing.T) {
 	}
 	p, _ := newPlugin(t, listArgs, nil, nil)
 	fresh, _ := newPlugin(t, listArgs, nil, nil)
+	lister := &listLister{}
+	p.sharedLister, fresh.sharedLister = lister, lister
+	pods = append(pods,
+		makePod("s").label("foo", "").spread(1, "zone", corev1.ScheduleAnyway, fooSelector).spread(1, corev1.LabelHostname, corev1.ScheduleAnyway, fooSelector).obj(),
+		makePod("t").label("foo", "").spread(2, "zone", corev1.ScheduleAnyway, fooSelector, spreadOpts{nodeTaintsPolicy: &honor}).obj())
 	podN := 0
 	for step := 0; step < 200; step++ {
 		switch r := rng.Intn(10); {
@@ -53,6 +58,11 @@ func TestMemoMatchesFreshComputation(t *testing.T) {
 			ni := infos[rng.Intn(len(infos))]
 			n := ni.Node().DeepCopy()
 			n.Labels["zone"] = fmt.Sprintf("z%d", rng.Intn(5))
+			if rng.Intn(2) == 0 {
+				n.Spec.Taints = []corev1.Taint{{Key: "t", Effect: corev1.TaintEffectNoSchedule}}
+			} else {
+				n.Spec.Taints = nil
+			}
 			ni.SetNode(n)
 			bump(ni)
 		case r == 6: // a NodeInfo replaced by a copy with the same generation
@@ -66,7 +76,32 @@ func TestMemoMatchesFreshComputation(t *testing.T) {
 		case r == 9: // a NodeInfo without generation
 			infos[rng.Intn(len(infos))].Generation = 0
 		}
-		for _, pod := range pods {
+		lister.infos = infos
+		for _, pod := range pods[2:] {
+			// PreScore over every node, candidates the first half.
+			st1, st2 := framework.NewCycleState(), framework.NewCycleState()
+			cand := infos[:len(infos)/2]
+			if s := p.PreScore(context.Background(), st1, pod, cand); !s.IsSuccess() {
+				t.Fatal(s)
+			}
+			fresh.memos = memoTable{}
+			if s := fresh.PreScore(context.Background(), st2, pod, cand); !s.IsSuccess() {
+				t.Fatal(s)
+			}
+			a, _ := getPreScoreState(st1)
+			b, _ := getPreScoreState(st2)
+			for i := range a.TopologyValueToPodCounts {
+				if len(a.TopologyValueToPodCounts[i]) != len(b.TopologyValueToPodCounts[i]) {
+					t.Fatalf("step %d: domains differ", step)
+				}
+				for v, c := range a.TopologyValueToPodCounts[i] {
+					if *c != *b.TopologyValueToPodCounts[i][v] {
+						t.Fatalf("step %d pod %s constraint %d domain %q: memoized %d, fresh %d", step, pod.Name, i, v, *c, *b.TopologyValueToPodCounts[i][v])
+					}
+				}
+			}
+		}
+		for _, pod := range pods[:2] {
 			st1, st2 := framework.NewCycleState(), framework.NewCycleState()
 			if _, s := p.PreFilter(context.Background(), st1, pod, infos); !s.IsSuccess() {
 				t.Fatal(s)
@@ -120,3 +155,13 @@ func TestMemoKey(t *testing.T) {
 		t.Error("tolerations changed the key without nodeTaintsPolicy Honor")
 	}
 }
+
+// listLister is a SharedLister over a node list.
+type listLister struct {
+	framework.SharedLister
+	framework.NodeInfoLister
+	infos []*framework.NodeInfo
+}
+
+func (l *listLister) NodeInfos() framework.NodeInfoLister  { return l }
+func (l *listLister) List() ([]*framework.NodeInfo, error) { return l.infos, nil }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -108,31 +107,18 @@ func (pl *PodTopologySpread) PreScore(ctx context.Context, cs *framework.CycleSt
 	if len(state.Constraints) == 0 {
 		return framework.NewStatus(framework.Skip)
 	}
-	required := nodeaffinity.GetRequiredNodeAffinity(pod)
-	processAllNode := func(n int) {
-		ni := allNodes[n]
-		node := ni.Node()
-		if node == nil {
-			return
-		}
-		if requireAllTopologies && !nodeLabelsMatchSpreadConstraints(node.Labels, state.Constraints) {
-			return
-		}
-		for i := range state.Constraints {
-			c := &state.Constraints[i]
-			if !c.matchNodeInclusionPolicies(pod, node, required) {
-				continue
+	// Per-domain counts over all nodes, memoized (memo.go); only the
+	// domains of candidate nodes have counters (hostname constraints none:
+	// counted per node in Score).
+	m := pl.countPerDomain(ctx, pod, state.Constraints, allNodes, nodeaffinity.GetRequiredNodeAffinity(pod), requireAllTopologies, true)
+	for i := range state.Constraints {
+		for v, tpCount := range state.TopologyValueToPodCounts[i] {
+			if d := m.totals[i][v]; d != nil {
+				*tpCount = int64(d.pods)
 			}
-			// Only values of candidate nodes have counters; hostname
-			// constraints have none (counted in Score).
-			tpCount := state.TopologyValueToPodCounts[i][node.Labels[c.TopologyKey]]
-			if tpCount == nil {
-				continue
-			}
-			atomic.AddInt64(tpCount, int64(countPodsMatchSelector(ni.Pods, c.Selector, pod.Namespace)))
 		}
 	}
-	pl.parallelizer.Until(ctx, len(allNodes), processAllNode, Name)
+	m.release()
 	cs.Write(preScoreStateKey, state)
 	return nil
 }
