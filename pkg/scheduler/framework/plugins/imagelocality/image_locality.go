@@ -72,14 +72,26 @@ func sumImageScores(nodeInfo *framework.NodeInfo, pod *corev1.Pod, totalNumNodes
 		return 0
 	}
 	var sum int64
+	var buf [128]byte
 	for _, cs := range [2][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
 		for i := range cs {
-			if state, ok := states[normalizedImageName(cs[i].Image)]; ok {
+			if state := lookupImage(states, cs[i].Image, buf[:0]); state != nil {
 				sum += scaledImageScore(state, totalNumNodes)
 			}
 		}
 	}
 	return sum
+}
+
+// lookupImage finds the state of the image under its normalized name
+// without allocating: the ":latest" name is built in buf and looked up
+// as m[string(bytes)], which Go does without a copy.
+func lookupImage(states map[string]*framework.ImageStateSummary, name string, buf []byte) *framework.ImageStateSummary {
+	if strings.LastIndex(name, ":") > strings.LastIndex(name, "/") {
+		return states[name]
+	}
+	buf = append(append(buf, name...), ":latest"...)
+	return states[string(buf)]
 }
 
 // scaledImageScore is the image's size times the fraction of nodes that

@@ -125,6 +125,26 @@ func TestNormalizedImageName(t *testing.T) {
 			if got := normalizedImageName(tt.in); got != tt.want {
 				t.Errorf("normalizedImageName(%q) = %q, want %q", tt.in, got, tt.want)
 			}
+			want := &framework.ImageStateSummary{Size: 1}
+			if got := lookupImage(map[string]*framework.ImageStateSummary{tt.want: want}, tt.in, nil); got != want {
+				t.Errorf("lookupImage(%q) did not find it under %q", tt.in, tt.want)
+			}
 		})
+	}
+}
+
+// TestScoreDoesNotAllocate: Score makes no allocation per node (the
+// ":latest" name is built on the stack for the lookup).
+func TestScoreDoesNotAllocate(t *testing.T) {
+	nodes := []*corev1.Node{makeImageNode("node1", image(300, "gcr.io/300:latest"), image(40, "registry.example.com/some/long/path/image-name:v1.2.3"))}
+	snapshot := cache.NewSnapshot(nil, nodes)
+	pl, _ := New(context.Background(), nil, fakeHandle{snapshot: snapshot})
+	ni, _ := snapshot.NodeInfos().Get("node1")
+	pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: containers("gcr.io/300", "registry.example.com/some/long/path/image-name:v1.2.3", "nginx")}}
+	state := framework.NewCycleState()
+	if n := testing.AllocsPerRun(100, func() {
+		pl.(framework.ScorePlugin).Score(context.Background(), state, pod, ni)
+	}); n != 0 {
+		t.Errorf("Score allocates %v times per node", n)
 	}
 }

@@ -150,3 +150,21 @@ func TestIsSchedulableAfterPodDeleted(t *testing.T) {
 		})
 	}
 }
+
+// TestFilterDoesNotAllocate: Filter makes no allocation per node when
+// the ports are free.
+func TestFilterDoesNotAllocate(t *testing.T) {
+	ctx := context.Background()
+	pod := newPod("", "TCP/127.0.0.1/8080", "UDP/0.0.0.0/53")
+	ni := framework.NewNodeInfo(newPod("m1", "TCP/127.0.0.1/9090", "TCP/0.0.0.0/9091"))
+	state := framework.NewCycleState()
+	pl := &NodePorts{}
+	pl.PreFilter(ctx, state, pod, nil)
+	if n := testing.AllocsPerRun(100, func() {
+		if st := pl.Filter(ctx, state, pod, ni); !st.IsSuccess() {
+			t.Fatal(st)
+		}
+	}); n != 0 {
+		t.Errorf("Filter allocates %v times per node", n)
+	}
+}
