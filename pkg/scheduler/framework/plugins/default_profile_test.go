@@ -48,7 +48,9 @@ func testPod(name, cpu, mem string, mutate ...func(*corev1.Pod)) *corev1.Pod {
 }
 
 func hostPort(port int32) func(*corev1.Pod) {
-	return func(p *corev1.Pod) { p.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: port, HostPort: port}} }
+	return func(p *corev1.Pod) {
+		p.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: port, HostPort: port}}
+	}
 }
 
 // newDefaultFramework builds upstream's default profile from the in-tree
