@@ -729,3 +729,33 @@ func TestQueueingHintMapAddWildcard(t *testing.T) {
 		t.Fatalf("pod in %q, want backoff", w)
 	}
 }
+
+// A bound pod's scale-down may help any pod NodeResourcesFit rejected;
+// its other changes only pods with affinity to it.
+func TestAssignedPodUpdated(t *testing.T) {
+	scaleDown := framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.UpdatePodScaleDown}
+	labelChange := framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.UpdatePodLabel}
+	f := newFixture(t, func(c *Config) {
+		c.QueueingHints[""][scaleDown] = []QueueingHintFunction{{PluginName: "Fit"}}
+		c.QueueingHints[""][labelChange] = []QueueingHintFunction{{PluginName: "Fit"}}
+	})
+	pod := mkPod("p")
+	f.q.Add(nil, pod)
+	f.fail(t, f.pop(t), "Fit")
+	bound := mkPod("bound")
+	bound.Spec.NodeName = "n1"
+	f.q.AssignedPodUpdated(nil, bound, bound, labelChange)
+	if w := f.where(pod); w != "unschedulable" {
+		t.Fatalf("label change of an unrelated bound pod moved it to %q", w)
+	}
+	f.q.AssignedPodUpdated(nil, bound, bound, scaleDown)
+	if w := f.where(pod); w != "backoff" {
+		t.Fatalf("after a scale-down pod in %q, want backoff", w)
+	}
+	// In backoffQ an update is applied in place.
+	nw := mkPod("p", withLabels("v", "2"))
+	f.q.Update(nil, pod, nw)
+	if pi, _ := f.q.GetPod("p", "ns"); pi.Pod != nw || f.where(nw) != "backoff" {
+		t.Fatalf("pod not updated in place in backoffQ")
+	}
+}
