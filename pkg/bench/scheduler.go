@@ -481,7 +481,7 @@ func runScheduler(ctx context.Context, cfg *SchedulerConfig, root, shape, which 
 	})
 	cancel()
 	if err != nil {
-		return res, fmt.Errorf("waiting for the scheduler to bind a first pod: %w (log: %s)", err, p.log)
+		return res, fmt.Errorf("waiting for the scheduler to bind a first pod: %w (end of its log: %s)", err, logTail(p.log, 1500))
 	}
 	res.ReadySeconds = round(time.Since(t1).Seconds(), 2)
 	sleep(ctx, cfg.Settle)
@@ -979,4 +979,20 @@ func (q *HistQuantiles) String() string {
 		return "n/a"
 	}
 	return fmt.Sprintf("%.1f / %.1f / %.1f", q.P50, q.P90, q.P99)
+}
+
+// logTail is the last n bytes of the file at path, trimmed.
+func logTail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	b = []byte(strings.TrimSpace(string(b)))
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	if len(b) == 0 {
+		return "(empty)"
+	}
+	return string(b)
 }
