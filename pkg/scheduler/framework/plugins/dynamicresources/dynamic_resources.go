@@ -298,6 +298,11 @@ func (pl *DynamicResources) Unreserve(ctx context.Context, state *framework.Cycl
 // the claim's devices are not taken away while the pod uses them.
 func (pl *DynamicResources) PreBind(ctx context.Context, state *framework.CycleState, pod *corev1.Pod, _ string) *framework.Status {
 	s, err := getStateData(state)
+	if errors.Is(err, framework.ErrNotFound) {
+		// PreFilter skipped the pod (no claims): nothing to reserve, as
+		// upstream's PreBindPreFlight skipping it.
+		return nil
+	}
 	if err != nil {
 		return framework.AsStatus(err)
 	}

@@ -194,6 +194,20 @@ func TestPreBindReserves(t *testing.T) {
 	}
 }
 
+// A pod without claims (PreFilter skipped, no state) passes PreBind: every
+// pod of the default profile goes through it.
+func TestPreBindWithoutClaims(t *testing.T) {
+	pl := &DynamicResources{claimLister: lister[*resourcev1.ResourceClaim](), classLister: lister[*resourcev1.DeviceClass]()}
+	pod := &corev1.Pod{}
+	state := framework.NewCycleState()
+	if _, st := pl.PreFilter(context.Background(), state, pod, nil); !st.IsSkip() {
+		t.Fatalf("PreFilter = %v, want Skip", st)
+	}
+	if st := pl.PreBind(context.Background(), state, pod, "worker"); !st.IsSuccess() {
+		t.Errorf("PreBind = %v, want Success", st)
+	}
+}
+
 func TestHints(t *testing.T) {
 	pod := podWithClaimName()
 	pl := &DynamicResources{claimLister: lister(anywhere), classLister: lister[*resourcev1.DeviceClass]()}

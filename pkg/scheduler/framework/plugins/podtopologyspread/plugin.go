@@ -98,15 +98,13 @@ func (pl *PodTopologySpread) setListers(f *informers.SharedInformerFactory) {
 // Name returns the plugin's name.
 func (*PodTopologySpread) Name() string { return Name }
 
-// EventsToRegister: assigned pods added, relabelled or deleted; the
-// pending pod gaining a toleration (for nodeTaintsPolicy Honor); nodes
-// added, deleted, relabelled or re-tainted (upstream's with queueing hints
-// enabled; upstream's one Pod event covers both assigned pods and the
-// pending pod, which skiff's events name apart).
+// EventsToRegister: pods added, relabelled, deleted or (the pending pod
+// itself, for nodeTaintsPolicy Honor) given a toleration; nodes added,
+// deleted, relabelled or re-tainted (upstream's with queueing hints
+// enabled; the queue matches Pod against pending pods' events too).
 func (pl *PodTopologySpread) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
 	return []framework.ClusterEventWithHint{
-		{Event: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.Add | framework.UpdatePodLabel | framework.Delete}, QueueingHintFn: pl.isSchedulableAfterPodChange},
-		{Event: framework.ClusterEvent{Resource: framework.UnscheduledPod, ActionType: framework.UpdatePodToleration}, QueueingHintFn: pl.isSchedulableAfterPodChange},
+		{Event: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.Add | framework.UpdatePodLabel | framework.UpdatePodToleration | framework.Delete}, QueueingHintFn: pl.isSchedulableAfterPodChange},
 		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.Delete | framework.UpdateNodeLabel | framework.UpdateNodeTaint}, QueueingHintFn: pl.isSchedulableAfterNodeChange},
 	}, nil
 }

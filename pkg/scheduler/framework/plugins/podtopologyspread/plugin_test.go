@@ -72,12 +72,11 @@ func TestListDefaultConstraints(t *testing.T) {
 func TestEventsToRegister(t *testing.T) {
 	p, _ := newPlugin(t, listArgs, nil, nil)
 	evs, err := p.EventsToRegister(context.Background())
-	if err != nil || len(evs) != 3 {
+	if err != nil || len(evs) != 2 {
 		t.Fatalf("%v %v", evs, err)
 	}
 	want := []framework.ClusterEvent{
-		{Resource: framework.Pod, ActionType: framework.Add | framework.UpdatePodLabel | framework.Delete},
-		{Resource: framework.UnscheduledPod, ActionType: framework.UpdatePodToleration},
+		{Resource: framework.Pod, ActionType: framework.Add | framework.UpdatePodLabel | framework.UpdatePodToleration | framework.Delete},
 		{Resource: framework.Node, ActionType: framework.Add | framework.Delete | framework.UpdateNodeLabel | framework.UpdateNodeTaint},
 	}
 	for i := range want {

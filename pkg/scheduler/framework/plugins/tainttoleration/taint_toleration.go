@@ -44,12 +44,14 @@ func New(_ context.Context, _ runtime.Object, _ framework.Handle) (framework.Plu
 // Name returns the plugin's name.
 func (*TaintToleration) Name() string { return Name }
 
-// EventsToRegister: a node added or its taints changed, and the pending
-// pod's tolerations updated (upstream's with queueing hints enabled).
+// EventsToRegister: a node added or its taints changed, and a pod's
+// tolerations updated (upstream's with queueing hints enabled; the queue
+// matches Pod against the pending pods' events too, and the hint only
+// queues the pod's own update).
 func (pl *TaintToleration) EventsToRegister(context.Context) ([]framework.ClusterEventWithHint, error) {
 	return []framework.ClusterEventWithHint{
 		{Event: framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Add | framework.UpdateNodeTaint}, QueueingHintFn: pl.isSchedulableAfterNodeChange},
-		{Event: framework.ClusterEvent{Resource: framework.UnscheduledPod, ActionType: framework.UpdatePodToleration}, QueueingHintFn: pl.isSchedulableAfterPodTolerationChange},
+		{Event: framework.ClusterEvent{Resource: framework.Pod, ActionType: framework.UpdatePodToleration}, QueueingHintFn: pl.isSchedulableAfterPodTolerationChange},
 	}, nil
 }
 
