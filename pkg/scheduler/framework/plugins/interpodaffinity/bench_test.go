@@ -86,3 +86,31 @@ func benchCycle(b *testing.B, nPods int) {
 		ni.Generation = gen
 	}
 }
+
+// BenchmarkPreFilter: PreFilter alone, everything memoized (no node
+// changes between cycles).
+func BenchmarkPreFilter(b *testing.B) {
+	const nNodes, nPods = 5000, 11000
+	var nodes []*corev1.Node
+	for i := 0; i < nNodes; i++ {
+		name := fmt.Sprintf("node-%d", i)
+		nodes = append(nodes, mkNode(name, map[string]string{"kubernetes.io/hostname": name, "topology.kubernetes.io/zone": fmt.Sprintf("zone-%d", i%3)}))
+	}
+	var pods []*corev1.Pod
+	for i := 0; i < nPods; i++ {
+		pods = append(pods, benchPod(i, nodes[i%nNodes].Name))
+	}
+	pl, snap := newPlugin(&testing.T{}, nil, pods, nodes, nil)
+	nis, _ := snap.NodeInfos().List()
+	for i, ni := range nis {
+		ni.Generation = int64(i + 1)
+	}
+	incoming := benchPod(-1, "")
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, st := pl.PreFilter(context.Background(), framework.NewCycleState(), incoming, nis); !st.IsSuccess() {
+			b.Fatal(st)
+		}
+	}
+}

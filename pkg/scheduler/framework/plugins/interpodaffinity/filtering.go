@@ -144,7 +144,7 @@ func (pl *InterPodAffinity) existingAntiAffinityCounts(ctx context.Context, pod 
 	defer memo.release()
 	results := make([]topologyCounts, min(blocks, len(nodes)))
 	pl.forBlocks(ctx, len(nodes), func(b, lo, hi int) {
-		var m topologyCounts
+		var d domainAcc
 		var acc nodeAcc
 		var tmp scoreResult
 		for idx := lo; idx < hi; idx++ {
@@ -172,14 +172,11 @@ func (pl *InterPodAffinity) existingAntiAffinityCounts(ctx context.Context, pod 
 				}
 			}
 			for i, tk := range r.keys {
-				if m == nil {
-					m = topologyCounts{}
-				}
-				m.add(node, tk, r.ws[i])
+				d.add(node, tk, r.ws[i])
 			}
 			acc.keys, acc.ws = acc.keys[:0], acc.ws[:0]
 		}
-		results[b] = m
+		results[b] = d.counts()
 	})
 	return merge(results)
 }
@@ -211,7 +208,7 @@ func (pl *InterPodAffinity) incomingCounts(ctx context.Context, pt *podTerms, no
 	aff := make([]topologyCounts, nb)
 	anti := make([]topologyCounts, nb)
 	pl.forBlocks(ctx, len(nodes), func(b, lo, hi int) {
-		var am, nm topologyCounts
+		var ad, nd domainAcc
 		var scratch incomingResult
 		scratch.anti = make([]int64, len(pt.antiAffinity))
 		for idx := lo; idx < hi; idx++ {
@@ -229,23 +226,17 @@ func (pl *InterPodAffinity) incomingCounts(ctx context.Context, pt *podTerms, no
 				m.stored(idx, ni)
 			}
 			if r.aff > 0 {
-				if am == nil {
-					am = topologyCounts{}
-				}
 				for i := range pt.affinity {
-					am.add(node, pt.affinity[i].topologyKey, r.aff)
+					ad.add(node, pt.affinity[i].topologyKey, r.aff)
 				}
 			}
 			for i, n := range r.anti {
 				if n > 0 {
-					if nm == nil {
-						nm = topologyCounts{}
-					}
-					nm.add(node, pt.antiAffinity[i].topologyKey, n)
+					nd.add(node, pt.antiAffinity[i].topologyKey, n)
 				}
 			}
 		}
-		aff[b], anti[b] = am, nm
+		aff[b], anti[b] = ad.counts(), nd.counts()
 	})
 	return merge(aff), merge(anti)
 }

@@ -19,31 +19,6 @@ const preScoreStateKey framework.StateKey = "PreScore" + Name
 // scoreMap: topology key → value → summed weight.
 type scoreMap map[string]map[string]int64
 
-func (m scoreMap) add(node *corev1.Node, tk string, w int64) {
-	tv, ok := node.Labels[tk]
-	if !ok {
-		return
-	}
-	vs := m[tk]
-	if vs == nil {
-		vs = map[string]int64{}
-		m[tk] = vs
-	}
-	vs[tv] += w
-}
-
-// addTo adds w to the node's domain of tk in *m, creating the map on
-// first use.
-func addTo(m *scoreMap, node *corev1.Node, tk string, w int64) {
-	if _, ok := node.Labels[tk]; !ok {
-		return
-	}
-	if *m == nil {
-		*m = scoreMap{}
-	}
-	m.add(node, tk, w)
-}
-
 func (m scoreMap) merge(o scoreMap) {
 	for tk, ovs := range o {
 		vs := m[tk]
@@ -66,7 +41,7 @@ type preScoreState struct {
 func (s *preScoreState) Clone() framework.StateData { return s }
 
 // nodeAcc sums the weights of one node's pods per topology key (a few
-// keys: a slice beats a map), flushed into the block's scoreMap once per
+// keys: a slice beats a map), added to the block's domains once per
 // node.
 type nodeAcc struct {
 	keys []string
@@ -82,16 +57,6 @@ func (a *nodeAcc) add(tk string, w int64) {
 	}
 	a.keys = append(a.keys, tk)
 	a.ws = append(a.ws, w)
-}
-
-// flush adds the node's sums to *m (an entry even for a zero sum, as
-// upstream records every matched term whose key the node has) and
-// resets a.
-func (a *nodeAcc) flush(m *scoreMap, node *corev1.Node) {
-	for i, tk := range a.keys {
-		addTo(m, node, tk, a.ws[i])
-	}
-	a.keys, a.ws = a.keys[:0], a.ws[:0]
 }
 
 // processExistingPod adds what one existing pod on node contributes: the
@@ -191,7 +156,7 @@ func (pl *InterPodAffinity) PreScore(ctx context.Context, cycleState *framework.
 
 	results := make([]scoreMap, min(blocks, len(nodes)))
 	pl.forBlocks(ctx, len(nodes), func(b, lo, hi int) {
-		var m scoreMap
+		var d domainAcc
 		var acc nodeAcc
 		for idx := lo; idx < hi; idx++ {
 			ni := nodes[idx]
@@ -202,7 +167,7 @@ func (pl *InterPodAffinity) PreScore(ctx context.Context, cycleState *framework.
 			r, ok := memo.at(idx, ni)
 			if ok {
 				for i, tk := range r.keys {
-					addTo(&m, node, tk, r.ws[i])
+					d.add(node, tk, r.ws[i])
 				}
 				continue
 			}
@@ -218,9 +183,12 @@ func (pl *InterPodAffinity) PreScore(ctx context.Context, cycleState *framework.
 				r.ws = append(r.ws[:0], acc.ws...)
 				memo.stored(idx, ni)
 			}
-			acc.flush(&m, node)
+			for i, tk := range acc.keys {
+				d.add(node, tk, acc.ws[i])
+			}
+			acc.keys, acc.ws = acc.keys[:0], acc.ws[:0]
 		}
-		results[b] = m
+		results[b] = d.scores()
 	})
 	s := &preScoreState{}
 	for _, m := range results {
