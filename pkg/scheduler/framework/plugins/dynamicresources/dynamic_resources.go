@@ -173,10 +173,13 @@ func isReservedForPod(pod *corev1.Pod, claim *resourcev1.ResourceClaim) bool {
 // PreFilter reads the pod's claims: Skip without any; allocated claims
 // restrict the nodes; unallocated ones cannot be allocated by skiff.
 func (pl *DynamicResources) PreFilter(_ context.Context, state *framework.CycleState, pod *corev1.Pod, _ []*framework.NodeInfo) (*framework.PreFilterResult, *framework.Status) {
+	// The state is written even when Filter is skipped: Reserve, PreBind
+	// and Unreserve run for every pod and find nothing to do in it.
+	s := &stateData{}
+	state.Write(stateKey, s)
 	if len(pod.Spec.ResourceClaims) == 0 {
 		return nil, framework.NewStatus(framework.Skip)
 	}
-	s := &stateData{}
 	if err := pl.foreachPodResourceClaim(pod, func(c *resourcev1.ResourceClaim) { s.claims = append(s.claims, c) }); err != nil {
 		return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable, err.Error())
 	}
@@ -217,7 +220,6 @@ func (pl *DynamicResources) PreFilter(_ context.Context, state *framework.CycleS
 		return nil, framework.NewStatus(framework.UnschedulableAndUnresolvable,
 			fmt.Sprintf("resourceclaim %q is not allocated and skiff cannot allocate devices yet", claim.Name))
 	}
-	state.Write(stateKey, s)
 	return nil, nil
 }
 
@@ -305,6 +307,9 @@ func (pl *DynamicResources) PreBind(ctx context.Context, state *framework.CycleS
 	}
 	if err != nil {
 		return framework.AsStatus(err)
+	}
+	if len(s.claims) == 0 {
+		return nil
 	}
 	for _, claim := range s.claims {
 		if isReservedForPod(pod, claim) {

@@ -82,7 +82,9 @@ func node(name string) *framework.NodeInfo {
 // Cases in the shape of upstream's TestPlugin (those that need no
 // allocation).
 func TestPlugin(t *testing.T) {
-	unresolvable := func(msg string) *framework.Status { return framework.NewStatus(framework.UnschedulableAndUnresolvable, msg) }
+	unresolvable := func(msg string) *framework.Status {
+		return framework.NewStatus(framework.UnschedulableAndUnresolvable, msg)
+	}
 	generated := claim("my-pod-my-resource", &resourcev1.AllocationResult{})
 	generated.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: "my-pod", UID: podUID, Controller: ptr.To(true)}}
 	for _, tt := range []struct {
@@ -243,4 +245,23 @@ func TestHints(t *testing.T) {
 	if got, _ := pl.isSchedulableAfterPodChange(nil, waiting, waiting, waiting); got != framework.QueueSkip {
 		t.Errorf("pod change still waiting: %v, want QueueSkip", got)
 	}
+}
+
+// A pod without claims goes through Reserve, PreBind and Unreserve
+// (which run for every pod) without errors after PreFilter's Skip.
+func TestPodWithoutClaimsPassesBinding(t *testing.T) {
+	pl := &DynamicResources{claimLister: lister[*resourcev1.ResourceClaim](), classLister: lister[*resourcev1.DeviceClass]()}
+	ctx := context.Background()
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "foo", Namespace: ns}}
+	state := framework.NewCycleState()
+	if _, st := pl.PreFilter(ctx, state, pod, nil); !st.IsSkip() {
+		t.Fatalf("PreFilter = %v, want Skip", st)
+	}
+	if st := pl.Reserve(ctx, state, pod, "n"); !st.IsSuccess() {
+		t.Errorf("Reserve = %v", st)
+	}
+	if st := pl.PreBind(ctx, state, pod, "n"); !st.IsSuccess() {
+		t.Errorf("PreBind = %v", st)
+	}
+	pl.Unreserve(ctx, state, pod, "n")
 }

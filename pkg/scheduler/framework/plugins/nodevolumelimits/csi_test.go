@@ -89,8 +89,7 @@ func TestCSILimits(t *testing.T) {
 		{name: "existing pod's missing claim not counted", pod: podWith("p", "", "csi-ebs-2"), existing: []*corev1.Pod{podWith("e", "n", "missing")}, limit: ptr.To[int32](1)},
 		{name: "missing claim", pod: podWith("p", "", "missing"), limit: ptr.To[int32](1), wantErr: `looking up PVC default/missing: persistentvolumeclaim "missing" not found`},
 		{name: "ephemeral volume owned by the pod", pod: ephemeralPod("eph"), existing: []*corev1.Pod{podWith("e", "n", "csi-ebs-1")}, limit: ptr.To[int32](1), wantFilter: exceeded},
-		{name: "ephemeral volume of another pod", pod: func() *corev1.Pod { p := ephemeralPod("eph"); p.UID = "other"; return p }(), limit: ptr.To[int32](1),
-			},
+		{name: "ephemeral volume of another pod", pod: func() *corev1.Pod { p := ephemeralPod("eph"); p.UID = "other"; return p }(), limit: ptr.To[int32](1)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			pvcs, pvs, classes := fixtures()

@@ -82,7 +82,9 @@ func newPlugin() *VolumeZone {
 // TestWithBinding.
 func TestFilter(t *testing.T) {
 	conflict := framework.NewStatus(framework.UnschedulableAndUnresolvable, ErrReasonConflict)
-	unresolvable := func(msg string) *framework.Status { return framework.NewStatus(framework.UnschedulableAndUnresolvable, msg) }
+	unresolvable := func(msg string) *framework.Status {
+		return framework.NewStatus(framework.UnschedulableAndUnresolvable, msg)
+	}
 	skip := framework.NewStatus(framework.Skip)
 	for _, tt := range []struct {
 		name       string
