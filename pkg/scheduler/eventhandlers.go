@@ -220,7 +220,9 @@ func (s *Scheduler) onPodDelete(p *corev1.Pod) {
 // upstream's nodeSchedulingPropertiesChange.
 func nodeUpdateEvents(o, n *corev1.Node) []framework.ClusterEvent {
 	var out []framework.ClusterEvent
-	ev := func(a framework.ActionType) { out = append(out, framework.ClusterEvent{Resource: framework.Node, ActionType: a}) }
+	ev := func(a framework.ActionType) {
+		out = append(out, framework.ClusterEvent{Resource: framework.Node, ActionType: a})
+	}
 	if o.Spec.Unschedulable != n.Spec.Unschedulable {
 		ev(framework.UpdateNodeTaint)
 	}

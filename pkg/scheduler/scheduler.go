@@ -22,6 +22,7 @@ import (
 	"github.com/skiff-sh/skiff/pkg/scheduler/apis/config"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins"
+	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/defaultpreemption"
 	fwkruntime "github.com/skiff-sh/skiff/pkg/scheduler/framework/runtime"
 	internalcache "github.com/skiff-sh/skiff/pkg/scheduler/internal/cache"
 	"github.com/skiff-sh/skiff/pkg/scheduler/internal/queue"
@@ -123,6 +124,9 @@ func New(ctx context.Context, cfg Config) (*Scheduler, error) {
 	if s.metrics, err = newMetrics(s.registry); err != nil {
 		return nil, err
 	}
+	if err := defaultpreemption.Register(s.registry); err != nil {
+		return nil, err
+	}
 
 	conn := component.ClientConnection{Kubeconfig: cc.ClientConnection.Kubeconfig, QPS: cc.ClientConnection.QPS,
 		Burst: int(cc.ClientConnection.Burst), ContentType: cc.ClientConnection.ContentType}
@@ -190,12 +194,12 @@ func New(ctx context.Context, cfg Config) (*Scheduler, error) {
 	nsInformer := s.factory.Namespaces()
 	s.queue = queue.New(queue.Config{
 		Clock: s.clock, Logger: s.logger, LessFunc: less,
-		PodInitialBackoff:                 time.Duration(deref(cc.PodInitialBackoffSeconds, 1)) * time.Second,
-		PodMaxBackoff:                     time.Duration(deref(cc.PodMaxBackoffSeconds, 10)) * time.Second,
-		PreEnqueuePlugins:                 preEnqueue,
-		QueueingHints:                     hints,
-		Metrics:                           s.registry,
-		PodLister: func(ns, name string) (*corev1.Pod, error) { return s.podLister.Namespace(ns).Get(name) },
+		PodInitialBackoff: time.Duration(deref(cc.PodInitialBackoffSeconds, 1)) * time.Second,
+		PodMaxBackoff:     time.Duration(deref(cc.PodMaxBackoffSeconds, 10)) * time.Second,
+		PreEnqueuePlugins: preEnqueue,
+		QueueingHints:     hints,
+		Metrics:           s.registry,
+		PodLister:         func(ns, name string) (*corev1.Pod, error) { return s.podLister.Namespace(ns).Get(name) },
 		NamespaceLabels: func(ns string) labels.Set {
 			if n, err := nsInformer.Lister().Get(ns); err == nil {
 				return n.Labels

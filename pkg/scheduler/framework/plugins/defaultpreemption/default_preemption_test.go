@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -866,5 +867,43 @@ func TestFilterPodsWithPDBViolation(t *testing.T) {
 	}
 	if !reflect.DeepEqual(names(v), []string{"b"}) || !reflect.DeepEqual(names(nv), []string{"a", "c", "d"}) {
 		t.Errorf("violating %v, non-violating %v", names(v), names(nv))
+	}
+}
+
+// TestMetrics: Register exposes upstream's preemption metrics (twice is
+// fine); every PostFilter counts an attempt, every preparation observes
+// the number of victims.
+func TestMetrics(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	if err := Register(reg); err != nil {
+		t.Fatal(err)
+	}
+	if err := Register(reg); err != nil {
+		t.Fatalf("second Register: %v", err)
+	}
+	read := func() (attempts float64, victims uint64) {
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mf := range mfs {
+			switch mf.GetName() {
+			case "scheduler_preemption_attempts_total":
+				attempts = mf.Metric[0].GetCounter().GetValue()
+			case "scheduler_preemption_victims":
+				victims = mf.Metric[0].GetHistogram().GetSampleCount()
+			}
+		}
+		return
+	}
+	a0, v0 := read()
+	pod := mkPod("p").prio(highPriority).Pod
+	e := newEnv(t, []*corev1.Pod{pod, mkPod("p1").node("node1").Pod}, []*corev1.Node{mkNode("node1", onePodRes)}, nil, envOpts{})
+	if _, s := e.pl.PostFilter(context.Background(), framework.NewCycleState(), pod, unsched("node1")); !s.IsSuccess() {
+		t.Fatal(s)
+	}
+	e.pl.PostFilter(context.Background(), framework.NewCycleState(), pod, framework.NewDefaultNodeToStatus())
+	if a, v := read(); a-a0 != 2 || v-v0 != 1 {
+		t.Errorf("attempts +%v, victims observations +%v; want +2, +1", a-a0, v-v0)
 	}
 }
