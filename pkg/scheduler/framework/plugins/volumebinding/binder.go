@@ -67,10 +67,14 @@ type binder struct {
 	pvCache     *assumeCache[*corev1.PersistentVolume]
 	classLister cache.Lister[*storagev1.StorageClass]
 	podLister   cache.Lister[*corev1.Pod]
-	nodeLister  cache.Lister[*corev1.Node]
-	client      func() *client.Client
-	clock       clock.Clock
-	bindTimeout time.Duration
+	// csiDriverLister and capacityLister serve storage capacity tracking
+	// (nil: not checked).
+	csiDriverLister cache.Lister[*storagev1.CSIDriver]
+	capacityLister  cache.Lister[*storagev1.CSIStorageCapacity]
+	nodeLister      cache.Lister[*corev1.Node]
+	client          func() *client.Client
+	clock           clock.Clock
+	bindTimeout     time.Duration
 	// pollInterval: how often PreBind checks the bindings (1s upstream).
 	pollInterval time.Duration
 }
@@ -398,8 +402,8 @@ func contains(s []string, v string) bool {
 }
 
 // checkVolumeProvisions: each claim's class must have a provisioner that
-// can serve the node (allowed topologies). Storage capacity is not
-// tracked (CSIStorageCapacity): provisioning is assumed to fit.
+// can serve the node (allowed topologies) with enough capacity there
+// (hasEnoughCapacity).
 func (b *binder) checkVolumeProvisions(claims []*corev1.PersistentVolumeClaim, node *corev1.Node) (bool, bool, []*corev1.PersistentVolumeClaim, error) {
 	var provisions []*corev1.PersistentVolumeClaim
 	for _, claim := range claims {
@@ -416,6 +420,13 @@ func (b *binder) checkVolumeProvisions(claims []*corev1.PersistentVolumeClaim, n
 		}
 		if !matchTopologySelectorTerms(class.AllowedTopologies, node.Labels) {
 			return false, true, nil, nil
+		}
+		enough, err := b.hasEnoughCapacity(class.Provisioner, claim, class, node)
+		if err != nil {
+			return false, false, nil, err
+		}
+		if !enough {
+			return true, false, nil, nil
 		}
 		provisions = append(provisions, claim)
 	}
@@ -624,4 +635,48 @@ func (b *binder) checkBindings(pod *corev1.Pod, nodeName string, pv *PodVolumes)
 		}
 	}
 	return true, nil
+}
+
+// hasEnoughCapacity: for a CSI driver that opted into storage capacity
+// tracking (CSIDriver spec.storageCapacity), some CSIStorageCapacity of
+// the claim's class reachable from the node (nodeTopology) must hold the
+// claim's request (maximumVolumeSize, else capacity); other provisioners
+// are not checked, as upstream's.
+func (b *binder) hasEnoughCapacity(provisioner string, claim *corev1.PersistentVolumeClaim, class *storagev1.StorageClass, node *corev1.Node) (bool, error) {
+	quantity, ok := claim.Spec.Resources.Requests[corev1.ResourceStorage]
+	if !ok || b.csiDriverLister == nil || b.capacityLister == nil {
+		return true, nil
+	}
+	driver, err := b.csiDriverLister.Get(provisioner)
+	if apierrors.IsNotFound(err) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if driver.Spec.StorageCapacity == nil || !*driver.Spec.StorageCapacity {
+		return true, nil
+	}
+	capacities, err := b.capacityLister.List(labels.Everything())
+	if err != nil {
+		return false, err
+	}
+	size := quantity.Value()
+	for _, c := range capacities {
+		if c.StorageClassName != class.Name {
+			continue
+		}
+		if limit := volumeLimit(c); limit == nil || limit.Value() < size {
+			continue
+		}
+		if c.NodeTopology == nil {
+			continue // unavailable
+		}
+		sel, err := metav1.LabelSelectorAsSelector(c.NodeTopology)
+		if err != nil || !sel.Matches(labels.Set(node.Labels)) {
+			continue
+		}
+		return true, nil
+	}
+	return false, nil
 }

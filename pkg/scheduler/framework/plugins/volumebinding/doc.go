@@ -19,7 +19,10 @@
 //     Available volume of its class (size, volume mode, selector, access
 //     modes, node affinity; smallest first; a volume pre-bound to the
 //     claim wins) or a class whose provisioner (not
-//     kubernetes.io/no-provisioner) serves the node's topology; a claim
+//     kubernetes.io/no-provisioner) serves the node's topology (a CSI
+//     driver with storage capacity tracking also needs a CSIStorageCapacity
+//     of the class reachable from the node holding the request, else
+//     "node(s) did not have enough free storage"); a claim
 //     already given to another node's provisioner (selected-node) fails:
 //     "node(s) didn't find available persistent volumes to bind". All
 //     UnschedulableAndUnresolvable.
@@ -38,10 +41,9 @@
 // provisioner, which creates a hostPath volume with node affinity to that
 // node, and the claim is bound before the pod.
 //
-// Differences from upstream: CSIStorageCapacity is not consulted
-// (provisioning is assumed to fit: the "did not have enough free storage"
-// reason never shows), in-tree volumes are not translated to CSI, and
-// PreBindPreFlight does not exist in skiff's framework.
+// Differences from upstream: in-tree volumes are not translated to CSI
+// (skiff has no in-tree volume plugins), PreBindPreFlight does not exist
+// in skiff's framework, and the volume_binder metrics are not recorded.
 //
 // Invariants: PreFilter and Filter read informer listers (through assume
 // caches) and never the API; only PreBind writes, and only what Reserve

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/skiff-sh/skiff/pkg/client/informers"
 	"github.com/skiff-sh/skiff/pkg/clock"
 	"github.com/skiff-sh/skiff/pkg/scheduler/apis/config"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework"
@@ -95,15 +96,17 @@ func New(_ context.Context, args runtime.Object, h framework.Handle) (framework.
 		clk = clock.Real{}
 	}
 	b := &binder{
-		pvcCache:     newAssumeCache(f.PersistentVolumeClaims().Lister(), helper.PersistentVolumeClaimResource),
-		pvCache:      newAssumeCache(f.PersistentVolumes().Lister(), helper.PersistentVolumeResource),
-		classLister:  f.StorageClasses().Lister(),
-		podLister:    f.Pods().Lister(),
-		nodeLister:   f.Nodes().Lister(),
-		client:       h.Client,
-		clock:        clk,
-		bindTimeout:  timeout,
-		pollInterval: time.Second,
+		pvcCache:        newAssumeCache(f.PersistentVolumeClaims().Lister(), helper.PersistentVolumeClaimResource),
+		pvCache:         newAssumeCache(f.PersistentVolumes().Lister(), helper.PersistentVolumeResource),
+		classLister:     f.StorageClasses().Lister(),
+		podLister:       f.Pods().Lister(),
+		csiDriverLister: informers.InformerFor[*storagev1.CSIDriver, *storagev1.CSIDriverList](f).Lister(),
+		capacityLister:  informers.InformerFor[*storagev1.CSIStorageCapacity, *storagev1.CSIStorageCapacityList](f).Lister(),
+		nodeLister:      f.Nodes().Lister(),
+		client:          h.Client,
+		clock:           clk,
+		bindTimeout:     timeout,
+		pollInterval:    time.Second,
 	}
 	return newWithBinder(b), nil
 }

@@ -41,6 +41,17 @@ var (
 	provisionedSC = &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "local-path"}, VolumeBindingMode: &waitMode, Provisioner: "skiff.io/local-path"}
 	zonedSC       = &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "zoned"}, VolumeBindingMode: &waitMode, Provisioner: "skiff.io/local-path",
 		AllowedTopologies: []corev1.TopologySelectorTerm{{MatchLabelExpressions: []corev1.TopologySelectorLabelRequirement{{Key: corev1.LabelTopologyZone, Values: []string{"zone-a"}}}}}}
+	csiSC      = &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "csi-sc"}, VolumeBindingMode: &waitMode, Provisioner: "csi.example.com"}
+	csiNoCapSC = &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "csi-nocap"}, VolumeBindingMode: &waitMode, Provisioner: "nocap.example.com"}
+	csiDrivers = []*storagev1.CSIDriver{
+		{ObjectMeta: metav1.ObjectMeta{Name: "csi.example.com"}, Spec: storagev1.CSIDriverSpec{StorageCapacity: ptr.To(true)}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "nocap.example.com"}, Spec: storagev1.CSIDriverSpec{StorageCapacity: ptr.To(false)}},
+	}
+	capacities = []*storagev1.CSIStorageCapacity{
+		{ObjectMeta: metav1.ObjectMeta{Name: "cap-a", Namespace: "kube-system"}, StorageClassName: "csi-sc", Capacity: ptr.To(resource.MustParse("10Gi")),
+			NodeTopology: &metav1.LabelSelector{MatchLabels: map[string]string{"node-label": "a"}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "cap-b-unavailable", Namespace: "kube-system"}, StorageClassName: "csi-sc", Capacity: ptr.To(resource.MustParse("100Gi"))},
+	}
 )
 
 type pvcB struct{ *corev1.PersistentVolumeClaim }
@@ -120,14 +131,16 @@ func newTestPlugin(pvcs []pvcB, pvs []pvB) *VolumeBinding {
 		vols = append(vols, v.PersistentVolume)
 	}
 	b := &binder{
-		pvcCache:     newAssumeCache(lister(claims...), helper.PersistentVolumeClaimResource),
-		pvCache:      newAssumeCache(lister(vols...), helper.PersistentVolumeResource),
-		classLister:  lister(immediateSC, waitSC, provisionedSC, zonedSC),
-		podLister:    lister[*corev1.Pod](),
-		nodeLister:   lister[*corev1.Node](),
-		clock:        clock.Real{},
-		bindTimeout:  time.Minute,
-		pollInterval: time.Second,
+		pvcCache:        newAssumeCache(lister(claims...), helper.PersistentVolumeClaimResource),
+		pvCache:         newAssumeCache(lister(vols...), helper.PersistentVolumeResource),
+		classLister:     lister(immediateSC, waitSC, provisionedSC, zonedSC, csiSC, csiNoCapSC),
+		csiDriverLister: lister(csiDrivers...),
+		capacityLister:  lister(capacities...),
+		podLister:       lister[*corev1.Pod](),
+		nodeLister:      lister[*corev1.Node](),
+		clock:           clock.Real{},
+		bindTimeout:     time.Minute,
+		pollInterval:    time.Second,
 	}
 	return newWithBinder(b)
 }
@@ -161,7 +174,11 @@ func TestVolumeBinding(t *testing.T) {
 		{name: "claim of a missing class counts as immediate", pod: podWith("pvc-a"), pvcs: []pvcB{makePVC("pvc-a", "no-such-class")}, wantPre: unresolvable(ErrReasonUnboundImmediate)},
 		{name: "pre-bound claim not bound yet is immediate", pod: podWith("pvc-a"), pvcs: []pvcB{func() pvcB { c := makePVC("pvc-a", waitSC.Name); c.Spec.VolumeName = "pv-a"; return c }()},
 			wantPre: unresolvable(ErrReasonUnboundImmediate)},
-		{name: "lost claim", pod: podWith("pvc-a"), pvcs: []pvcB{func() pvcB { c := makePVC("pvc-a", waitSC.Name).bound("pv-x"); c.Status.Phase = corev1.ClaimLost; return c }()},
+		{name: "lost claim", pod: podWith("pvc-a"), pvcs: []pvcB{func() pvcB {
+			c := makePVC("pvc-a", waitSC.Name).bound("pv-x")
+			c.Status.Phase = corev1.ClaimLost
+			return c
+		}()},
 			wantPre: unresolvable(`persistentvolumeclaim "pvc-a" bound to non-existent persistentvolume "pv-x"`)},
 		{name: "claim being deleted", pod: podWith("pvc-a"), pvcs: []pvcB{func() pvcB { c := makePVC("pvc-a", waitSC.Name); c.DeletionTimestamp = &metav1.Time{}; return c }()},
 			wantPre: unresolvable(`persistentvolumeclaim "pvc-a" is being deleted`)},
@@ -170,18 +187,26 @@ func TestVolumeBinding(t *testing.T) {
 			wantFilter:  map[string]*framework.Status{"node-a": nil, "node-b": unresolvable(ErrReasonBindConflict)},
 			wantBinding: map[string]string{"pv-a": "pvc-a"}},
 		{name: "smallest fitting volume chosen", pod: podWith("pvc-a"), pvcs: []pvcB{makePVC("pvc-a", waitSC.Name).request("5Gi")},
-			pvs: []pvB{makePV("pv-small", waitSC.Name).capacity("1Gi"), makePV("pv-big", waitSC.Name).capacity("100Gi"), makePV("pv-fit", waitSC.Name).capacity("10Gi")},
+			pvs:        []pvB{makePV("pv-small", waitSC.Name).capacity("1Gi"), makePV("pv-big", waitSC.Name).capacity("100Gi"), makePV("pv-fit", waitSC.Name).capacity("10Gi")},
 			wantFilter: map[string]*framework.Status{"node-a": nil, "node-b": nil}, wantBinding: map[string]string{"pv-fit": "pvc-a"}},
 		{name: "two claims do not take the same volume", pod: podWith("pvc-a", "pvc-b"), pvcs: []pvcB{makePVC("pvc-a", waitSC.Name), makePVC("pvc-b", waitSC.Name)},
 			pvs:        []pvB{makePV("pv-a", waitSC.Name)},
 			wantFilter: map[string]*framework.Status{"node-a": unresolvable(ErrReasonBindConflict)}},
 		{name: "volume of another class, access mode or bound elsewhere does not match", pod: podWith("pvc-a"), pvcs: []pvcB{makePVC("pvc-a", waitSC.Name)},
 			pvs: []pvB{makePV("pv-other-class", provisionedSC.Name),
-				func() pvB { v := makePV("pv-rox", waitSC.Name); v.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadOnlyMany}; return v }(),
+				func() pvB {
+					v := makePV("pv-rox", waitSC.Name)
+					v.Spec.AccessModes = []corev1.PersistentVolumeAccessMode{corev1.ReadOnlyMany}
+					return v
+				}(),
 				makePV("pv-taken", waitSC.Name).boundTo(makePVC("other", waitSC.Name))},
 			wantFilter: map[string]*framework.Status{"node-a": unresolvable(ErrReasonBindConflict)}},
 		{name: "volume pre-bound to the claim wins", pod: podWith("pvc-a"), pvcs: []pvcB{makePVC("pvc-a", waitSC.Name)},
-			pvs:        []pvB{makePV("pv-free", waitSC.Name), func() pvB { v := makePV("pv-pre", waitSC.Name).capacity("10Gi"); v.Spec.ClaimRef = &corev1.ObjectReference{Namespace: "default", Name: "pvc-a"}; return v }()},
+			pvs: []pvB{makePV("pv-free", waitSC.Name), func() pvB {
+				v := makePV("pv-pre", waitSC.Name).capacity("10Gi")
+				v.Spec.ClaimRef = &corev1.ObjectReference{Namespace: "default", Name: "pvc-a"}
+				return v
+			}()},
 			wantFilter: map[string]*framework.Status{"node-a": nil}, wantBinding: map[string]string{"pv-pre": "pvc-a"}},
 		{name: "bound and unbound unsatisfied", pod: podWith("pvc-a", "pvc-b"),
 			pvcs: []pvcB{makePVC("pvc-a", waitSC.Name).bound("pv-a"), makePVC("pvc-b", waitSC.Name)},
@@ -196,6 +221,12 @@ func TestVolumeBinding(t *testing.T) {
 			wantFilter: map[string]*framework.Status{"node-a": nil, "node-b": nil}, wantProvision: []string{"pvc-a"}},
 		{name: "provisioning restricted by allowed topologies", pod: podWith("pvc-a"), pvcs: []pvcB{makePVC("pvc-a", zonedSC.Name)},
 			wantFilter: map[string]*framework.Status{"node-a": nil, "node-b": unresolvable(ErrReasonBindConflict)}, wantProvision: []string{"pvc-a"}},
+		{name: "storage capacity: enough on node-a only", pod: podWith("pvc-a"), pvcs: []pvcB{makePVC("pvc-a", csiSC.Name).request("5Gi")},
+			wantFilter: map[string]*framework.Status{"node-a": nil, "node-b": unresolvable(ErrReasonNotEnoughSpace)}, wantProvision: []string{"pvc-a"}},
+		{name: "storage capacity: request larger than any", pod: podWith("pvc-a"), pvcs: []pvcB{makePVC("pvc-a", csiSC.Name).request("50Gi")},
+			wantFilter: map[string]*framework.Status{"node-a": unresolvable(ErrReasonNotEnoughSpace)}},
+		{name: "storage capacity not tracked by the driver", pod: podWith("pvc-a"), pvcs: []pvcB{makePVC("pvc-a", csiNoCapSC.Name).request("500Gi")},
+			wantFilter: map[string]*framework.Status{"node-a": nil}, wantProvision: []string{"pvc-a"}},
 		{name: "no-provisioner class without volumes", pod: podWith("pvc-a"), pvcs: []pvcB{makePVC("pvc-a", waitSC.Name)},
 			wantFilter: map[string]*framework.Status{"node-a": unresolvable(ErrReasonBindConflict)}},
 		{name: "claim already handed to node-b's provisioner", pod: podWith("pvc-a"), pvcs: []pvcB{makePVC("pvc-a", provisionedSC.Name).selectedNode("node-b")},
