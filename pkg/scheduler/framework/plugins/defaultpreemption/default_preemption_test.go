@@ -907,3 +907,18 @@ func TestMetrics(t *testing.T) {
 		t.Errorf("attempts +%v, victims observations +%v; want +2, +1", a-a0, v-v0)
 	}
 }
+
+func TestAggregate(t *testing.T) {
+	a, b := fmt.Errorf("a"), fmt.Errorf("b")
+	for _, tt := range []struct {
+		errs []error
+		want string
+	}{{[]error{a}, "a"}, {[]error{a, b}, "[a, b]"}, {[]error{a, fmt.Errorf("a")}, "a"}} {
+		if got := aggregate(tt.errs).Error(); got != tt.want {
+			t.Errorf("%v: %q, want %q", tt.errs, got, tt.want)
+		}
+	}
+	if aggregate(nil) != nil {
+		t.Error("aggregate(nil) != nil")
+	}
+}

@@ -28,8 +28,13 @@
 //     rejected instead), a "Preempted" event is recorded on it, and
 //     lower-priority pods nominated to the node lose their nomination.
 //     As upstream 1.34 (SchedulerAsyncPreemption on by default) this runs
-//     in a goroutine and PreEnqueue holds the preemptor back meanwhile;
-//     Async=false does it in the scheduling cycle.
+//     in a goroutine and PreEnqueue holds the preemptor back until the
+//     deletion of its last victim has started (upstream's later fix of
+//     the 1.34 window); Async=false does it in the scheduling cycle.
+//
+// Metrics: scheduler_preemption_attempts_total and
+// scheduler_preemption_victims, package-wide as upstream's globals; the
+// scheduler adds them to its registry with Register.
 //
 // Invariants: the dry run never changes the snapshot or the cycle state
 // it is given (it works on copies); the plugin writes to the API only in

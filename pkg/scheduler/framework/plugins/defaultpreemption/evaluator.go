@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -206,7 +207,7 @@ func (pl *DefaultPreemption) DryRunPreemption(ctx context.Context, state *framew
 		mu.Unlock()
 	}
 	pl.fh.Parallelizer().Until(ctx, len(potential), check, Name)
-	return append(nonViolating.get(), violating.get()...), statuses, errors.Join(errs...)
+	return append(nonViolating.get(), violating.get()...), statuses, aggregate(errs)
 }
 
 // SelectCandidate picks the best candidate (see pickOneNodeForPreemption).
@@ -413,7 +414,39 @@ func (pl *DefaultPreemption) clearNominatedNodeName(ctx context.Context, pods []
 			errs = append(errs, err)
 		}
 	}
-	return errors.Join(errs...)
+	return aggregate(errs)
+}
+
+// aggregateError renders several errors as apimachinery's aggregate does
+// (upstream's messages): one error as itself, more as "[a, b]" without
+// repeated messages.
+type aggregateError []error
+
+func (a aggregateError) Error() string {
+	if len(a) == 1 {
+		return a[0].Error()
+	}
+	seen := map[string]bool{}
+	var msgs []string
+	for _, e := range a {
+		if m := e.Error(); !seen[m] {
+			seen[m] = true
+			msgs = append(msgs, m)
+		}
+	}
+	if len(msgs) == 1 {
+		return msgs[0]
+	}
+	return "[" + strings.Join(msgs, ", ") + "]"
+}
+
+func (a aggregateError) Unwrap() []error { return a }
+
+func aggregate(errs []error) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	return aggregateError(errs)
 }
 
 // preemptPod is the default PreemptPod: a waiting victim is rejected;
