@@ -5,6 +5,7 @@ import (
 	"reflect"
 
 	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -130,6 +131,18 @@ func (s *Scheduler) addEventHandlers(ctx context.Context, podInformer cache.Shar
 		return err
 	}
 	if err := add(framework.CSIDriver, informers.InformerFor[*storagev1.CSIDriver, *storagev1.CSIDriverList](s.factory).Informer()); err != nil {
+		return err
+	}
+	if err := add(framework.CSIStorageCapacity, informers.InformerFor[*storagev1.CSIStorageCapacity, *storagev1.CSIStorageCapacityList](s.factory).Informer()); err != nil {
+		return err
+	}
+	if err := add(framework.ResourceClaim, informers.InformerFor[*resourcev1.ResourceClaim, *resourcev1.ResourceClaimList](s.factory).Informer()); err != nil {
+		return err
+	}
+	if err := add(framework.ResourceSlice, informers.InformerFor[*resourcev1.ResourceSlice, *resourcev1.ResourceSliceList](s.factory).Informer()); err != nil {
+		return err
+	}
+	if err := add(framework.DeviceClass, informers.InformerFor[*resourcev1.DeviceClass, *resourcev1.DeviceClassList](s.factory).Informer()); err != nil {
 		return err
 	}
 	return nil
