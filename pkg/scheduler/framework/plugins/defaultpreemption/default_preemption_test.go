@@ -25,8 +25,10 @@ import (
 	"github.com/skiff-sh/skiff/pkg/scheduler/apis/config"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/defaultbinder"
+	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/interpodaffinity"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/names"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/noderesources"
+	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/podtopologyspread"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/queuesort"
 	fwruntime "github.com/skiff-sh/skiff/pkg/scheduler/framework/runtime"
 	"github.com/skiff-sh/skiff/pkg/scheduler/internal/cache"
@@ -77,7 +79,27 @@ func (p podW) label(k, v string) podW {
 	return p
 }
 func (p podW) start(t *metav1.Time) podW { p.Status.StartTime = t; return p }
-func (p podW) nominated(n string) podW   { p.Status.NominatedNodeName = n; return p }
+
+// antiAffinity: required anti-affinity to pods with label key, over
+// topologyKey.
+func (p podW) antiAffinity(key, topologyKey string) podW {
+	p.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+		LabelSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: key, Operator: metav1.LabelSelectorOpExists}}},
+		TopologyKey:   topologyKey,
+	}}}}
+	return p
+}
+
+// spread adds a maxSkew 1 DoNotSchedule constraint over topologyKey for
+// pods with label foo.
+func (p podW) spread(topologyKey string) podW {
+	p.Spec.TopologySpreadConstraints = append(p.Spec.TopologySpreadConstraints, corev1.TopologySpreadConstraint{
+		MaxSkew: 1, TopologyKey: topologyKey, WhenUnsatisfiable: corev1.DoNotSchedule,
+		LabelSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "foo", Operator: metav1.LabelSelectorOpExists}}},
+	})
+	return p
+}
+func (p podW) nominated(n string) podW { p.Status.NominatedNodeName = n; return p }
 func (p podW) never() podW {
 	n := corev1.PreemptNever
 	p.Spec.PreemptionPolicy = &n
@@ -201,6 +223,13 @@ type envOpts struct {
 	realPreempt bool
 	// realFit uses the in-tree NodeResourcesFit instead of the fake.
 	realFit bool
+	// extra in-tree plugins at PreFilter and Filter, after the fit.
+	extra []string
+}
+
+var extraFactories = map[string]framework.PluginFactory{
+	names.InterPodAffinity:  interpodaffinity.New,
+	names.PodTopologySpread: podtopologyspread.New,
 }
 
 // newEnv builds a profile with PrioritySort, the fit filter, test-plugin,
@@ -261,6 +290,11 @@ func newEnv(t *testing.T, pods []*corev1.Pod, nodes []*corev1.Node, pdbs []*poli
 	if o.realFit {
 		r[names.NodeResourcesFit] = noderesources.NewFit
 		filter, preFilter = ref(names.NodeResourcesFit), ref(names.NodeResourcesFit, "test-plugin")
+	}
+	for _, n := range o.extra {
+		r[n] = extraFactories[n]
+		filter.Enabled = append(filter.Enabled, config.Plugin{Name: n})
+		preFilter.Enabled = append(preFilter.Enabled, config.Plugin{Name: n})
 	}
 	prof := &config.KubeSchedulerProfile{SchedulerName: &sched, Plugins: &config.Plugins{
 		QueueSort: ref(names.PrioritySort), PreFilter: preFilter, Filter: filter,
@@ -479,9 +513,38 @@ func TestDryRunPreemption(t *testing.T) {
 		pods        []*corev1.Pod
 		pdbs        []*policyv1.PodDisruptionBudget
 		offset      int32
+		extra       []string
 		want        []cand
 		wantFilters int
 	}{
+		{
+			name:  "pod with anti-affinity is preempted",
+			extra: []string{names.InterPodAffinity},
+			nodes: []string{"node1", "node2"},
+			pod:   mkPod("p").label("foo", "").prio(highPriority).req(smallRes).Pod,
+			pods: []*corev1.Pod{
+				mkPod("p1.1").node("node1").label("foo", "").prio(lowPriority).req(smallRes).antiAffinity("foo", "hostname").Pod,
+				mkPod("p1.2").node("node1").prio(midPriority).req(smallRes).Pod,
+				mkPod("p1.3").node("node1").prio(highPriority).req(smallRes).Pod,
+				mkPod("p2").node("node2").prio(highPriority).req(smallRes).Pod,
+			},
+			// node2: no lower-priority pod, no filter call.
+			want: []cand{{"node1", []string{"p1.1"}, 0}}, wantFilters: 3,
+		},
+		{
+			name:  "preemption to resolve pod topology spread filter failure",
+			extra: []string{names.PodTopologySpread},
+			nodes: []string{"node-a/zone1", "node-b/zone1", "node-x/zone2"},
+			pod:   mkPod("p").label("foo", "").prio(highPriority).spread("zone").spread("hostname").Pod,
+			pods: []*corev1.Pod{
+				mkPod("pod-a1").node("node-a").label("foo", "").prio(midPriority).Pod,
+				mkPod("pod-a2").node("node-a").label("foo", "").prio(lowPriority).Pod,
+				mkPod("pod-b1").node("node-b").label("foo", "").prio(lowPriority).Pod,
+				mkPod("pod-x1").node("node-x").label("foo", "").prio(highPriority).Pod,
+				mkPod("pod-x2").node("node-x").label("foo", "").prio(highPriority).Pod,
+			},
+			want: []cand{{"node-a", []string{"pod-a2"}, 0}, {"node-b", []string{"pod-b1"}, 0}}, wantFilters: 5,
+		},
 		{
 			name:  "a pod that fits on both nodes when lower priority pods are preempted",
 			nodes: []string{"node1", "node2"},
@@ -639,9 +702,14 @@ func TestDryRunPreemption(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var nodes []*corev1.Node
 			for _, n := range tt.nodes {
-				nodes = append(nodes, mkNode(n, veryLargeRes))
+				name, zone, _ := strings.Cut(n, "/")
+				nd := mkNode(name, veryLargeRes, "hostname", name)
+				if zone != "" {
+					nd.Labels["zone"] = zone
+				}
+				nodes = append(nodes, nd)
 			}
-			e := newEnv(t, append([]*corev1.Pod{tt.pod}, tt.pods...), nodes, tt.pdbs, envOpts{args: tt.args, parallelism: 1})
+			e := newEnv(t, append([]*corev1.Pod{tt.pod}, tt.pods...), nodes, tt.pdbs, envOpts{args: tt.args, parallelism: 1, extra: tt.extra})
 			state := framework.NewCycleState()
 			if _, s, _ := e.fw.RunPreFilterPlugins(context.Background(), state, tt.pod); !s.IsSuccess() {
 				t.Fatal(s)
