@@ -9,8 +9,8 @@
 //
 //   - PreEnqueue: a pod whose spec.resourceClaims name a claim that does
 //     not exist (`resourceclaim.resource.k8s.io "x" not found`), a
-//     template claim not generated yet ("ResourceClaim not created yet:
-//     pod ns/name, ResourceClaim c"), a claim being deleted or a generated
+//     template claim not generated yet (`pod "ns/name": ResourceClaim not
+//     created yet`), a claim being deleted or a generated
 //     claim the pod does not own waits, UnschedulableAndUnresolvable, until
 //     a ResourceClaim or the pod's status changes.
 //   - PreFilter: Skip for pods without resourceClaims. A claim allocated
@@ -29,6 +29,13 @@
 //   - PreBind: the pod is added to each claim's status.reservedFor (with
 //     retries on conflicts) before it is bound; Unreserve takes it out
 //     again if binding fails after that.
+//
+// Differences from upstream beyond allocation: no PostFilter (upstream
+// deallocates an allocated, unreserved claim of an unschedulable pod so
+// that it can be allocated elsewhere — skiff could not allocate it
+// again), no Score (prioritized device lists), no extended resources
+// backed by DRA, no device taints; FilterTimeout (DynamicResourcesArgs)
+// is accepted and has nothing to bound.
 //
 // Invariants: PreEnqueue, PreFilter and Filter read the claims through
 // the shared informer's lister, never the API; only PreBind and

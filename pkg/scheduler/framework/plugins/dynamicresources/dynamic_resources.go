@@ -39,8 +39,13 @@ const (
 	reservedForMaxSize = 256
 )
 
-// ErrClaimNotFound: a template claim of the pod was not generated yet.
-var ErrClaimNotFound = errors.New("ResourceClaim not created yet")
+// Errors of a pod resource claim's name, upstream's resourceclaim.Name.
+var (
+	// ErrClaimNotFound: a template claim of the pod was not generated yet.
+	ErrClaimNotFound = errors.New("ResourceClaim not created yet")
+	// ErrAPIUnsupported: neither a claim nor a template is named.
+	ErrAPIUnsupported = errors.New("none of the supported fields are set")
+)
 
 var deviceClassResource = schema.GroupResource{Group: "resource.k8s.io", Resource: "deviceclass"}
 
@@ -129,9 +134,9 @@ func claimName(pod *corev1.Pod, pc *corev1.PodResourceClaim) (*string, bool, err
 				return st.ResourceClaimName, true, nil
 			}
 		}
-		return nil, false, fmt.Errorf("%w: pod %s/%s, ResourceClaim %s", ErrClaimNotFound, pod.Namespace, pod.Name, pc.Name)
+		return nil, false, fmt.Errorf(`pod "%s/%s": %w`, pod.Namespace, pod.Name, ErrClaimNotFound)
 	default:
-		return nil, false, fmt.Errorf("API unsupported: neither ResourceClaimName nor ResourceClaimTemplateName are set in pod %s/%s, ResourceClaim %s", pod.Namespace, pod.Name, pc.Name)
+		return nil, false, fmt.Errorf(`pod "%s/%s", spec.resourceClaim %q: %w`, pod.Namespace, pod.Name, pc.Name, ErrAPIUnsupported)
 	}
 }
 
@@ -163,7 +168,7 @@ func (pl *DynamicResources) foreachPodResourceClaim(pod *corev1.Pod, cb func(*re
 
 func isReservedForPod(pod *corev1.Pod, claim *resourcev1.ResourceClaim) bool {
 	for _, r := range claim.Status.ReservedFor {
-		if r.UID == pod.UID && r.Resource == "pods" && r.APIGroup == "" {
+		if r.UID == pod.UID {
 			return true
 		}
 	}

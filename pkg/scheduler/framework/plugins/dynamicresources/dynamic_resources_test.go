@@ -100,7 +100,7 @@ func TestPlugin(t *testing.T) {
 		{name: "claim does not exist", pod: podWithClaimName(),
 			preEnqueue: unresolvable(`resourceclaim.resource.k8s.io "my-pod-claim" not found`), preFilter: unresolvable(`resourceclaim.resource.k8s.io "my-pod-claim" not found`)},
 		{name: "template claim not created yet", pod: podWithTemplate(nil),
-			preEnqueue: unresolvable("ResourceClaim not created yet: pod default/my-pod, ResourceClaim my-resource"), preFilter: unresolvable("ResourceClaim not created yet: pod default/my-pod, ResourceClaim my-resource")},
+			preEnqueue: unresolvable("pod \"default/my-pod\": ResourceClaim not created yet"), preFilter: unresolvable("pod \"default/my-pod\": ResourceClaim not created yet")},
 		{name: "template produced no claim", pod: func() *corev1.Pod {
 			p := podWithTemplate(nil)
 			p.Status.ResourceClaimStatuses = []corev1.PodResourceClaimStatus{{Name: "my-resource"}}
