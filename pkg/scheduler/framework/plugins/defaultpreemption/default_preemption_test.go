@@ -990,3 +990,53 @@ func TestAggregate(t *testing.T) {
 		t.Error("aggregate(nil) != nil")
 	}
 }
+
+// waitingHandle serves one waiting pod.
+type waitingHandle struct {
+	*fwruntime.Framework
+	wp *fakeWaitingPod
+}
+
+func (h waitingHandle) GetWaitingPod(uid types.UID) framework.WaitingPod {
+	if h.wp != nil && h.wp.pod.UID == uid {
+		return h.wp
+	}
+	return nil
+}
+
+type fakeWaitingPod struct {
+	pod             *corev1.Pod
+	rejectedBy, msg string
+}
+
+func (w *fakeWaitingPod) GetPod() *corev1.Pod         { return w.pod }
+func (w *fakeWaitingPod) GetPendingPlugins() []string { return nil }
+func (w *fakeWaitingPod) Allow(string)                {}
+func (w *fakeWaitingPod) Reject(plugin, msg string)   { w.rejectedBy, w.msg = plugin, msg }
+
+// TestPreemptWaitingPod: a victim held in Permit is rejected ("preempted")
+// instead of deleted (no API client needed), and gets the Preempted event.
+func TestPreemptWaitingPod(t *testing.T) {
+	e := newEnv(t, nil, nil, nil, envOpts{})
+	victim := mkPod("v").node("node1").Pod
+	preemptor := mkPod("p").prio(highPriority).Pod
+	wp := &fakeWaitingPod{pod: victim}
+	pl, err := NewDefaultPreemption(nil, waitingHandle{Framework: e.fw, wp: wp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pl.PreemptPod(context.Background(), "node1", preemptor, victim); err != nil {
+		t.Fatal(err)
+	}
+	if wp.rejectedBy != Name || wp.msg != "preempted" {
+		t.Errorf("waiting pod rejected by %q with %q", wp.rejectedBy, wp.msg)
+	}
+	if ev := <-e.events.Events; ev != "Normal Preempted Preempted by pod p on node node1" {
+		t.Errorf("event %q", ev)
+	}
+	// Not waiting and no client: the deletion path reports the missing
+	// client instead of pretending.
+	if err := pl.PreemptPod(context.Background(), "node1", preemptor, mkPod("other").node("node1").Pod); err == nil {
+		t.Error("no error without an API client")
+	}
+}
