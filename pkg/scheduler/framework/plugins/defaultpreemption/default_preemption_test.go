@@ -346,7 +346,27 @@ func TestPostFilter(t *testing.T) {
 		wantCode      framework.Code
 		wantMsg       string
 		wantPreempted []string
+		nominated     map[string][]*corev1.Pod
 	}{
+		{
+			name:      "a pod of equal priority nominated to the node keeps its room",
+			pod:       mkPod("p").prio(highPriority).Pod,
+			pods:      []*corev1.Pod{mkPod("p1").node("node1").Pod},
+			nodes:     []*corev1.Node{mkNode("node1", onePodRes)},
+			statuses:  unsched("node1"),
+			nominated: map[string][]*corev1.Pod{"node1": {mkPod("n").prio(highPriority).nominated("node1").Pod}},
+			wantNode:  ptr(""), wantCode: framework.Unschedulable,
+			wantMsg: "preemption: 0/1 nodes are available: 1 Too many pods.",
+		},
+		{
+			name:      "a lower-priority nominated pod does not count",
+			pod:       mkPod("p").prio(highPriority).Pod,
+			pods:      []*corev1.Pod{mkPod("p1").node("node1").Pod},
+			nodes:     []*corev1.Node{mkNode("node1", onePodRes)},
+			statuses:  unsched("node1"),
+			nominated: map[string][]*corev1.Pod{"node1": {mkPod("n").prio(midPriority).nominated("node1").Pod}},
+			wantNode:  ptr("node1"), wantPreempted: []string{"p1@node1"},
+		},
 		{
 			name:     "pod with higher priority can be made schedulable",
 			pod:      mkPod("p").prio(highPriority).Pod,
@@ -474,7 +494,13 @@ func TestPostFilter(t *testing.T) {
 	for _, tt := range tests {
 		for _, realFit := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s (in-tree Fit: %v)", tt.name, realFit), func(t *testing.T) {
-				e := newEnv(t, append([]*corev1.Pod{tt.pod}, tt.pods...), tt.nodes, tt.pdbs, envOpts{parallelism: 1, realFit: realFit})
+				nom := &fakeNominator{pods: map[string][]*framework.PodInfo{}}
+				for n, ps := range tt.nominated {
+					for _, p := range ps {
+						nom.pods[n] = append(nom.pods[n], framework.NewPodInfo(p))
+					}
+				}
+				e := newEnv(t, append([]*corev1.Pod{tt.pod}, tt.pods...), tt.nodes, tt.pdbs, envOpts{parallelism: 1, realFit: realFit, nominator: nom})
 				state := framework.NewCycleState()
 				if _, s, _ := e.fw.RunPreFilterPlugins(context.Background(), state, tt.pod); !s.IsSuccess() {
 					t.Fatalf("PreFilter: %v", s)
