@@ -1,10 +1,11 @@
 // Package helper holds what several in-tree scheduler plugins share, as
 // upstream's plugins/helper: typed access to the objects of a queueing
 // hint (As), the broken-linear scoring function (shape scores), the
-// default score normalization (DefaultNormalizeScore) and the selector of
-// a pod's Services and controller for default spreading (DefaultSelector), and reads of cluster objects from
+// default score normalization (DefaultNormalizeScore), the selector of a
+// pod's Services and controller for default spreading (DefaultSelector),
+// and, for the volume and DRA plugins, reads of cluster objects from
 // informer listers with upstream's NotFound messages (GetObject,
-// ErrorAsStatus) for the volume plugins.
+// ErrorAsStatus, InformerFactory) and claim/volume class names.
 //
 // Invariants: pure functions of their arguments; depends on the
 // framework's types, the client cache's listers and k8s.io/api only,

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"sync"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -73,8 +74,12 @@ func (c *assumeCache[T]) get(namespace, name string) (T, error) {
 		c.mu.Unlock()
 		return latest, nil
 	}
+	if apierrors.IsNotFound(err) {
+		c.restore(namespace, name) // deleted: the assumption is moot
+		return latest, err
+	}
 	if err != nil {
-		return latest, err // deleted: the assumption is moot
+		return latest, err
 	}
 	return a, nil
 }
