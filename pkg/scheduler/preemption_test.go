@@ -97,7 +97,7 @@ func TestPreemptionWithPDB(t *testing.T) {
 	if _, err := pods.Create(ctx, pod("polite", withCPU("high-never", nil)), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	const wantNever = "0/2 nodes are available: 2 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never.."
+	const wantNever = "0/2 nodes are available: 2 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never."
 	waitFor(t, "the Never pod's PodScheduled=False", func() (bool, error) {
 		p, err := pods.Get(ctx, "polite", metav1.GetOptions{})
 		if err != nil {

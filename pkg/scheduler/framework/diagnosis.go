@@ -101,8 +101,9 @@ const NoNodeAvailableMsg = "0/%v nodes are available"
 // Error renders upstream's message exactly: "0/N nodes are available:"
 // then the PreFilter message or the reasons counted over nodes and
 // sorted by text ("3 Insufficient cpu, 2 node(s) had untolerated taint
-// {...}"), each part ended by ".", then preemption's message ("preemption:
-// ..." — upstream ends that with a second "." too).
+// {...}"), each part ended by ".", then the PostFilter plugins' messages
+// as they are ("no new claims to deallocate, preemption: ... for
+// scheduling.", checked against kube-scheduler v1.34.4 by test/compat).
 func (f *FitError) Error() string {
 	msg := fmt.Sprintf(NoNodeAvailableMsg+":", f.NumAllNodes)
 	if f.Diagnosis.PreFilterMsg != "" {
@@ -129,7 +130,9 @@ func (f *FitError) Error() string {
 		}
 	}
 	if f.Diagnosis.PostFilterMsg != "" {
-		msg += " " + f.Diagnosis.PostFilterMsg + "."
+		// As is: preemption's message ends with its own "." and an
+		// Error's ("not found") has none (kube-scheduler v1.34.4).
+		msg += " " + f.Diagnosis.PostFilterMsg
 	}
 	return msg
 }

@@ -175,7 +175,7 @@ func TestFitErrorMessage(t *testing.T) {
 	f := &FitError{NumAllNodes: 4, Diagnosis: Diagnosis{NodeToStatus: m, PostFilterMsg: "preemption: 0/4 nodes are available: 4 No preemption victims found for incoming pod."}}
 	// n4 is absent (a PreFilter result excluded it): the default absent status has no reason.
 	// Upstream's preemption message ends in a second ".".
-	want := "0/4 nodes are available: 1 Insufficient memory, 1 node(s) had untolerated taint {dedicated: gpu}, 2 Insufficient cpu. preemption: 0/4 nodes are available: 4 No preemption victims found for incoming pod.."
+	want := "0/4 nodes are available: 1 Insufficient memory, 1 node(s) had untolerated taint {dedicated: gpu}, 2 Insufficient cpu. preemption: 0/4 nodes are available: 4 No preemption victims found for incoming pod."
 	if got := f.Error(); got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}

@@ -30,10 +30,11 @@
 //     retries on conflicts) before it is bound; Unreserve takes it out
 //     again if binding fails after that.
 //
-// Differences from upstream beyond allocation: no PostFilter (upstream
-// deallocates an allocated, unreserved claim of an unschedulable pod so
-// that it can be allocated elsewhere — skiff could not allocate it
-// again), no Score (prioritized device lists), no extended resources
+// Differences from upstream beyond allocation: PostFilter never
+// deallocates (upstream deallocates an allocated, unreserved claim of an
+// unschedulable pod so that it can be allocated elsewhere — skiff could
+// not allocate it again), though it answers with upstream's messages; no
+// Score (prioritized device lists), no extended resources
 // backed by DRA, no device taints; FilterTimeout (DynamicResourcesArgs)
 // is accepted and has nothing to bound.
 //

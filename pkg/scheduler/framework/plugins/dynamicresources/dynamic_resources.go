@@ -60,6 +60,7 @@ var (
 	_ framework.PreEnqueuePlugin  = &DynamicResources{}
 	_ framework.PreFilterPlugin   = &DynamicResources{}
 	_ framework.FilterPlugin      = &DynamicResources{}
+	_ framework.PostFilterPlugin  = &DynamicResources{}
 	_ framework.ReservePlugin     = &DynamicResources{}
 	_ framework.PreBindPlugin     = &DynamicResources{}
 	_ framework.EnqueueExtensions = &DynamicResources{}
@@ -269,6 +270,26 @@ func (*DynamicResources) Filter(_ context.Context, state *framework.CycleState, 
 		}
 	}
 	return nil
+}
+
+// PostFilter runs when no node fits: upstream deallocates an allocated,
+// unreserved claim there so that the scheduler can allocate it again
+// elsewhere; skiff cannot allocate, so it never deallocates, and answers
+// with upstream's messages (they show in the pod's FailedScheduling
+// message before preemption's): "no new claims to deallocate" for pods
+// without claims, "still not schedulable" otherwise, and the state's
+// "not found" error when PreFilter did not run for the pod (another
+// PreFilter rejected it first) — an Error, which, as upstream's, ends
+// PostFilter (no preemption is tried).
+func (*DynamicResources) PostFilter(_ context.Context, state *framework.CycleState, _ *corev1.Pod, _ framework.NodeToStatusReader) (*framework.PostFilterResult, *framework.Status) {
+	s, err := getStateData(state)
+	if err != nil {
+		return nil, framework.AsStatus(err)
+	}
+	if len(s.claims) == 0 {
+		return nil, framework.NewStatus(framework.Unschedulable, "no new claims to deallocate")
+	}
+	return nil, framework.NewStatus(framework.Unschedulable, "still not schedulable")
 }
 
 // Reserve: the claims are allocated already, nothing to assume.

@@ -20,10 +20,11 @@ import (
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/helper"
 )
 
-// Reasons a node is rejected, upstream's ConflictReasons.
+// Reasons a node is rejected, upstream 1.34's ConflictReasons (checked
+// against kube-scheduler v1.34.4 by test/compat).
 const (
 	ErrReasonBindConflict   = "node(s) didn't find available persistent volumes to bind"
-	ErrReasonNodeConflict   = "node(s) had volume node affinity conflict"
+	ErrReasonNodeConflict   = "node(s) didn't match PersistentVolume's node affinity"
 	ErrReasonNotEnoughSpace = "node(s) did not have enough free storage"
 	ErrReasonPVNotExist     = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
 )

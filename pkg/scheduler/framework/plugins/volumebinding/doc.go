@@ -13,7 +13,7 @@
 //     unbound immediate PersistentVolumeClaims") are
 //     UnschedulableAndUnresolvable.
 //   - Filter: a bound claim's volume must accept the node's labels ("node(s)
-//     had volume node affinity conflict"; a missing volume: "node(s)
+//     didn't match PersistentVolume's node affinity"; a missing volume: "node(s)
 //     unavailable due to one or more pvc(s) bound to non-existent pv(s)");
 //     each unbound WaitForFirstConsumer claim needs, on the node, an
 //     Available volume of its class (size, volume mode, selector, access

@@ -6,9 +6,10 @@
 //     same pool and image, unless read-only) used by a pod already on the
 //     node: "node(s) had no available disk" (Unschedulable);
 //   - a PersistentVolumeClaim with the ReadWriteOncePod access mode that a
-//     scheduled pod already uses (anywhere in the cluster): "node has pod
-//     using PersistentVolumeClaim with the same name and ReadWriteOncePod
-//     access mode" (Unschedulable: preempting that pod helps);
+//     scheduled pod already uses (anywhere in the cluster): "node(s)
+//     unavailable due to PersistentVolumeClaim with ReadWriteOncePod access
+//     mode already in-use by another pod" (Unschedulable: preempting that
+//     pod helps);
 //   - a claim of the pod that does not exist: PreFilter fails
 //     UnschedulableAndUnresolvable with the lister's message
 //     (`persistentvolumeclaim "x" not found`).

@@ -23,8 +23,9 @@ const (
 	// ErrReasonDiskConflict: a pod on the node uses the same disk.
 	ErrReasonDiskConflict = "node(s) had no available disk"
 	// ErrReasonReadWriteOncePodConflict: a scheduled pod uses one of the
-	// pod's ReadWriteOncePod claims.
-	ErrReasonReadWriteOncePodConflict = "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode"
+	// pod's ReadWriteOncePod claims (1.34's wording, checked against
+	// kube-scheduler v1.34.4 by test/compat).
+	ErrReasonReadWriteOncePodConflict = "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod"
 )
 
 // VolumeRestrictions checks disk conflicts and ReadWriteOncePod claims.

@@ -1,0 +1,217 @@
+package compat
+
+// Volume scheduling, skiff's scheduler against upstream's: the same
+// cluster (two nodes, storage classes, volumes, claims, pods) is built
+// on two in-process skiff API servers with skiff's PV binder and
+// local-path provisioner; on one upstream's kube-scheduler 1.34 runs, on
+// the other skiff's. Each pod must end on the same node, or stay pending
+// with the same message ("0/2 nodes are available: ... preemption: ...").
+
+import (
+	"context"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+
+	"github.com/skiff-sh/skiff/pkg/controllermanager"
+	"github.com/skiff-sh/skiff/pkg/scheduler"
+	"github.com/skiff-sh/skiff/pkg/testenv"
+)
+
+// volumeOutcome is where a pod went: "node:<name>" or "pending:<reasons>".
+type volumeOutcome map[string]string
+
+var volumePods = []string{"missing-claim", "immediate", "static", "affinity-conflict", "no-volume", "zone", "rwop", "provisioned", "zone-provisioned"}
+
+func TestVolumeSchedulingMatchesUpstream(t *testing.T) {
+	bin := upstreamBinaries(t)
+	upstream := runVolumeScenario(t, func(t *testing.T, env *testenv.Environment) {
+		startProc(t, filepath.Join(bin, "kube-scheduler"), "--kubeconfig", env.KubeconfigPath,
+			"--authentication-kubeconfig", env.KubeconfigPath, "--authorization-kubeconfig", env.KubeconfigPath,
+			"--leader-elect=false", "--secure-port", strconv.Itoa(freeTCPPort(t)), "--bind-address=127.0.0.1")
+	}, nil)
+	skiff := runVolumeScenario(t, nil, scheduler.InProcess(nil, scheduler.Config{}))
+	// Both nodes fit the local-path pod equally: the schedulers break the
+	// tie at random.
+	for _, out := range []volumeOutcome{upstream, skiff} {
+		if strings.HasPrefix(out["provisioned"], "node:") {
+			out["provisioned"] = "node:any"
+		}
+	}
+	for _, p := range volumePods {
+		if upstream[p] != skiff[p] {
+			t.Errorf("pod %s: skiff %q, upstream %q", p, skiff[p], upstream[p])
+		} else {
+			t.Logf("pod %s: %s", p, skiff[p])
+		}
+	}
+}
+
+func runVolumeScenario(t *testing.T, start func(*testing.T, *testenv.Environment), inProcess func(context.Context, string) error) volumeOutcome {
+	t.Helper()
+	env := testenv.StartT(t, testenv.Config{
+		ControllerManager: controllermanager.InProcess(controllermanager.Config{
+			Controllers: []string{"persistentvolume-binder-controller", "skiff-local-path-provisioner", "serviceaccount-controller", "serviceaccount-token-controller"},
+			LocalPath:   controllermanager.LocalPathConfig{StorageDir: filepath.Join(t.TempDir(), "storage")},
+		}),
+		Scheduler: inProcess,
+	})
+	ctx := context.Background()
+	if err := env.EnsureServiceAccount(ctx, "default", "default"); err != nil {
+		t.Fatal(err)
+	}
+	cs := clientset(t, restConfig(t, env))
+	for i, name := range []string{"node-1", "node-2"} {
+		res := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi"), corev1.ResourcePods: resource.MustParse("110")}
+		n, err := cs.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
+			corev1.LabelHostname: name, corev1.LabelTopologyZone: "zone-" + string(rune('b'+i))}}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n.Status = corev1.NodeStatus{Capacity: res, Allocatable: res, Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastHeartbeatTime: metav1.Now()}}}
+		if n, err = cs.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		n.Spec.Taints = nil // no node lifecycle controller here
+		if _, err := cs.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wait, immediate := storagev1.VolumeBindingWaitForFirstConsumer, storagev1.VolumeBindingImmediate
+	for _, sc := range []*storagev1.StorageClass{
+		{ObjectMeta: metav1.ObjectMeta{Name: "local-storage"}, Provisioner: "kubernetes.io/no-provisioner", VolumeBindingMode: &wait},
+		{ObjectMeta: metav1.ObjectMeta{Name: "local-storage-empty"}, Provisioner: "kubernetes.io/no-provisioner", VolumeBindingMode: &wait},
+		{ObjectMeta: metav1.ObjectMeta{Name: "manual"}, Provisioner: "kubernetes.io/no-provisioner", VolumeBindingMode: &immediate},
+		{ObjectMeta: metav1.ObjectMeta{Name: "zoned-local-path"}, Provisioner: "skiff.io/local-path", VolumeBindingMode: &wait,
+			AllowedTopologies: []corev1.TopologySelectorTerm{{MatchLabelExpressions: []corev1.TopologySelectorLabelRequirement{{Key: corev1.LabelTopologyZone, Values: []string{"zone-c"}}}}}},
+	} {
+		if _, err := cs.StorageV1().StorageClasses().Create(ctx, sc, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "the local-path StorageClass", func() (bool, string) {
+		_, err := cs.StorageV1().StorageClasses().Get(ctx, "local-path", metav1.GetOptions{})
+		return err == nil, "missing"
+	})
+	onNode := func(key, value string) *corev1.VolumeNodeAffinity {
+		return &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+			MatchExpressions: []corev1.NodeSelectorRequirement{{Key: key, Operator: corev1.NodeSelectorOpIn, Values: []string{value}}}}}}}
+	}
+	pv := func(name, class, claimName string, affinity *corev1.VolumeNodeAffinity, labels map[string]string, modes ...corev1.PersistentVolumeAccessMode) {
+		t.Helper()
+		if len(modes) == 0 {
+			modes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}
+		}
+		src := corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/mnt/" + name}}
+		if affinity != nil {
+			src = corev1.PersistentVolumeSource{Local: &corev1.LocalVolumeSource{Path: "/mnt/" + name}}
+		}
+		if _, err := cs.CoreV1().PersistentVolumes().Create(ctx, &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+			Spec: corev1.PersistentVolumeSpec{StorageClassName: class, AccessModes: modes, NodeAffinity: affinity, ClaimRef: claimRef(claimName),
+				Capacity: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("5Gi")}, PersistentVolumeSource: src}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	claim := func(name, class string, modes ...corev1.PersistentVolumeAccessMode) {
+		t.Helper()
+		if len(modes) == 0 {
+			modes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}
+		}
+		if _, err := cs.CoreV1().PersistentVolumeClaims("default").Create(ctx, &corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: corev1.PersistentVolumeClaimSpec{StorageClassName: ptr.To(class), AccessModes: modes,
+				Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pod := func(name, node string, claims ...string) {
+		t.Helper()
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}
+		for _, c := range claims {
+			p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: c, VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: c}}})
+		}
+		if _, err := cs.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitBound := func(claimName string) {
+		t.Helper()
+		waitFor(t, "claim "+claimName+" bound", func() (bool, string) {
+			c, err := cs.CoreV1().PersistentVolumeClaims("default").Get(ctx, claimName, metav1.GetOptions{})
+			return err == nil && c.Status.Phase == corev1.ClaimBound, "not bound"
+		})
+	}
+
+	// Volumes bound before any pod asks (Immediate, "manual" class).
+	// Pre-bound (claimRef), so that the binder pairs them the same way
+	// in both clusters.
+	pv("pv-elsewhere", "manual", "affinity-conflict", onNode("disk", "nowhere"), nil)
+	claim("affinity-conflict", "manual")
+	pv("pv-zoned", "manual", "zone", nil, map[string]string{corev1.LabelTopologyZone: "zone-a"})
+	claim("zone", "manual")
+	pv("pv-rwop", "manual", "rwop", nil, nil, corev1.ReadWriteOncePod)
+	claim("rwop", "manual", corev1.ReadWriteOncePod)
+	for _, c := range []string{"affinity-conflict", "zone", "rwop"} {
+		waitBound(c)
+	}
+	pod("rwop-holder", "node-1", "rwop") // already running there
+	pv("local-on-node-2", "local-storage", "", onNode(corev1.LabelHostname, "node-2"), nil)
+	claim("static", "local-storage")
+	claim("immediate", "manual") // no volume for it: stays unbound
+	claim("no-volume", "local-storage-empty")
+	claim("provisioned", "local-path")
+	claim("zone-provisioned", "zoned-local-path")
+	if start != nil {
+		start(t, env)
+	}
+	for _, p := range volumePods {
+		c := p
+		if p == "missing-claim" {
+			c = "missing"
+		}
+		pod(p, "", c)
+	}
+	out := volumeOutcome{}
+	deadline := time.Now().Add(upstreamWait)
+	for _, p := range volumePods {
+		out[p] = podOutcome(t, cs, p, deadline)
+	}
+	return out
+}
+
+func claimRef(name string) *corev1.ObjectReference {
+	if name == "" {
+		return nil
+	}
+	return &corev1.ObjectReference{Kind: "PersistentVolumeClaim", APIVersion: "v1", Namespace: "default", Name: name}
+}
+
+// podOutcome waits until the pod is bound or reported unschedulable.
+func podOutcome(t *testing.T, cs *kubernetes.Clientset, name string, deadline time.Time) string {
+	t.Helper()
+	for {
+		p, err := cs.CoreV1().Pods("default").Get(context.Background(), name, metav1.GetOptions{})
+		if err == nil {
+			if p.Spec.NodeName != "" {
+				return "node:" + p.Spec.NodeName
+			}
+			for _, c := range p.Status.Conditions {
+				if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+					return "pending:" + c.Message
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			return "timeout"
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
