@@ -16,6 +16,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,7 +31,8 @@ import (
 // volumeOutcome is where a pod went: "node:<name>" or "pending:<reasons>".
 type volumeOutcome map[string]string
 
-var volumePods = []string{"missing-claim", "immediate", "static", "affinity-conflict", "no-volume", "zone", "rwop", "provisioned", "zone-provisioned"}
+var volumePods = []string{"missing-claim", "immediate", "static", "affinity-conflict", "no-volume", "zone", "rwop", "provisioned", "zone-provisioned",
+	"disk-conflict", "volume-limit", "dra-allocated"}
 
 func TestVolumeSchedulingMatchesUpstream(t *testing.T) {
 	bin := upstreamBinaries(t)
@@ -163,6 +165,56 @@ func runVolumeScenario(t *testing.T, start func(*testing.T, *testenv.Environment
 		waitBound(c)
 	}
 	pod("rwop-holder", "node-1", "rwop") // already running there
+
+	// NodeVolumeLimits: one attachable volume of csi.example.com per node;
+	// both have one attached already.
+	csiPV := func(name, claimName string) {
+		t.Helper()
+		if _, err := cs.CoreV1().PersistentVolumes().Create(ctx, &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: corev1.PersistentVolumeSpec{StorageClassName: "manual", AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}, ClaimRef: claimRef(claimName),
+				Capacity:               corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("5Gi")},
+				PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: "csi.example.com", VolumeHandle: name}}}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		claim(claimName, "manual")
+		waitBound(claimName)
+	}
+	csiPV("csi-attached", "csi-attached")
+	csiPV("csi-attached-2", "csi-attached-2")
+	csiPV("csi-new", "volume-limit")
+	for _, n := range []string{"node-1", "node-2"} {
+		if _, err := cs.StorageV1().CSINodes().Create(ctx, &storagev1.CSINode{ObjectMeta: metav1.ObjectMeta{Name: n},
+			Spec: storagev1.CSINodeSpec{Drivers: []storagev1.CSINodeDriver{{Name: "csi.example.com", NodeID: n, Allocatable: &storagev1.VolumeNodeResources{Count: ptr.To[int32](1)}}}}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pod("csi-holder", "node-1", "csi-attached")
+	pod("csi-holder-2", "node-2", "csi-attached-2")
+	// VolumeRestrictions: the same GCE disk, read-write, is on both nodes.
+	gce := corev1.Volume{Name: "disk", VolumeSource: corev1.VolumeSource{GCEPersistentDisk: &corev1.GCEPersistentDiskVolumeSource{PDName: "shared-disk"}}}
+	for _, n := range []string{"node-1", "node-2"} {
+		if _, err := cs.CoreV1().Pods("default").Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "gce-holder-" + n},
+			Spec: corev1.PodSpec{NodeName: n, Containers: []corev1.Container{{Name: "c", Image: "busybox"}}, Volumes: []corev1.Volume{gce}}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// DynamicResources: a claim allocated (by a driver) on node-2.
+	if _, err := cs.ResourceV1().DeviceClasses().Create(ctx, &resourcev1.DeviceClass{ObjectMeta: metav1.ObjectMeta{Name: "gpu.example.com"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rc, err := cs.ResourceV1().ResourceClaims("default").Create(ctx, &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Name: "gpu"},
+		Spec: resourcev1.ResourceClaimSpec{Devices: resourcev1.DeviceClaim{Requests: []resourcev1.DeviceRequest{{Name: "req", Exactly: &resourcev1.ExactDeviceRequest{DeviceClassName: "gpu.example.com"}}}}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc.Status.Allocation = &resourcev1.AllocationResult{
+		Devices: resourcev1.DeviceAllocationResult{Results: []resourcev1.DeviceRequestAllocationResult{{Request: "req", Driver: "gpu.example.com", Pool: "node-2", Device: "gpu-0"}}},
+		NodeSelector: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{
+			{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{"node-2"}}}}}},
+	}
+	if _, err := cs.ResourceV1().ResourceClaims("default").UpdateStatus(ctx, rc, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	pv("local-on-node-2", "local-storage", "", onNode(corev1.LabelHostname, "node-2"), nil)
 	claim("static", "local-storage")
 	claim("immediate", "manual") // no volume for it: stays unbound
@@ -173,11 +225,23 @@ func runVolumeScenario(t *testing.T, start func(*testing.T, *testenv.Environment
 		start(t, env)
 	}
 	for _, p := range volumePods {
-		c := p
-		if p == "missing-claim" {
-			c = "missing"
+		switch p {
+		case "missing-claim":
+			pod(p, "", "missing")
+		case "disk-conflict":
+			if _, err := cs.CoreV1().Pods("default").Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: p},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}, Volumes: []corev1.Volume{gce}}}, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		case "dra-allocated":
+			if _, err := cs.CoreV1().Pods("default").Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: p},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox", Resources: corev1.ResourceRequirements{Claims: []corev1.ResourceClaim{{Name: "gpu"}}}}},
+					ResourceClaims: []corev1.PodResourceClaim{{Name: "gpu", ResourceClaimName: ptr.To("gpu")}}}}, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		default:
+			pod(p, "", p)
 		}
-		pod(p, "", c)
 	}
 	out := volumeOutcome{}
 	deadline := time.Now().Add(upstreamWait)
