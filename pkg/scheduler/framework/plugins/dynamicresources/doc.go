@@ -23,7 +23,9 @@
 //     ResourceSlices here; skiff cannot, so PreFilter answers
 //     UnschedulableAndUnresolvable `resourceclaim "x" is not allocated and
 //     skiff cannot allocate devices yet` (after upstream's check that the
-//     requests' DeviceClasses exist). The pod is retried when a claim,
+//     requests' DeviceClasses exist). Upstream, finding no device, rejects
+//     each node in Filter instead ("2 cannot allocate all claims"; see
+//     test/compat's volume scheduling test). The pod is retried when a claim,
 //     DeviceClass or ResourceSlice changes — e.g. when something else
 //     allocates the claim.
 //   - PreBind: the pod is added to each claim's status.reservedFor (with
