@@ -23,6 +23,7 @@ import (
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/defaultpreemption"
+	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/volumebinding"
 	fwkruntime "github.com/skiff-sh/skiff/pkg/scheduler/framework/runtime"
 	internalcache "github.com/skiff-sh/skiff/pkg/scheduler/internal/cache"
 	"github.com/skiff-sh/skiff/pkg/scheduler/internal/queue"
@@ -125,6 +126,9 @@ func New(ctx context.Context, cfg Config) (*Scheduler, error) {
 		return nil, err
 	}
 	if err := defaultpreemption.Register(s.registry); err != nil {
+		return nil, err
+	}
+	if err := volumebinding.Register(s.registry); err != nil {
 		return nil, err
 	}
 

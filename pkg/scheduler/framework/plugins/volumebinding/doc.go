@@ -43,7 +43,9 @@
 //
 // Differences from upstream: in-tree volumes are not translated to CSI
 // (skiff has no in-tree volume plugins), PreBindPreFlight does not exist
-// in skiff's framework, and the volume_binder metrics are not recorded.
+// in skiff's framework; of upstream's metrics only
+// scheduler_volume_scheduling_stage_error_total{operation} is kept
+// (predicate/assume/bind failures; Register).
 //
 // Invariants: PreFilter and Filter read informer listers (through assume
 // caches) and never the API; only PreBind writes, and only what Reserve

@@ -204,6 +204,7 @@ func (pl *VolumeBinding) Filter(_ context.Context, state *framework.CycleState, 
 	node := nodeInfo.Node()
 	pv, reasons, err := pl.binder.findPodVolumes(s.podVolumeClaims, node)
 	if err != nil {
+		stageFailed.WithLabelValues("predicate").Inc()
 		return framework.AsStatus(err)
 	}
 	if len(reasons) > 0 {
@@ -231,6 +232,7 @@ func (pl *VolumeBinding) Reserve(_ context.Context, state *framework.CycleState,
 	}
 	allBound, err := pl.binder.assumePodVolumes(pod, nodeName, pv)
 	if err != nil {
+		stageFailed.WithLabelValues("assume").Inc()
 		return framework.AsStatus(err)
 	}
 	s.allBound = allBound
@@ -253,6 +255,7 @@ func (pl *VolumeBinding) PreBind(ctx context.Context, state *framework.CycleStat
 		return framework.AsStatus(fmt.Errorf("no pod volumes found for node %q", nodeName))
 	}
 	if err := pl.binder.bindPodVolumes(ctx, pod, nodeName, pv); err != nil {
+		stageFailed.WithLabelValues("bind").Inc()
 		return framework.AsStatus(err)
 	}
 	return nil

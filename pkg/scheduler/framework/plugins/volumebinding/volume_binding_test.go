@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/skiff-sh/skiff/pkg/client/cache"
 	"github.com/skiff-sh/skiff/pkg/clock"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework"
@@ -377,4 +379,41 @@ func TestHints(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A Reserve that cannot assume (the volume changed since Filter) fails
+// and counts in scheduler_volume_scheduling_stage_error_total{assume}.
+func TestReserveOutOfSyncCountsAssumeError(t *testing.T) {
+	pl := newTestPlugin([]pvcB{makePVC("pvc-a", waitSC.Name)}, []pvB{makePV("pv-a", waitSC.Name)})
+	ctx := context.Background()
+	pod := podWith("pvc-a")
+	ni := framework.NewNodeInfo()
+	ni.SetNode(makeNode("node-a", nil))
+	state := framework.NewCycleState()
+	if _, st := pl.PreFilter(ctx, state, pod, nil); !st.IsSuccess() {
+		t.Fatal(st)
+	}
+	if st := pl.Filter(ctx, state, pod, ni); !st.IsSuccess() {
+		t.Fatal(st)
+	}
+	// The informer now holds a newer version of the volume.
+	newer := makePV("pv-a", waitSC.Name).PersistentVolume
+	newer.ResourceVersion = "7"
+	pl.binder.pvCache = newAssumeCache(lister(newer), helper.PersistentVolumeResource)
+	before := counterValue(t, "assume")
+	if st := pl.Reserve(ctx, state, pod, "node-a"); st.Code() != framework.Error {
+		t.Fatalf("Reserve = %v, want an Error", st)
+	}
+	if got := counterValue(t, "assume"); got != before+1 {
+		t.Errorf("assume errors = %v, want %v", got, before+1)
+	}
+}
+
+func counterValue(t *testing.T, op string) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := stageFailed.WithLabelValues(op).Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetCounter().GetValue()
 }
