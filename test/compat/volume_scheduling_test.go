@@ -268,6 +268,18 @@ func runVolumeScenario(t *testing.T, start func(*testing.T, *testenv.Environment
 	for _, p := range volumePods {
 		out[p] = podOutcome(t, cs, p, deadline)
 	}
+	// The missing claim appears (a local-path one): the PVC event
+	// requeues the pending pod, which is then placed and its claim
+	// provisioned.
+	claim("missing", "local-path")
+	created := time.Now()
+	waitFor(t, "the missing-claim pod bound after its claim appeared", func() (bool, string) {
+		p, err := cs.CoreV1().Pods("default").Get(ctx, "missing-claim", metav1.GetOptions{})
+		return err == nil && p.Spec.NodeName != "", "not bound"
+	})
+	if d := time.Since(created); d > 20*time.Second {
+		t.Errorf("the pod waited %v for its claim's event", d)
+	}
 	return out
 }
 
