@@ -84,6 +84,7 @@ func newUp(logger func() *slog.Logger) *cobra.Command {
 	f.StringVar(&cfg.TokenAuthFile, "token-auth-file", "", "static bearer tokens, CSV: token,user,uid[,\"group1,group2\"]")
 	f.BoolVar(&cfg.Profiling, "profiling", true, "Enable profiling via web interface host:port/debug/pprof/")
 	f.IntVar(&cfg.ControllerManagerSecurePort, "controller-manager-secure-port", 0, "serve the controller manager's /healthz and /metrics over HTTPS on 127.0.0.1 at this port (upstream's: 10257); 0 does not serve them")
+	f.IntVar(&cfg.SchedulerSecurePort, "scheduler-secure-port", 0, "serve the scheduler's /healthz and /metrics over HTTPS on 127.0.0.1 at this port (upstream's: 10259); 0 does not serve them")
 	f.StringSliceVar(&cfg.Disable, "disable", nil, "components to leave out, comma separated ("+strings.Join(cluster.Components, ", ")+"), e.g. to run upstream's in their place")
 	return cmd
 }

@@ -22,6 +22,8 @@ import (
 	"github.com/skiff-sh/skiff/pkg/clock"
 	"github.com/skiff-sh/skiff/pkg/component"
 	"github.com/skiff-sh/skiff/pkg/controllermanager"
+	"github.com/skiff-sh/skiff/pkg/scheduler"
+	schedconfig "github.com/skiff-sh/skiff/pkg/scheduler/apis/config"
 	"github.com/skiff-sh/skiff/pkg/kubeconfig"
 	"github.com/skiff-sh/skiff/pkg/pki"
 	"github.com/skiff-sh/skiff/pkg/registry/builtin"
@@ -48,6 +50,10 @@ type UpConfig struct {
 	// manager's /healthz and /metrics over HTTPS on 127.0.0.1 (upstream's
 	// port is 10257); 0 does not serve them.
 	ControllerManagerSecurePort int
+	// SchedulerSecurePort serves the in-process scheduler's /healthz and
+	// /metrics over HTTPS on 127.0.0.1 (upstream's port is 10259); 0 does
+	// not serve them.
+	SchedulerSecurePort int
 	// Out receives the one-line "ready" message.
 	Out    io.Writer
 	Logger *slog.Logger
@@ -56,8 +62,8 @@ type UpConfig struct {
 
 // Components are the parts of a cluster `skiff up` runs besides the API
 // server, by the names --disable takes. Those skiff does not have yet
-// (scheduler, kubelet, proxy, dns) are accepted so that scripts written
-// for them keep working; disabling them changes nothing today.
+// (kubelet, proxy, dns) are accepted so that scripts written for them
+// keep working; disabling them changes nothing today.
 var Components = []string{"controller-manager", "scheduler", "kubelet", "proxy", "dns"}
 
 // Up is a running all-in-one cluster.
@@ -116,6 +122,13 @@ func NewUp(cfg UpConfig) (*Up, error) {
 // KubeconfigPath is where Up writes the admin kubeconfig.
 func KubeconfigPath(dataDir string) string { return filepath.Join(dataDir, "kubeconfig") }
 
+// SchedulerKubeconfigPath is where Up writes the scheduler's kubeconfig
+// (user system:kube-scheduler), for `skiff scheduler` run beside
+// `skiff up --disable=scheduler`.
+func SchedulerKubeconfigPath(dataDir string) string {
+	return filepath.Join(dataDir, "scheduler.kubeconfig")
+}
+
 // ControllerManagerKubeconfigPath is where Up writes the controller
 // manager's kubeconfig (user system:kube-controller-manager), for
 // `skiff controller-manager` run beside `skiff up --disable=controller-manager`.
@@ -167,6 +180,11 @@ func (u *Up) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("controller manager certificate: %w", err)
 	}
+	// The scheduler's identity, as kubeadm gives upstream's.
+	ksched, err := pki.EnsureClient(pkiDir, "scheduler", ca, "system:kube-scheduler", nil, now)
+	if err != nil {
+		return fmt.Errorf("scheduler certificate: %w", err)
+	}
 	saKey, err := pki.EnsureSigningKey(pkiDir, "sa")
 	if err != nil {
 		return fmt.Errorf("service account signing key: %w", err)
@@ -217,19 +235,16 @@ func (u *Up) Run(ctx context.Context) error {
 	if err := kubeconfig.Write(ControllerManagerKubeconfigPath(cfg.DataDir), kubeconfig.New("skiff", server, ca.CertPEM, kcm.CertPEM, kcm.KeyPEM)); err != nil {
 		return err
 	}
-	// The API server runs until ctx ends and the controller manager (when
-	// it runs) has stopped, so that the controllers' last requests are
-	// answered; a controller manager that fails stops the cluster.
-	srvCtx, stopSrv := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopSrv()
-	cmDone := make(chan error, 1)
-	if u.disabled["controller-manager"] {
-		cmDone <- nil
-		go func() {
-			<-ctx.Done()
-			stopSrv()
-		}()
-	} else {
+	if err := kubeconfig.Write(SchedulerKubeconfigPath(cfg.DataDir), kubeconfig.New("skiff", server, ca.CertPEM, ksched.CertPEM, ksched.KeyPEM)); err != nil {
+		return err
+	}
+	// The in-process components, each over HTTP with its own identity.
+	type inProcess struct {
+		name string
+		run  func(context.Context) error
+	}
+	var comps []inProcess
+	if !u.disabled["controller-manager"] {
 		caCert, caKey := pki.Files(pkiDir, "ca")
 		mcfg := controllermanager.Config{
 			ClientConfig: &client.Config{Host: server, CAData: ca.CertPEM, CertData: kcm.CertPEM, KeyData: kcm.KeyPEM},
@@ -254,22 +269,65 @@ func (u *Up) Run(ctx context.Context) error {
 			ln.Close()
 			return fmt.Errorf("controller manager: %w", err)
 		}
+		comps = append(comps, inProcess{"controller manager", m.Run})
+	}
+	if !u.disabled["scheduler"] {
+		cc := schedconfig.Default()
+		off := false
+		cc.LeaderElection.LeaderElect = &off
+		s, err := scheduler.New(ctx, scheduler.Config{
+			ComponentConfig: cc,
+			ClientConfig:    &client.Config{Host: server, CAData: ca.CertPEM, CertData: ksched.CertPEM, KeyData: ksched.KeyPEM},
+			Serving: component.ServingConfig{
+				SecurePort: cfg.SchedulerSecurePort, BindAddress: "127.0.0.1", Profiling: cfg.Profiling,
+				AuthenticationKubeconfig: SchedulerKubeconfigPath(cfg.DataDir),
+				AuthorizationKubeconfig:  SchedulerKubeconfigPath(cfg.DataDir),
+			},
+			Clock: cfg.Clock, Logger: cfg.Logger.With("component", "scheduler"),
+		})
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("scheduler: %w", err)
+		}
+		comps = append(comps, inProcess{"scheduler", s.Run})
+	}
+	// The API server runs until ctx ends and every in-process component
+	// has stopped, so that their last requests are answered; a component
+	// that fails stops the cluster.
+	srvCtx, stopSrv := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopSrv()
+	compDone := make(chan error, len(comps))
+	for _, c := range comps {
 		go func() {
 			select {
 			case <-srv.Ready():
 			case <-srvCtx.Done():
-				cmDone <- nil
+				compDone <- nil
 				return
 			}
-			err := m.Run(ctx)
+			err := c.run(ctx)
 			if err != nil {
-				cfg.Logger.Error("controller manager failed", "err", err)
-				err = fmt.Errorf("controller manager: %w", err)
+				cfg.Logger.Error(c.name+" failed", "err", err)
+				err = fmt.Errorf("%s: %w", c.name, err)
+				stopSrv()
 			}
-			cmDone <- err
-			stopSrv()
+			compDone <- err
 		}()
 	}
+	compErr := make(chan error, 1)
+	go func() {
+		var first error
+		for range comps {
+			if err := <-compDone; err != nil && first == nil {
+				first = err
+			}
+		}
+		if len(comps) == 0 {
+			<-ctx.Done()
+		}
+		stopSrv()
+		compErr <- first
+	}()
 	announced := make(chan struct{})
 	annCtx, stopAnnouncing := context.WithCancel(ctx)
 	go func() {
@@ -288,8 +346,8 @@ func (u *Up) Run(ctx context.Context) error {
 	stopSrv()
 	stopAnnouncing()
 	<-announced // one writer to cfg.Out at a time
-	if cmErr := <-cmDone; cmErr != nil && err == nil {
-		err = cmErr
+	if cErr := <-compErr; cErr != nil && err == nil {
+		err = cErr
 	}
 	if err == nil && ctx.Err() != nil {
 		if cfg.Storage == "memory" {

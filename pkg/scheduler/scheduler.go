@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -246,12 +248,31 @@ func (s *Scheduler) Profiles() []string {
 // component.ErrLeaderElectionLost when leadership was lost, or the error
 // that kept it from starting.
 func (s *Scheduler) Run(ctx context.Context) error {
+	// As upstream's kube-scheduler: /healthz with the leader election
+	// watchdog (only when electing), /livez with ping only, /readyz with
+	// the watchdog, shutdown and sched-handler-sync (the informers synced).
+	le := s.cc.LeaderElection
+	elect := deref(le.LeaderElect, true)
 	watchdog := component.NewWatchdog()
-	health := component.NewHealth(watchdog)
+	var fixed []component.HealthChecker
+	if elect {
+		fixed = append(fixed, watchdog)
+	}
+	var synced atomic.Bool
 	var srv *component.Server
 	if s.cfg.Serving.Enabled() {
+		mux := component.NewMux(s.cfg.Serving, component.NewHealth(fixed...), s.gatherer)
+		component.NewHealth().Install(mux, "/livez")
+		ready := append(append([]component.HealthChecker(nil), fixed...), component.ShutdownCheck(ctx.Done()),
+			component.NamedCheck("sched-handler-sync", func(*http.Request) error {
+				if !synced.Load() {
+					return errors.New("waiting for handlers to sync")
+				}
+				return nil
+			}))
+		component.NewHealth(ready...).Install(mux, "/readyz")
 		var err error
-		srv, err = component.NewServer(s.cfg.Serving, component.NewMux(s.cfg.Serving, health, s.gatherer), s.clock, s.logger)
+		srv, err = component.NewServer(s.cfg.Serving, mux, s.clock, s.logger)
 		if err != nil {
 			return err
 		}
@@ -270,20 +291,22 @@ func (s *Scheduler) Run(ctx context.Context) error {
 				return fmt.Errorf("informer of %v did not sync", typ)
 			}
 		}
-		le := s.cc.LeaderElection
+		synced.Store(true)
 		gauge, err := component.LeaderGauge(s.registry, component.SchedulerName)
 		if err != nil {
 			return err
 		}
 		return component.RunLeaderElected(ctx, component.LeaderElection{
 			Config: component.LeaderElectionConfig{
-				LeaderElect: deref(le.LeaderElect, true), LeaseDuration: le.LeaseDuration.Duration, RenewDeadline: le.RenewDeadline.Duration,
+				LeaderElect: elect, LeaseDuration: le.LeaseDuration.Duration, RenewDeadline: le.RenewDeadline.Duration,
 				RetryPeriod: le.RetryPeriod.Duration, ResourceLock: le.ResourceLock, ResourceNamespace: le.ResourceNamespace,
 				ResourceName: le.ResourceName, Identity: s.identity,
 			}.WithDefaults(component.SchedulerName),
 			Name: component.SchedulerName, Client: s.client,
 			Recorder: s.broadcaster.NewRecorder(corev1.EventSource{Component: component.SchedulerName}),
 			WatchDog: watchdog, IsLeader: gauge, Clock: s.clock, Logger: s.logger,
+			// Upstream's scheduler gives the Lease up on exit.
+			ReleaseOnCancel: true,
 		}, s.schedule)
 	})
 }

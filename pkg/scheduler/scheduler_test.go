@@ -129,6 +129,22 @@ func node(name string, labels map[string]string) *corev1.Node {
 		Conditions:  []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
 }
 
+// createNode creates n with its status, without the not-ready taint.
+func createNode(t *testing.T, nodes *client.Typed[*corev1.Node, *corev1.NodeList], n *corev1.Node) {
+	t.Helper()
+	ctx := context.Background()
+	status := n.Status
+	n, err := nodes.Create(ctx, n, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Status = status
+	if n, err = nodes.UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	readyNode(t, ctx, nodes, n, nil)
+}
+
 func pod(name string, mutate func(*corev1.Pod)) *corev1.Pod {
 	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "pause"}}}}
@@ -159,9 +175,7 @@ func TestSchedulesPodsAndReportsUnschedulable(t *testing.T) {
 	nodes := client.For[*corev1.Node, *corev1.NodeList](c)
 	pods := client.For[*corev1.Pod, *corev1.PodList](c).Namespace("default")
 	for i := range 3 {
-		if _, err := nodes.Create(ctx, node(fmt.Sprintf("n%d", i), map[string]string{"disk": map[bool]string{true: "ssd", false: "hdd"}[i == 2]}), metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		createNode(t, nodes, node(fmt.Sprintf("n%d", i), map[string]string{"disk": map[bool]string{true: "ssd", false: "hdd"}[i == 2]}))
 	}
 	for i := range 10 {
 		if _, err := pods.Create(ctx, pod(fmt.Sprintf("p%d", i), nil), metav1.CreateOptions{}); err != nil {
@@ -228,9 +242,7 @@ func TestSchedulesPodsAndReportsUnschedulable(t *testing.T) {
 	}
 	// A new node with the label makes the pod schedulable (NodeAffinity
 	// registered node add/label events).
-	if _, err := nodes.Create(ctx, node("tape", map[string]string{"disk": "tape"}), metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	createNode(t, nodes, node("tape", map[string]string{"disk": "tape"}))
 	waitFor(t, "the waiting pod bound to the new node", func() (bool, error) {
 		p, err := pods.Get(ctx, "nowhere", metav1.GetOptions{})
 		return err == nil && p.Spec.NodeName == "tape", err
