@@ -17,7 +17,7 @@ func TestScheduler(t *testing.T) {
 	c := ownCluster(t, "memory")
 	k := c.k()
 	for _, n := range []string{"worker-a", "worker-b"} {
-		k.withStdin("apiVersion: v1\nkind: Node\nmetadata: {name: " + n + ", labels: {pool: e2e}}\n").ok(t, "apply", "-f", "-")
+		k.withStdin("apiVersion: v1\nkind: Node\nmetadata: {name: "+n+", labels: {pool: e2e}}\n").ok(t, "apply", "-f", "-")
 		now := time.Now().UTC().Format(time.RFC3339)
 		k.ok(t, "patch", "node", n, "--subresource=status", "--type=merge", "-p",
 			`{"status":{"capacity":{"cpu":"2","memory":"4Gi","pods":"10"},"allocatable":{"cpu":"2","memory":"4Gi","pods":"10"},`+
