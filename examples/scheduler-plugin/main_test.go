@@ -117,7 +117,7 @@ func TestExampleScheduler(t *testing.T) {
 		p := get("on-hold")
 		for _, c := range p.Status.Conditions {
 			if c.Type == corev1.PodScheduled {
-				return c.Reason == corev1.PodReasonUnschedulable && c.Message == "0/3 nodes are available: 3 pod is on hold (example.com/hold). preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling..", c.Message
+				return c.Reason == corev1.PodReasonUnschedulable && c.Message == "0/3 nodes are available: 3 pod is on hold (example.com/hold). no new claims to deallocate, preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.", c.Message
 			}
 		}
 		return false, "no condition"

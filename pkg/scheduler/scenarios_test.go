@@ -216,7 +216,7 @@ func TestScenarioTaints(t *testing.T) {
 		t.Errorf("tolerating pod on %s", n)
 	}
 	k.pod("big", requests("5"))
-	k.unschedulable("big", "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint(s). preemption: 0/2 nodes are available: 2 ")
+	k.unschedulable("big", "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint(s). no new claims to deallocate, preemption: 0/2 nodes are available: 2 ")
 }
 
 func TestScenarioPreemptionRespectsPDB(t *testing.T) {
