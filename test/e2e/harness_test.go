@@ -604,6 +604,19 @@ func (w lockedBuf) Write(p []byte) (int, error) {
 	return w.b.Write(p)
 }
 
+// waitEstablished waits for a CRD's Established condition with kubectl
+// wait. A CRD fresh from create has "conditions": null until the API
+// server's naming controller writes them (upstream's too), and kubectl
+// wait gives up on a null list at once ("accessor error: <nil>"): ask
+// again until the deadline.
+func (k kc) waitEstablished(t testing.TB, crd string) {
+	t.Helper()
+	eventually(t, 60*time.Second, crd+" Established", func() (bool, string) {
+		_, errOut, err := k.withTimeout(40*time.Second).run(t, "wait", "--for=condition=Established", "--timeout=30s", crd)
+		return err == nil, errOut
+	})
+}
+
 func (k kc) start(t testing.TB, args ...string) *background {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), k.timeout)

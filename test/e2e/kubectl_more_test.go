@@ -293,7 +293,7 @@ spec:
 	wantLines(t, k.withStdin(crd).ok(t, "apply", "-f", "-"), "customresourcedefinition.apiextensions.k8s.io/widgets.e2e.skiff.sh created")
 	wantLines(t, k.withStdin(crd).ok(t, "apply", "-f", "-"), "customresourcedefinition.apiextensions.k8s.io/widgets.e2e.skiff.sh unchanged")
 	wantEqual(t, "storedVersions", jsonpath(t, k, "{.status.storedVersions}", "get", "crd", "widgets.e2e.skiff.sh"), `["v1"]`)
-	k.ok(t, "wait", "--for=condition=Established", "--timeout=30s", "crd/widgets.e2e.skiff.sh")
+	k.waitEstablished(t, "crd/widgets.e2e.skiff.sh")
 	wantMatch(t, k.ok(t, "get", "crd", "widgets.e2e.skiff.sh"), `^NAME\s+SCOPE\s+VERSIONS\s+CREATED AT$`, `^widgets\.e2e\.skiff\.sh\s+Namespaced\s+v1\(storage\)\s+20[0-9-]+T[0-9:]+Z$`)
 	// An invalid definition is refused with upstream's field errors.
 	bad := strings.Replace(crd, "name: widgets.e2e.skiff.sh", "name: gadgets.e2e.skiff.sh", 1)
@@ -337,7 +337,7 @@ spec:
 		return err != nil && strings.Contains(errOut, "NotFound"), errOut
 	})
 	wantLines(t, k.withStdin(crd).ok(t, "apply", "-f", "-"), "customresourcedefinition.apiextensions.k8s.io/widgets.e2e.skiff.sh created")
-	k.ok(t, "wait", "--for=condition=Established", "--timeout=30s", "crd/widgets.e2e.skiff.sh")
+	k.waitEstablished(t, "crd/widgets.e2e.skiff.sh")
 	eventually(t, 30*time.Second, "the re-created resource, empty", func() (bool, string) {
 		out, errOut, err := k.run(t, "-n", ns, "get", "widgets")
 		return err == nil && strings.Contains(errOut, "No resources found"), out + errOut

@@ -29,7 +29,7 @@ spec:
 `
 	k.withStdin(crd).ok(t, "apply", "-f", "-")
 	defer k.run(t, "delete", "crd", "gizmos.e2e.skiff.sh", "--wait=false")
-	k.ok(t, "wait", "--for=condition=Established", "--timeout=30s", "crd/gizmos.e2e.skiff.sh")
+	k.waitEstablished(t, "crd/gizmos.e2e.skiff.sh")
 	createNS(t, c, ns)
 	k.withStdin(`apiVersion: e2e.skiff.sh/v1
 kind: Gizmo

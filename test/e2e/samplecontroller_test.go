@@ -32,7 +32,7 @@ func TestSampleControllerFoo(t *testing.T) {
 	out := k.ok(t, "apply", "-f", filepath.Join(artifacts, "crd.yaml"))
 	wantContains(t, out, "customresourcedefinition.apiextensions.k8s.io/foos.samplecontroller.k8s.io created")
 	defer k.run(t, "delete", "-f", filepath.Join(artifacts, "crd.yaml"), "--wait=false")
-	k.ok(t, "wait", "--for=condition=Established", "crd/foos.samplecontroller.k8s.io", "--timeout=30s")
+	k.waitEstablished(t, "crd/foos.samplecontroller.k8s.io")
 
 	log := &cluster{} // a log buffer only
 	ctl := exec.Command(bin, "--kubeconfig", c.kubeconfig)

@@ -124,7 +124,7 @@ spec:
                     port: {type: integer}
 `
 	wantLines(t, k.withStdin(crd).ok(t, "apply", "--server-side", "-f", "-"), "customresourcedefinition.apiextensions.k8s.io/gizmos.ssa.e2e.skiff.sh serverside-applied")
-	k.withTimeout(60*time.Second).ok(t, "wait", "--for=condition=Established", "crd/gizmos.ssa.e2e.skiff.sh", "--timeout=50s")
+	k.waitEstablished(t, "crd/gizmos.ssa.e2e.skiff.sh")
 	gizmo := func(size, port string) string {
 		return fmt.Sprintf("apiVersion: ssa.e2e.skiff.sh/v1\nkind: Gizmo\nmetadata:\n  name: g\n  namespace: %s\nspec:\n  size: %s\n  ports:\n  - {name: %s, port: 80}\n", ns, size, port)
 	}
