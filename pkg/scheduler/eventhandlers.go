@@ -12,6 +12,7 @@ import (
 
 	"github.com/skiff-sh/skiff/pkg/client/cache"
 	"github.com/skiff-sh/skiff/pkg/client/informers"
+	"github.com/skiff-sh/skiff/pkg/componenthelpers/scheduling/corev1helpers"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework"
 	"github.com/skiff-sh/skiff/pkg/scheduler/internal/queue"
 )
@@ -211,11 +212,25 @@ func (s *Scheduler) onPodUpdate(o, n *corev1.Pod) {
 
 func (s *Scheduler) onPodDelete(p *corev1.Pod) {
 	if !assigned(p) {
-		if s.responsibleFor(p) {
-			s.queue.Delete(p)
-			if fwk, ok := s.profiles[p.Spec.SchedulerName]; ok {
-				fwk.RejectWaitingPod(p.UID)
-			}
+		if !s.responsibleFor(p) {
+			return
+		}
+		s.queue.Delete(p)
+		fwk, ok := s.profiles[p.Spec.SchedulerName]
+		if !ok {
+			return
+		}
+		// As upstream: a pod rejected while waiting at Permit was assumed
+		// on a node it now frees, so pods that could use the room are
+		// retried; a deleted pod that had a nominated node held room that
+		// pods of lower or equal priority treated as taken.
+		if fwk.RejectWaitingPod(p.UID) {
+			s.queue.MoveAllToActiveOrBackoffQueue(s.logger, queue.EventAssignedPodDelete, p, nil, nil)
+		} else if p.Status.NominatedNodeName != "" {
+			prio := corev1helpers.PodPriority(p)
+			s.queue.MoveAllToActiveOrBackoffQueue(s.logger, queue.EventAssignedPodDelete, p, nil, func(q *corev1.Pod) bool {
+				return corev1helpers.PodPriority(q) <= prio
+			})
 		}
 		return
 	}
