@@ -26,18 +26,18 @@ const (
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m := &metrics{
 		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{Subsystem: "scheduler", Name: "schedule_attempts_total",
-			Help: "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could not be scheduled, while 'error' means an internal scheduler problem."},
+			Help: "[STABLE] Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could not be scheduled, while 'error' means an internal scheduler problem."},
 			[]string{"result", "profile"}),
 		attemptDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Subsystem: "scheduler", Name: "scheduling_attempt_duration_seconds",
-			Help: "Scheduling attempt latency in seconds (scheduling algorithm + binding)", Buckets: prometheus.ExponentialBuckets(0.001, 2, 15)},
+			Help: "[STABLE] Scheduling attempt latency in seconds (scheduling algorithm + binding)", Buckets: prometheus.ExponentialBuckets(0.001, 2, 15)},
 			[]string{"result", "profile"}),
 		sliDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Subsystem: "scheduler", Name: "pod_scheduling_sli_duration_seconds",
-			Help: "E2e latency for a pod being scheduled, from the time the pod enters the scheduling queue and might involve multiple scheduling attempts.", Buckets: prometheus.ExponentialBuckets(0.01, 2, 20)},
+			Help: "[BETA] E2e latency for a pod being scheduled, from the time the pod enters the scheduling queue and might involve multiple scheduling attempts.", Buckets: prometheus.ExponentialBuckets(0.01, 2, 20)},
 			[]string{"attempts"}),
 		podAttempts: prometheus.NewHistogram(prometheus.HistogramOpts{Subsystem: "scheduler", Name: "pod_scheduling_attempts",
-			Help: "Number of attempts to successfully schedule a pod.", Buckets: prometheus.ExponentialBuckets(1, 2, 5)}),
+			Help: "[STABLE] Number of attempts to successfully schedule a pod.", Buckets: prometheus.ExponentialBuckets(1, 2, 5)}),
 		extensionDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Subsystem: "scheduler", Name: "framework_extension_point_duration_seconds",
-			Help: "Latency for running all plugins of a specific extension point.", Buckets: prometheus.ExponentialBuckets(0.0001, 2, 12)},
+			Help: "[STABLE] Latency for running all plugins of a specific extension point.", Buckets: prometheus.ExponentialBuckets(0.0001, 2, 12)},
 			[]string{"extension_point", "status", "profile"}),
 	}
 	var err error

@@ -45,35 +45,35 @@ func NewPrometheusMetricsProvider(reg prometheus.Registerer) (*PrometheusMetrics
 	p := &PrometheusMetricsProvider{
 		depth: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Subsystem: WorkQueueSubsystem, Name: DepthKey,
-			Help: "Current depth of workqueue",
+			Help: "[ALPHA] Current depth of workqueue",
 		}, labels),
 		adds: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Subsystem: WorkQueueSubsystem, Name: AddsKey,
-			Help: "Total number of adds handled by workqueue",
+			Help: "[ALPHA] Total number of adds handled by workqueue",
 		}, labels),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Subsystem: WorkQueueSubsystem, Name: QueueLatencyKey,
-			Help:    "How long in seconds an item stays in workqueue before being requested.",
+			Help:    "[ALPHA] How long in seconds an item stays in workqueue before being requested.",
 			Buckets: buckets,
 		}, labels),
 		workDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Subsystem: WorkQueueSubsystem, Name: WorkDurationKey,
-			Help:    "How long in seconds processing an item from workqueue takes.",
+			Help:    "[ALPHA] How long in seconds processing an item from workqueue takes.",
 			Buckets: buckets,
 		}, labels),
 		unfinished: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Subsystem: WorkQueueSubsystem, Name: UnfinishedWorkKey,
-			Help: "How many seconds of work has done that is in progress and hasn't been observed by work_duration. " +
+			Help: "[ALPHA] How many seconds of work has done that is in progress and hasn't been observed by work_duration. " +
 				"Large values indicate stuck threads. One can deduce the number of stuck threads by observing " +
 				"the rate at which this increases.",
 		}, labels),
 		longestRunning: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Subsystem: WorkQueueSubsystem, Name: LongestRunningProcessorKey,
-			Help: "How many seconds has the longest running processor for workqueue been running.",
+			Help: "[ALPHA] How many seconds has the longest running processor for workqueue been running.",
 		}, labels),
 		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Subsystem: WorkQueueSubsystem, Name: RetriesKey,
-			Help: "Total number of retries handled by workqueue",
+			Help: "[ALPHA] Total number of retries handled by workqueue",
 		}, labels),
 	}
 	var err error

@@ -26,16 +26,16 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
 		pending: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Subsystem: "scheduler", Name: "pending_pods",
-			Help: "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; 'backoff' means number of pods in backoffQ; 'unschedulable' means number of pods in unschedulablePods that the scheduler attempted to schedule and failed; 'gated' is the number of unschedulable pods that the scheduler never attempted to schedule because they are gated.",
+			Help: "[STABLE] Number of pending pods, by the queue type. 'active' means number of pods in activeQ; 'backoff' means number of pods in backoffQ; 'unschedulable' means number of pods in unschedulablePods that the scheduler attempted to schedule and failed; 'gated' is the number of unschedulable pods that the scheduler never attempted to schedule because they are gated.",
 		}, []string{"queue"}),
 		incoming: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Subsystem: "scheduler", Name: "queue_incoming_pods_total",
-			Help: "Number of pods added to scheduling queues by event and queue type.",
+			Help: "[STABLE] Number of pods added to scheduling queues by event and queue type.",
 		}, []string{"queue", "event"}),
 	}
 	m.unschedReason = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Subsystem: "scheduler", Name: "unschedulable_pods",
-		Help: "The number of unschedulable pods broken down by plugin name. A pod will increment the gauge for all plugins that caused it to not schedule and so this metric have meaning only when broken down by plugin.",
+		Help: "[ALPHA] The number of unschedulable pods broken down by plugin name. A pod will increment the gauge for all plugins that caused it to not schedule and so this metric have meaning only when broken down by plugin.",
 	}, []string{"plugin", "profile"})
 	m.pending = register(reg, m.pending)
 	m.unschedReason = register(reg, m.unschedReason)
