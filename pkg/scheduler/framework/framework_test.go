@@ -102,7 +102,9 @@ func TestNodeInfoAddRemoveAndSnapshot(t *testing.T) {
 		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: uid, Namespace: "ns", UID: k8stypes.UID("u-" + uid)},
 			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Requests: rl(cpu, "")},
 				Ports: []corev1.ContainerPort{{HostPort: port}}}},
-				Volumes: []corev1.Volume{{Name: "v", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}}}}
+				Volumes: []corev1.Volume{{Name: "v", VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}},
+					// A generic ephemeral volume's claim is not counted (upstream counts claims named in volumes only).
+					{Name: "scratch", VolumeSource: corev1.VolumeSource{Ephemeral: &corev1.EphemeralVolumeSource{}}}}}}
 		if anti {
 			p.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
 				LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "x"}}, TopologyKey: "kubernetes.io/hostname"}}}}
@@ -112,7 +114,7 @@ func TestNodeInfoAddRemoveAndSnapshot(t *testing.T) {
 	a, b := pod("a", "1", 8080, false), pod("b", "500m", 9090, true)
 	ni := NewNodeInfo(a, b)
 	ni.SetNode(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}, Status: corev1.NodeStatus{Allocatable: rl("4", "8Gi")}})
-	if ni.Requested.MilliCPU != 1500 || len(ni.PodsWithAffinity) != 1 || len(ni.PodsWithRequiredAntiAffinity) != 1 || ni.PVCRefCounts["ns/data"] != 2 {
+	if ni.Requested.MilliCPU != 1500 || len(ni.PodsWithAffinity) != 1 || len(ni.PodsWithRequiredAntiAffinity) != 1 || ni.PVCRefCounts["ns/data"] != 2 || len(ni.PVCRefCounts) != 1 {
 		t.Fatalf("aggregates wrong: %v affinity %d anti %d pvc %v", ni, len(ni.PodsWithAffinity), len(ni.PodsWithRequiredAntiAffinity), ni.PVCRefCounts)
 	}
 	snap := ni.Snapshot()

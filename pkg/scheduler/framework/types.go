@@ -393,17 +393,13 @@ func (n *NodeInfo) update(pi *PodInfo, sign int64) {
 			}
 		}
 	}
+	// Claims named in the pod's volumes only, as upstream: a generic
+	// ephemeral volume's claim belongs to this one pod and is not counted.
 	for _, v := range pod.Spec.Volumes {
-		name := ""
-		switch {
-		case v.PersistentVolumeClaim != nil:
-			name = v.PersistentVolumeClaim.ClaimName
-		case v.Ephemeral != nil:
-			name = pod.Name + "-" + v.Name
-		default:
+		if v.PersistentVolumeClaim == nil {
 			continue
 		}
-		key := pod.Namespace + "/" + name
+		key := pod.Namespace + "/" + v.PersistentVolumeClaim.ClaimName
 		n.PVCRefCounts[key] += int(sign)
 		if n.PVCRefCounts[key] <= 0 {
 			delete(n.PVCRefCounts, key)
