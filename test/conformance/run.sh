@@ -9,6 +9,9 @@
 #                                                      # kube-apiserver 1.34 on etcd in skiff's place
 #   CONTROLLER_MANAGER=skiff test/conformance/run.sh '\[sig-apps\].*\[Conformance\]'   # skiff's own
 #                                                      # controller manager instead of upstream's
+#   SCHEDULER=skiff SKIP='\[Disruptive\]|\[Flaky\]' test/conformance/run.sh '\[sig-scheduling\].*\[Conformance\]'
+#                                                      # skiff's own scheduler instead of upstream's
+#                                                      # (the scheduling specs are [Serial]: unskip them)
 #
 # Results: $OUT (default /tmp/skiff-conformance)/{junit.xml,e2e.log,*.log}.
 # Specs that need real containers (exec, logs, networking, webhooks served
@@ -43,10 +46,13 @@ trap cleanup EXIT
 
 DATA=$OUT/data
 CM=${CONTROLLER_MANAGER:-upstream}
-DISABLE=controller-manager,scheduler
-[ "$CM" = skiff ] && DISABLE=scheduler
+SCHED=${SCHEDULER:-upstream}
+dis=()
+[ "$CM" = skiff ] || dis+=(controller-manager)
+[ "$SCHED" = skiff ] || dis+=(scheduler)
+DISABLE=$(IFS=,; echo "${dis[*]:-}")
 "$OUT/skiff" up --storage=memory --data-dir "$DATA" --secure-port "$(port)" \
-  --disable=$DISABLE >"$OUT/skiff.log" 2>&1 & pids+=($!)
+  ${DISABLE:+--disable=$DISABLE} >"$OUT/skiff.log" 2>&1 & pids+=($!)
 KC=$DATA/kubeconfig
 for _ in $(seq 1 120); do
   [ -f "$KC" ] && kubectl --kubeconfig "$KC" get --raw /readyz >/dev/null 2>&1 && break
@@ -76,8 +82,10 @@ if [ "${APISERVER:-skiff}" = upstream ]; then
 fi
 kubectl --kubeconfig "$KC" get --raw /readyz >/dev/null || { echo "skiff did not become ready"; tail "$OUT/skiff.log"; exit 1; }
 
+if [ "$SCHED" = upstream ]; then
 "$UP/kube-scheduler" --kubeconfig "$KC" --authentication-kubeconfig "$KC" --authorization-kubeconfig "$KC" \
   --leader-elect=false --secure-port "$(port)" --bind-address=127.0.0.1 >"$OUT/kube-scheduler.log" 2>&1 & pids+=($!)
+fi
 if [ "$CM" = upstream ]; then
 "$UP/kube-controller-manager" --kubeconfig "$KC" --authentication-kubeconfig "$KC" --authorization-kubeconfig "$KC" \
   --leader-elect=false --secure-port "$(port)" --bind-address=127.0.0.1 --controllers='*' \
