@@ -71,6 +71,14 @@ type SchedulerConfig struct {
 	ReadyTimeout time.Duration
 	Settle       time.Duration
 
+	// ProfileDir, when set, receives CPU profiles of the API server and
+	// the scheduler over the first ProfileSeconds (default 5) of each
+	// measured phase, from their /debug/pprof/profile:
+	// <shape>-<scheduler>-apiserver.pprof and -scheduler.pprof. The
+	// schedulers' always-allowed paths then include /debug/pprof/*.
+	ProfileDir     string
+	ProfileSeconds int
+
 	JSON bool
 	Keep bool
 	Dir  string
@@ -167,6 +175,9 @@ func (c *SchedulerConfig) complete() error {
 	}
 	if c.Settle == 0 {
 		c.Settle = time.Second
+	}
+	if c.ProfileSeconds == 0 {
+		c.ProfileSeconds = 5
 	}
 	if c.SkiffBinary != "" {
 		c.Command = []string{c.SkiffBinary}
@@ -371,7 +382,11 @@ func (c *SchedulerConfig) schedulerArgv(which, kubeconfig, config string, port i
 	}
 	r := strings.NewReplacer("{kubeconfig}", kubeconfig, "{config}", config, "{port}", strconv.Itoa(port))
 	for _, a := range tmpl {
-		argv = append(argv, r.Replace(a))
+		a = r.Replace(a)
+		if c.ProfileDir != "" && strings.HasPrefix(a, "--authorization-always-allow-paths=") {
+			a += ",/debug/pprof/*"
+		}
+		argv = append(argv, a)
 	}
 	return argv
 }
@@ -507,6 +522,12 @@ func runScheduler(ctx context.Context, cfg *SchedulerConfig, root, shape, which 
 	schedCPU0, _ := procCPU(pid)
 	srvCPU0, _ := procCPU(s.cmd.Process.Pid)
 	selfCPU0, busy0 := selfCPU(), machineBusy()
+	profDone := cfg.profile(mctx, s.client, fmt.Sprintf("127.0.0.1:%d", port), name)
+	defer func() {
+		if err := <-profDone; err != nil {
+			progress("CPU profile: %v", err)
+		}
+	}()
 	var samples []float64
 	sampDone := make(chan struct{})
 	stopSampling := make(chan struct{})
@@ -618,6 +639,66 @@ func runScheduler(ctx context.Context, cfg *SchedulerConfig, root, shape, which 
 		return res, fmt.Errorf("pending pods per zone %v: skew %d violates the spread constraint's maxSkew 1", res.Zones, res.MaxSkew)
 	}
 	return res, p.check()
+}
+
+// profile fetches CPU profiles of the API server (through srv) and the
+// scheduler (at hostPort) over ProfileSeconds into ProfileDir, in the
+// background; the channel yields the errors once both ended (nil when
+// profiling is off).
+func (c *SchedulerConfig) profile(ctx context.Context, srv *Client, hostPort, name string) <-chan error {
+	done := make(chan error, 1)
+	if c.ProfileDir == "" {
+		done <- nil
+		return done
+	}
+	if err := os.MkdirAll(c.ProfileDir, 0o755); err != nil {
+		done <- err
+		return done
+	}
+	path := fmt.Sprintf("/debug/pprof/profile?seconds=%d", c.ProfileSeconds)
+	save := func(file string, resp *http.Response, err error) error {
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			b, _ := io.ReadAll(io.LimitReader(resp.Body, 300))
+			return fmt.Errorf("%s: HTTP %d: %s", file, resp.StatusCode, b)
+		}
+		f, err := os.Create(filepath.Join(c.ProfileDir, file))
+		if err != nil {
+			return err
+		}
+		if _, err := io.Copy(f, resp.Body); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
+	}
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		resp, err := srv.Do(ctx, http.MethodGet, path, nil)
+		errs[0] = save(name+"-apiserver.pprof", resp, err)
+	})
+	wg.Go(func() {
+		hc := &http.Client{Transport: &http.Transport{
+			TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // loopback, our own child
+		}}
+		defer hc.CloseIdleConnections()
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+hostPort+path, nil)
+		if err != nil {
+			errs[1] = err
+			return
+		}
+		resp, err := hc.Do(req)
+		errs[1] = save(name+"-scheduler.pprof", resp, err)
+	})
+	go func() {
+		wg.Wait()
+		done <- errors.Join(errs...)
+	}()
+	return done
 }
 
 // parallel runs fn(0) … fn(n-1) on `workers` goroutines and returns the
