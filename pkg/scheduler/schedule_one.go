@@ -341,10 +341,20 @@ func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, fwk *fwkruntim
 	defer cancel()
 	var found atomic.Int32
 	var firstErr atomic.Pointer[error]
-	statuses := make([]*framework.Status, numAll)
-	names := make([]string, numAll)
+	// statuses is the scheduler's buffer (cycles run one at a time),
+	// nil again after each use: failures by piece index.
+	if cap(s.filterStatuses) < numAll {
+		s.filterStatuses = make([]*framework.Status, numAll)
+	}
+	statuses := s.filterStatuses[:numAll]
+	start := s.nextStartNodeIndex
 	fwk.Parallelizer().Until(ctx, numAll, func(i int) {
-		ni := nodes[(s.nextStartNodeIndex+i)%numAll]
+		// Pieces of a chunk taken before enough nodes were found are
+		// not filtered (nor counted as processed).
+		if found.Load() >= toFind {
+			return
+		}
+		ni := nodes[(start+i)%numAll]
 		st := fwk.RunFilterPluginsWithNominatedPods(ctx, state, pod, ni)
 		if st.Code() == framework.Error {
 			err := st.AsError()
@@ -362,13 +372,14 @@ func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, fwk *fwkruntim
 			}
 			return
 		}
-		statuses[i], names[i] = st, ni.Node().Name
+		statuses[i] = st
 	}, "Filter")
 	feasible = feasible[:found.Load()]
 	for i, st := range statuses {
 		if st != nil {
-			diagnosis.NodeToStatus.Set(names[i], st)
+			diagnosis.NodeToStatus.Set(nodes[(start+i)%numAll].Node().Name, st)
 			diagnosis.AddPluginStatus(st)
+			statuses[i] = nil
 		}
 	}
 	if e := firstErr.Load(); e != nil {

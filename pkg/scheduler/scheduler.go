@@ -74,6 +74,8 @@ type Scheduler struct {
 	broadcaster              record.EventBroadcaster
 	percentageOfNodesToScore int32
 	nextStartNodeIndex       int
+	// filterStatuses is findNodesThatPassFilters' buffer.
+	filterStatuses []*framework.Status
 
 	clock    clock.Clock
 	logger   *slog.Logger

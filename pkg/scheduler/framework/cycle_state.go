@@ -27,6 +27,12 @@ type CycleState struct {
 	SkipFilterPlugins sets.Set[string]
 	// SkipScorePlugins are the plugins whose PreScore returned Skip.
 	SkipScorePlugins sets.Set[string]
+	// FilterPlugins, when not nil, are the Filter plugins this cycle
+	// runs: the profile's minus SkipFilterPlugins, computed once by the
+	// framework runtime after PreFilter so that filtering a node looks
+	// no plugin name up. Whoever changes SkipFilterPlugins afterwards
+	// sets it to nil.
+	FilterPlugins []FilterPlugin
 }
 
 // NewCycleState returns an empty CycleState.
@@ -59,5 +65,6 @@ func (c *CycleState) Clone() *CycleState {
 	})
 	out.SkipFilterPlugins = c.SkipFilterPlugins.Clone()
 	out.SkipScorePlugins = c.SkipScorePlugins.Clone()
+	out.FilterPlugins = c.FilterPlugins
 	return out
 }

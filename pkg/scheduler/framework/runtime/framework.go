@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -70,6 +71,7 @@ type Framework struct {
 	postBindPlugins   []framework.PostBindPlugin
 	enqueueExtensions []framework.EnqueueExtensions
 	pluginsThatReject []string // plugins that can reject a pod, in order
+	scoreBufs         sync.Pool // of *scoreBuf
 }
 
 var _ framework.Handle = (*Framework)(nil)
@@ -101,6 +103,7 @@ func NewFramework(ctx context.Context, r framework.Registry, prof *config.KubeSc
 		parallelizer: framework.NewParallelizer(opts.Parallelism),
 		plugins:      map[string]framework.Plugin{}, scoreWeights: map[string]int32{},
 	}
+	f.scoreBufs.New = func() any { return &scoreBuf{} }
 	points := []point{
 		{config.ExtensionPreEnqueue, typeOf[framework.PreEnqueuePlugin](), &f.preEnqueuePlugins},
 		{config.ExtensionQueueSort, typeOf[framework.QueueSortPlugin](), &f.queueSortPlugins},

@@ -67,6 +67,16 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *framework.Cy
 		}
 	}
 	state.SkipFilterPlugins = skip
+	state.FilterPlugins = f.filterPlugins
+	if len(skip) > 0 {
+		run := make([]framework.FilterPlugin, 0, len(f.filterPlugins))
+		for _, pl := range f.filterPlugins {
+			if !skip.Has(pl.Name()) {
+				run = append(run, pl)
+			}
+		}
+		state.FilterPlugins = run
+	}
 	return result, nil, sets.New(withNodes...)
 }
 
@@ -100,10 +110,21 @@ func (f *Framework) RunPreFilterExtensionRemovePod(ctx context.Context, state *f
 // RunFilterPlugins filters one node: the first rejection (with its
 // plugin) or an Error; nil when every plugin accepts.
 func (f *Framework) RunFilterPlugins(ctx context.Context, state *framework.CycleState, pod *corev1.Pod, nodeInfo *framework.NodeInfo) *framework.Status {
-	for _, pl := range f.filterPlugins {
-		if state.SkipFilterPlugins.Has(pl.Name()) {
-			continue
+	plugins := state.FilterPlugins
+	if plugins == nil {
+		// PreFilter did not run through this framework (tests, or the
+		// skip set was set by hand): look the names up.
+		plugins = f.filterPlugins
+		if len(state.SkipFilterPlugins) > 0 {
+			plugins = make([]framework.FilterPlugin, 0, len(f.filterPlugins))
+			for _, pl := range f.filterPlugins {
+				if !state.SkipFilterPlugins.Has(pl.Name()) {
+					plugins = append(plugins, pl)
+				}
+			}
 		}
+	}
+	for _, pl := range plugins {
 		if s := pl.Filter(ctx, state, pod, nodeInfo); !s.IsSuccess() {
 			if !s.IsRejected() {
 				s = framework.AsStatus(fmt.Errorf("running %q filter plugin: %w", pl.Name(), s.AsError()))
@@ -242,22 +263,24 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *framework.CycleS
 		}
 		return all, nil
 	}
-	scores := make([]framework.NodeScoreList, len(plugins))
-	for i := range scores {
-		scores[i] = make(framework.NodeScoreList, len(nodes))
-	}
+	// The per-plugin score lists are scratch space, reused across
+	// cycles; the result gets one array for every node's plugin scores.
+	buf := f.scoreBufs.Get().(*scoreBuf)
+	defer f.scoreBufs.Put(buf)
+	scores := buf.lists(len(plugins), len(nodes))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errs := newFirstError(cancel)
 	f.parallelizer.Until(ctx, len(nodes), func(i int) {
 		ni := nodes[i]
+		name := ni.Node().Name
 		for j, pl := range plugins {
 			s, st := pl.Score(ctx, state, pod, ni)
 			if !st.IsSuccess() {
 				errs.set(fmt.Errorf("plugin %q failed with: %w", pl.Name(), st.AsError()))
 				return
 			}
-			scores[j][i] = framework.NodeScore{Name: ni.Node().Name, Score: s}
+			scores[j][i] = framework.NodeScore{Name: name, Score: s}
 		}
 	}, "Score")
 	if err := errs.get(); err != nil {
@@ -275,20 +298,48 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *framework.CycleS
 	if err := errs.get(); err != nil {
 		return nil, framework.AsStatus(fmt.Errorf("running Normalize on Score plugins: %w", err))
 	}
+	weights := buf.weights[:0]
+	for _, pl := range plugins {
+		weights = append(weights, int64(f.scoreWeights[pl.Name()]))
+	}
+	buf.weights = weights
+	flat := make([]framework.PluginScore, len(nodes)*len(plugins))
 	for i, ni := range nodes {
-		nps := framework.NodePluginScores{Name: ni.Node().Name, Scores: make([]framework.PluginScore, len(plugins))}
+		nps := framework.NodePluginScores{Name: ni.Node().Name, Scores: flat[i*len(plugins) : (i+1)*len(plugins) : (i+1)*len(plugins)]}
 		for j, pl := range plugins {
 			s := scores[j][i].Score
 			if s > framework.MaxNodeScore || s < framework.MinNodeScore {
 				return nil, framework.AsStatus(fmt.Errorf("applying score defaultWeights on Score plugins: plugin %q returns an invalid score %v, it should in the range of [%v, %v] after normalizing", pl.Name(), s, framework.MinNodeScore, framework.MaxNodeScore))
 			}
-			w := s * int64(f.scoreWeights[pl.Name()])
+			w := s * weights[j]
 			nps.Scores[j] = framework.PluginScore{Name: pl.Name(), Score: w}
 			nps.TotalScore += w
 		}
 		all[i] = nps
 	}
 	return all, nil
+}
+
+// scoreBuf is RunScorePlugins' scratch space: one score list per plugin.
+type scoreBuf struct {
+	scores  []framework.NodeScoreList
+	weights []int64
+}
+
+// lists returns n lists of nodes entries each (their contents are
+// overwritten by the caller).
+func (b *scoreBuf) lists(n, nodes int) []framework.NodeScoreList {
+	for len(b.scores) < n {
+		b.scores = append(b.scores, nil)
+	}
+	out := b.scores[:n]
+	for j := range out {
+		if cap(out[j]) < nodes {
+			out[j] = make(framework.NodeScoreList, nodes)
+		}
+		out[j] = out[j][:nodes]
+	}
+	return out
 }
 
 // RunReservePluginsReserve reserves; on failure the caller runs

@@ -3,6 +3,7 @@ package queue
 import (
 	"log/slog"
 	"slices"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,6 +22,9 @@ type nominator struct {
 	podLister func(namespace, name string) (*corev1.Pod, error)
 	byNode    map[string][]podRef
 	byUID     map[types.UID]string
+	// count is len(byUID), readable without the queue's lock: filtering
+	// a node asks for its nominated pods, and usually there are none.
+	count atomic.Int64
 }
 
 type podRef struct {
@@ -64,6 +68,7 @@ func (n *nominator) add(logger *slog.Logger, pi *framework.PodInfo, info *framew
 		}
 	}
 	n.byUID[pod.UID] = node
+	n.count.Store(int64(len(n.byUID)))
 	for _, r := range n.byNode[node] {
 		if r.uid == pod.UID {
 			return
@@ -104,6 +109,7 @@ func (n *nominator) delete(pod *corev1.Pod) {
 		n.byNode[node] = refs
 	}
 	delete(n.byUID, pod.UID)
+	n.count.Store(int64(len(n.byUID)))
 }
 
 func (n *nominator) forNode(node string) []podRef { return slices.Clone(n.byNode[node]) }

@@ -1099,6 +1099,9 @@ func (p *PriorityQueue) UpdateNominatedPod(logger *slog.Logger, oldPod *corev1.P
 // nominated to node (the queue's version of each pod; a bare pod with its
 // name and UID when the queue does not hold it).
 func (p *PriorityQueue) NominatedPodsForNode(nodeName string) []*framework.PodInfo {
+	if p.nominator.count.Load() == 0 {
+		return nil
+	}
 	p.lock.RLock()
 	defer p.lock.RUnlock()
 	refs := p.nominator.forNode(nodeName)
