@@ -49,7 +49,7 @@ func (s *Scheduler) responsibleFor(p *corev1.Pod) bool {
 // and the queue (pending pods of our profiles; cluster events the
 // profiles' plugins registered).
 func (s *Scheduler) addEventHandlers(ctx context.Context, podInformer cache.SharedIndexInformer, hints map[string]queue.QueueingHintMap) error {
-	if _, err := podInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	reg, err := podInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			p, ok := obj.(*corev1.Pod)
 			if !ok {
@@ -70,10 +70,12 @@ func (s *Scheduler) addEventHandlers(ctx context.Context, podInformer cache.Shar
 				s.onPodDelete(p)
 			}
 		},
-	}); err != nil {
+	})
+	if err != nil {
 		return err
 	}
-	if _, err := s.factory.Nodes().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+	s.handlers = append(s.handlers, reg)
+	reg, err = s.factory.Nodes().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			n, ok := obj.(*corev1.Node)
 			if !ok {
@@ -101,9 +103,11 @@ func (s *Scheduler) addEventHandlers(ctx context.Context, podInformer cache.Shar
 				s.queue.MoveAllToActiveOrBackoffQueue(s.logger, framework.ClusterEvent{Resource: framework.Node, ActionType: framework.Delete}, n, nil, nil)
 			}
 		},
-	}); err != nil {
+	})
+	if err != nil {
 		return err
 	}
+	s.handlers = append(s.handlers, reg)
 	// Other resources: only those some plugin registered events for.
 	wanted := map[framework.EventResource]bool{}
 	for _, m := range hints {
@@ -116,7 +120,10 @@ func (s *Scheduler) addEventHandlers(ctx context.Context, podInformer cache.Shar
 		if !all && !wanted[res] {
 			return nil
 		}
-		_, err := inf.AddEventHandler(s.moveOn(res))
+		reg, err := inf.AddEventHandler(s.moveOn(res))
+		if err == nil {
+			s.handlers = append(s.handlers, reg)
+		}
 		return err
 	}
 	if err := add(framework.PersistentVolume, s.factory.PersistentVolumes().Informer()); err != nil {

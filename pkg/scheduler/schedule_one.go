@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -258,7 +259,7 @@ func (s *Scheduler) schedulePod(ctx context.Context, fwk *fwkruntime.Framework, 
 	if len(feasible) == 1 {
 		return ScheduleResult{SuggestedHost: feasible[0].Node().Name, EvaluatedNodes: 1 + diagnosis.NodeToStatus.Len(), FeasibleNodes: 1}, nil
 	}
-	scores, err := prioritizeNodes(ctx, fwk, state, pod, feasible)
+	scores, err := prioritizeNodes(ctx, s.logger, fwk, state, pod, feasible)
 	if err != nil {
 		return ScheduleResult{}, err
 	}
@@ -413,8 +414,10 @@ func (s *Scheduler) numFeasibleNodesToFind(profilePercentage *int32, numAll int3
 }
 
 // prioritizeNodes runs PreScore and Score; without Score plugins every
-// node scores 1.
-func prioritizeNodes(ctx context.Context, fwk *fwkruntime.Framework, state *framework.CycleState, pod *corev1.Pod, nodes []*framework.NodeInfo) ([]framework.NodePluginScores, error) {
+// node scores 1. At debug level it logs each plugin's weighted score and
+// each node's total, with upstream's messages (its -v=10 lines "Plugin
+// scored node for pod" and "Calculated node's final score for pod").
+func prioritizeNodes(ctx context.Context, logger *slog.Logger, fwk *fwkruntime.Framework, state *framework.CycleState, pod *corev1.Pod, nodes []*framework.NodeInfo) ([]framework.NodePluginScores, error) {
 	if !fwk.HasScorePlugins() {
 		out := make([]framework.NodePluginScores, len(nodes))
 		for i, n := range nodes {
@@ -429,7 +432,22 @@ func prioritizeNodes(ctx context.Context, fwk *fwkruntime.Framework, state *fram
 	if !st.IsSuccess() {
 		return nil, st.AsError()
 	}
+	if logger.Enabled(ctx, slog.LevelDebug) {
+		logScores(ctx, logger, pod, scores)
+	}
 	return scores, nil
+}
+
+func logScores(ctx context.Context, logger *slog.Logger, pod *corev1.Pod, scores []framework.NodePluginScores) {
+	key := klogKey(pod)
+	for _, ns := range scores {
+		for _, ps := range ns.Scores {
+			logger.DebugContext(ctx, "Plugin scored node for pod", "pod", key, "plugin", ps.Name, "node", ns.Name, "score", ps.Score)
+		}
+	}
+	for _, ns := range scores {
+		logger.DebugContext(ctx, "Calculated node's final score for pod", "pod", key, "node", ns.Name, "score", ns.TotalScore)
+	}
 }
 
 // selectHost picks a node with the highest total score, uniformly at

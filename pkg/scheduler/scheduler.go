@@ -70,7 +70,10 @@ type Scheduler struct {
 	snapshot *internalcache.Snapshot
 	profiles map[string]*fwkruntime.Framework
 
-	podLister                cache.Lister[*corev1.Pod]
+	podLister cache.Lister[*corev1.Pod]
+	// handlers are the informer handlers feeding the cache and the queue:
+	// scheduling starts once they handled the initial lists.
+	handlers                 []cache.ResourceEventHandlerRegistration
 	broadcaster              record.EventBroadcaster
 	percentageOfNodesToScore int32
 	nextStartNodeIndex       int
@@ -293,6 +296,13 @@ func (s *Scheduler) Run(ctx context.Context) error {
 				return fmt.Errorf("informer of %v did not sync", typ)
 			}
 		}
+		// As upstream's WaitForHandlersSync: the informers' stores are
+		// full, but the cache and the queue have all the nodes and pods
+		// only once the handlers ran on them (else the first pods meet
+		// an empty or partial snapshot).
+		if !s.waitForHandlersSync(ctx) {
+			return nil
+		}
 		synced.Store(true)
 		gauge, err := component.LeaderGauge(s.registry, component.SchedulerName)
 		if err != nil {
@@ -311,6 +321,19 @@ func (s *Scheduler) Run(ctx context.Context) error {
 			ReleaseOnCancel: true,
 		}, s.schedule)
 	})
+}
+
+// waitForHandlersSync waits until every informer handler has handled
+// its informer's initial list; false when ctx ended first.
+func (s *Scheduler) waitForHandlersSync(ctx context.Context) bool {
+	for _, h := range s.handlers {
+		select {
+		case <-h.Synced():
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
 }
 
 // schedule runs the queue and cache loops and the scheduling loop.

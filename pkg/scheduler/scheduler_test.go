@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -247,4 +249,68 @@ func TestSchedulesPodsAndReportsUnschedulable(t *testing.T) {
 		p, err := pods.Get(ctx, "nowhere", metav1.GetOptions{})
 		return err == nil && p.Spec.NodeName == "tape", err
 	})
+}
+
+// TestFirstCycleSeesEveryNode: nodes and a pending pod exist before the
+// scheduler starts; its first cycle must already see every node (the
+// informer handlers filled the cache before scheduling began, as
+// upstream's WaitForHandlersSync), so the pod, which fits only the last
+// node, is bound at its first attempt.
+func TestFirstCycleSeesEveryNode(t *testing.T) {
+	env := testenv.StartT(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := env.EnsureServiceAccount(ctx, "default", "default"); err != nil {
+		t.Fatal(err)
+	}
+	ccfg := &client.Config{Host: env.URL, CAData: env.CAData, CertData: env.CertData, KeyData: env.KeyData, QPS: -1}
+	c, err := client.New(ccfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := client.For[*corev1.Node, *corev1.NodeList](c)
+	pods := client.For[*corev1.Pod, *corev1.PodList](c).Namespace("default")
+	const n = 300
+	for i := range n {
+		if _, err := nodes.Create(ctx, node(fmt.Sprintf("n%03d", i), map[string]string{"last": strconv.FormatBool(i == n-1)}), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := pods.Create(ctx, pod("p", func(p *corev1.Pod) { p.Spec.NodeSelector = map[string]string{"last": "true"} }), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	s, err := New(ctx, Config{ComponentConfig: limitedConfig("default-scheduler"), ClientConfig: ccfg, Identity: "test",
+		Logger: slog.New(slog.DiscardHandler), Registry: reg, Gatherer: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	waitFor(t, "the pod bound", func() (bool, error) {
+		p, err := pods.Get(ctx, "p", metav1.GetOptions{})
+		return err == nil && p.Spec.NodeName != "", err
+	})
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "scheduler_schedule_attempts_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "result" && l.GetValue() != "scheduled" && m.GetCounter().GetValue() != 0 {
+					t.Errorf("%v attempts with result %s before the pod was bound", m.GetCounter().GetValue(), l.GetValue())
+				}
+			}
+		}
+	}
 }
