@@ -24,7 +24,9 @@
 //     manager never keeps running controllers it no longer leads
 //     (component.RunLeaderElected).
 //  3. Builds one client (QPS/Burst 20/30, protobuf, as upstream's
-//     --kube-api-* defaults), one SharedInformerFactory, one event
+//     --kube-api-* defaults), one SharedInformerFactory (its transform
+//     drops managedFields, as upstream's, and interns pods: pods of one
+//     template share their equal parts, pkg/client/intern), one event
 //     broadcaster writing to the Events API, then calls the InitFunc of
 //     every enabled controller of the table (Controllers), in table order,
 //     then starts the informers and runs each controller's Run until the
@@ -63,6 +65,8 @@
 //     returned (so each registered its informers), and the informers are
 //     started after that; an Init error stops the manager before any
 //     controller runs, as upstream.
+//   - Controllers never write to cached objects (DeepCopy first): pods
+//     in the cache share parts (TestControllersLeaveCachedPodsUnchanged).
 //   - A controller whose Run returns an error before the context ends is
 //     reported by its /healthz check from then on (the others keep running).
 package controllermanager

@@ -16,6 +16,7 @@ import (
 
 	"github.com/skiff-sh/skiff/pkg/client"
 	"github.com/skiff-sh/skiff/pkg/client/informers"
+	"github.com/skiff-sh/skiff/pkg/client/intern"
 	"github.com/skiff-sh/skiff/pkg/client/leaderelection"
 	"github.com/skiff-sh/skiff/pkg/client/record"
 	"github.com/skiff-sh/skiff/pkg/client/workqueue"
@@ -43,6 +44,10 @@ type Manager struct {
 	watchdog *leaderelection.HealthzAdaptor
 	health   *component.Health
 	mux      *http.ServeMux
+
+	// transformed, when set (by tests), sees every object the shared
+	// informers cache, after the transform.
+	transformed func(any)
 }
 
 // New validates cfg and builds the manager's client and metrics; nothing
@@ -161,7 +166,19 @@ func stripManagedFields(obj any) (any, error) {
 // runs them until ctx ends.
 func (m *Manager) runControllers(ctx context.Context, broadcaster record.EventBroadcaster) error {
 	resync := time.Duration(float64(m.cfg.MinResyncPeriod) * (1 + m.rand()))
-	factory := informers.NewSharedInformerFactory(m.client, resync, informers.WithTransform(stripManagedFields))
+	// Pods share their equal parts (pkg/client/intern): the pod cache is
+	// most of the manager's memory, and the pods of one ReplicaSet differ
+	// in little more than their names.
+	in := intern.New()
+	transform := func(obj any) (any, error) {
+		obj, _ = stripManagedFields(obj)
+		obj, err := in.Transform(obj)
+		if m.transformed != nil {
+			m.transformed(obj)
+		}
+		return obj, err
+	}
+	factory := informers.NewSharedInformerFactory(m.client, resync, informers.WithTransform(transform))
 	defer factory.Shutdown()
 
 	type started struct {

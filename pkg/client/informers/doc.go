@@ -24,4 +24,13 @@
 // factory makes. Start may be called again after asking for more
 // informers: it only starts the new ones. The package has no package-level
 // mutable state; clocks and randomness come in through WithInformerOptions.
+//
+// Cached objects are read-only. Every object an informer hands out (to
+// listers, indexers and event handlers) is the one in its cache, shared
+// by every controller of the process: a consumer that wants to change it
+// DeepCopies it first, as with client-go. A transform may rely on this:
+// the controller manager's (pkg/client/intern) makes pods of one template
+// share their equal parts, so a write through one cached pod would change
+// many (pkg/controllermanager's TestControllersLeaveCachedPodsUnchanged
+// checks that no controller writes).
 package informers
