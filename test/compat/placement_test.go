@@ -31,11 +31,13 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
@@ -92,6 +94,14 @@ type placementScenario struct {
 	// queued pods are created before the scheduler starts (all in its
 	// queue at once: PrioritySort decides the order).
 	queued []*corev1.Pod
+	// setup creates other objects (services, disruption budgets) before
+	// the scheduler starts.
+	setup func(t *testing.T, cs kubernetes.Interface)
+	// preemption: after each pod nominated to a node, the pods the
+	// scheduler preempted (marked DisruptionTarget and deleted
+	// gracefully; without a kubelet they stay terminating) are compared
+	// too, as "victims/<pod>".
+	preemption bool
 	// steps run one after the other once the scheduler runs: a pod is
 	// created and its outcome awaited (a gated pod's is "gated"), or a
 	// gated pod's gates are removed and its outcome awaited. Unless kept,
@@ -267,7 +277,7 @@ type placementScheduler struct {
 
 func TestPlacementMatchesUpstream(t *testing.T) {
 	bin := upstreamBinaries(t)
-	for _, sc := range placementScenarios() {
+	for _, sc := range append(placementScenarios(), randomPlacementScenarios()...) {
 		t.Run(sc.name, func(t *testing.T) {
 			upstream := runPlacement(t, sc, func(t *testing.T, env *testenv.Environment) placementScheduler {
 				return startUpstreamScheduler(t, bin, env)
@@ -378,7 +388,13 @@ func comparePlacements(t *testing.T, sc placementScenario, upstream, skiff map[s
 			kept[podKey(st.pod)] = true
 		}
 	}
-	for _, pod := range scenarioPodKeys(sc) {
+	keys := scenarioPodKeys(sc)
+	for _, k := range sortedNames(upstream) {
+		if strings.HasPrefix(k, "victims/") {
+			keys = append(keys, k)
+		}
+	}
+	for _, pod := range keys {
 		u, s := upstream[pod], skiff[pod]
 		if kept[pod] && len(u.top()) > 1 {
 			t.Errorf("pod %s stays, but its best nodes tie (%v): the schedulers may pick different ones and later pods meet different clusters; change the scenario", pod, u.top())
@@ -461,11 +477,13 @@ func runPlacement(t *testing.T, sc placementScenario, start func(*testing.T, *te
 			t.Fatal(err)
 		}
 	}
+	never := corev1.PreemptNever
 	for _, pc := range []struct {
-		name  string
-		value int32
-	}{{"low", 10}, {"mid", 20}, {"high", 30}} {
-		if _, err := cs.SchedulingV1().PriorityClasses().Create(ctx, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: pc.name}, Value: pc.value}, metav1.CreateOptions{}); err != nil {
+		name   string
+		value  int32
+		policy *corev1.PreemptionPolicy
+	}{{"low", 10, nil}, {"mid", 20, nil}, {"high", 30, nil}, {"high-never", 30, &never}} {
+		if _, err := cs.SchedulingV1().PriorityClasses().Create(ctx, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: pc.name}, Value: pc.value, PreemptionPolicy: pc.policy}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -474,6 +492,9 @@ func runPlacement(t *testing.T, sc placementScenario, start func(*testing.T, *te
 	}
 	for _, p := range sc.bound {
 		createPod(t, cs, p)
+	}
+	if sc.setup != nil {
+		sc.setup(t, cs)
 	}
 	for _, p := range sc.queued {
 		createPod(t, cs, p)
@@ -492,7 +513,11 @@ func runPlacement(t *testing.T, sc placementScenario, start func(*testing.T, *te
 				gated = append(gated, st.pod)
 				continue
 			}
-			out[podKey(st.pod)] = placementResult{outcome: placementOutcome(t, cs, st.pod, deadline)}
+			o := placementOutcome(t, cs, st.pod, deadline)
+			out[podKey(st.pod)] = placementResult{outcome: o}
+			if sc.preemption {
+				out["victims/"+podKey(st.pod)] = placementResult{outcome: preemptionVictims(t, cs, strings.Contains(o, " nominated:"))}
+			}
 			if !st.keep {
 				deletePod(t, cs, st.pod, sched.forgot)
 			}
@@ -597,10 +622,59 @@ func currentOutcome(t *testing.T, cs kubernetes.Interface, p *corev1.Pod) string
 	}
 	for _, c := range got.Status.Conditions {
 		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+			if n := got.Status.NominatedNodeName; n != "" {
+				return "pending:" + c.Message + " nominated:" + n
+			}
 			return "pending:" + c.Message
 		}
 	}
 	return ""
+}
+
+// preemptionVictims lists the pods being deleted, with their
+// DisruptionTarget condition. When some are expected (a pod was
+// nominated), it waits for them, then until the list holds still for
+// half a second (upstream deletes victims asynchronously, one call each).
+func preemptionVictims(t *testing.T, cs kubernetes.Interface, expect bool) string {
+	t.Helper()
+	list := func() string {
+		pods, err := cs.CoreV1().Pods("").List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, p := range pods.Items {
+			if p.DeletionTimestamp == nil {
+				continue
+			}
+			v := p.Namespace + "/" + p.Name
+			for _, c := range p.Status.Conditions {
+				if c.Type == corev1.DisruptionTarget {
+					v += fmt.Sprintf(" (%s %s: %s)", c.Status, c.Reason, c.Message)
+				}
+			}
+			out = append(out, v)
+		}
+		sort.Strings(out)
+		return strings.Join(out, ", ")
+	}
+	if !expect {
+		return list()
+	}
+	last, since := list(), time.Now()
+	deadline := time.Now().Add(waitTimeout)
+	for time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+		cur := list()
+		if cur != last {
+			last, since = cur, time.Now()
+			continue
+		}
+		if cur != "" && time.Since(since) > 500*time.Millisecond {
+			return cur
+		}
+	}
+	return last
 }
 
 // placementOutcome waits for the pod to be bound or reported
@@ -1180,6 +1254,79 @@ func placementScenarios() []placementScenario {
 				step(ppod("twice-gated", gate("a"), gate("b"))),
 				ungate("gated"),
 			},
+		},
+		{
+			// The preemptor needs 3 of a node's 4 cpus: on n1 both low pods
+			// go, on n2 only the mid one (the low one is reprieved); the
+			// node whose most important victim matters least wins (n1).
+			name:       "DefaultPreemption",
+			preemption: true,
+			nodes:      []*corev1.Node{pnode("n1", "4", "8Gi"), pnode("n2", "4", "8Gi"), pnode("n3", "4", "8Gi")},
+			bound: []*corev1.Pod{
+				boundTo("n1", "low-1", priorityClass("low"), requests("2", "")), boundTo("n1", "low-2", priorityClass("low"), requests("2", "")),
+				boundTo("n2", "mid-1", priorityClass("mid"), requests("3", "")), boundTo("n2", "low-3", priorityClass("low"), requests("1", "")),
+				boundTo("n3", "high-1", priorityClass("high"), requests("4", "")),
+			},
+			steps: steps(ppod("preemptor", priorityClass("high"), requests("3", ""))),
+		},
+		{
+			// As above, but a disruption budget (allowing none) guards the
+			// low pods: n2's victim violates no budget and wins.
+			name:       "DefaultPreemption/PodDisruptionBudget",
+			preemption: true,
+			nodes:      []*corev1.Node{pnode("n1", "4", "8Gi"), pnode("n2", "4", "8Gi"), pnode("n3", "4", "8Gi")},
+			bound: []*corev1.Pod{
+				boundTo("n1", "low-1", priorityClass("low"), podLabels("app", "guarded"), requests("2", "")),
+				boundTo("n1", "low-2", priorityClass("low"), podLabels("app", "guarded"), requests("2", "")),
+				boundTo("n2", "mid-1", priorityClass("mid"), requests("3", "")), boundTo("n2", "low-3", priorityClass("low"), requests("1", "")),
+				boundTo("n3", "high-1", priorityClass("high"), requests("4", "")),
+			},
+			setup: func(t *testing.T, cs kubernetes.Interface) {
+				min := intstr.FromInt32(2)
+				if _, err := cs.PolicyV1().PodDisruptionBudgets("default").Create(context.Background(), &policyv1.PodDisruptionBudget{
+					ObjectMeta: metav1.ObjectMeta{Name: "guard"}, Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &min, Selector: labelSelector("app", "guarded")}}, metav1.CreateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			},
+			steps: steps(ppod("preemptor", priorityClass("high"), requests("3", ""))),
+		},
+		{
+			// No victim helps (all as important as the pod), and a pod
+			// that may not preempt.
+			name:       "DefaultPreemption/none",
+			preemption: true,
+			nodes:      []*corev1.Node{pnode("n1", "4", "8Gi"), pnode("n2", "4", "8Gi")},
+			bound: []*corev1.Pod{
+				boundTo("n1", "high-1", priorityClass("high"), requests("3", "")), boundTo("n2", "low-1", priorityClass("low"), requests("3", "")),
+			},
+			steps: steps(
+				ppod("never", priorityClass("high-never"), requests("3", "")),
+				ppod("same-priority", priorityClass("low"), requests("3", "")),
+			),
+		},
+		{
+			// The system default spread constraints (hostname maxSkew 3 and
+			// zone maxSkew 5, ScheduleAnyway) apply to pods a Service
+			// selects.
+			name:  "PodTopologySpread/system-defaults",
+			nodes: append(zoned(), pnode("n5", "4", "8Gi", zone("c"))),
+			bound: []*corev1.Pod{
+				boundTo("n1", "svc-1", podLabels("app", "svc")), boundTo("n1", "svc-2", podLabels("app", "svc")),
+				boundTo("n1", "svc-3", podLabels("app", "svc")), boundTo("n2", "svc-4", podLabels("app", "svc")),
+				boundTo("n2", "svc-5", podLabels("app", "svc")), boundTo("n3", "svc-6", podLabels("app", "svc")),
+				boundTo("n4", "svc-7", podLabels("app", "svc")), boundTo("n4", "other", podLabels("app", "other")),
+			},
+			setup: func(t *testing.T, cs kubernetes.Interface) {
+				if _, err := cs.CoreV1().Services("default").Create(context.Background(), &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "svc"},
+					Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "svc"}, Ports: []corev1.ServicePort{{Port: 80}}}}, metav1.CreateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			},
+			steps: steps(
+				ppod("svc-new", podLabels("app", "svc")),
+				ppod("not-selected", podLabels("app", "other")),
+				ppod("own-constraint", podLabels("app", "svc"), spread(spreadConstraint(1, hostname, anyway, labelSelector("app", "svc")))),
+			),
 		},
 		{
 			name:  "PrioritySort",
