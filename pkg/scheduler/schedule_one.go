@@ -259,7 +259,7 @@ func (s *Scheduler) schedulePod(ctx context.Context, fwk *fwkruntime.Framework, 
 	if len(feasible) == 1 {
 		return ScheduleResult{SuggestedHost: feasible[0].Node().Name, EvaluatedNodes: 1 + diagnosis.NodeToStatus.Len(), FeasibleNodes: 1}, nil
 	}
-	scores, err := prioritizeNodes(ctx, s.logger, fwk, state, pod, feasible)
+	scores, err := prioritizeNodes(ctx, s.logger, fwk, state, pod, feasible, &s.scoreBuf)
 	if err != nil {
 		return ScheduleResult{}, err
 	}
@@ -349,7 +349,7 @@ func (s *Scheduler) findNodesThatPassFilters(ctx context.Context, fwk *fwkruntim
 	}
 	statuses := s.filterStatuses[:numAll]
 	start := s.nextStartNodeIndex
-	fwk.Parallelizer().Until(ctx, numAll, func(i int) {
+	fwk.Parallelizer().UntilCPU(ctx, numAll, func(i int) {
 		// Pieces of a chunk taken before enough nodes were found are
 		// not filtered (nor counted as processed).
 		if found.Load() >= toFind {
@@ -417,7 +417,8 @@ func (s *Scheduler) numFeasibleNodesToFind(profilePercentage *int32, numAll int3
 // node scores 1. At debug level it logs each plugin's weighted score and
 // each node's total, with upstream's messages (its -v=10 lines "Plugin
 // scored node for pod" and "Calculated node's final score for pod").
-func prioritizeNodes(ctx context.Context, logger *slog.Logger, fwk *fwkruntime.Framework, state *framework.CycleState, pod *corev1.Pod, nodes []*framework.NodeInfo) ([]framework.NodePluginScores, error) {
+// The scores live in buf's memory (valid until its next use).
+func prioritizeNodes(ctx context.Context, logger *slog.Logger, fwk *fwkruntime.Framework, state *framework.CycleState, pod *corev1.Pod, nodes []*framework.NodeInfo, buf *fwkruntime.ScoreBuffer) ([]framework.NodePluginScores, error) {
 	if !fwk.HasScorePlugins() {
 		out := make([]framework.NodePluginScores, len(nodes))
 		for i, n := range nodes {
@@ -428,7 +429,7 @@ func prioritizeNodes(ctx context.Context, logger *slog.Logger, fwk *fwkruntime.F
 	if st := fwk.RunPreScorePlugins(ctx, state, pod, nodes); !st.IsSuccess() {
 		return nil, st.AsError()
 	}
-	scores, st := fwk.RunScorePlugins(ctx, state, pod, nodes)
+	scores, st := fwk.ScoreNodes(ctx, state, pod, nodes, buf)
 	if !st.IsSuccess() {
 		return nil, st.AsError()
 	}

@@ -77,8 +77,10 @@ type Scheduler struct {
 	broadcaster              record.EventBroadcaster
 	percentageOfNodesToScore int32
 	nextStartNodeIndex       int
-	// filterStatuses is findNodesThatPassFilters' buffer.
+	// filterStatuses is findNodesThatPassFilters' buffer, scoreBuf
+	// prioritizeNodes' (cycles run one at a time).
 	filterStatuses []*framework.Status
+	scoreBuf       fwkruntime.ScoreBuffer
 
 	clock    clock.Clock
 	logger   *slog.Logger

@@ -2,6 +2,7 @@ package framework
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/util/sets"
 )
@@ -21,7 +22,12 @@ type StateData interface {
 // plugin's PreFilter computes once what its Filter then reads for every
 // node. It is safe for concurrent use (filters run in parallel).
 type CycleState struct {
-	storage sync.Map
+	// slots holds the data by key, published copy-on-append: a reader
+	// loads the slice and scans it without locking (filters and scores
+	// read per node, in parallel); writers serialize on mu. A cycle has
+	// a dozen keys or so, so a scan beats hashing the key.
+	slots atomic.Pointer[[]*stateSlot]
+	mu    sync.Mutex
 	// SkipFilterPlugins are the plugins whose PreFilter returned Skip:
 	// their Filter is not called this cycle.
 	SkipFilterPlugins sets.Set[string]
@@ -38,19 +44,62 @@ type CycleState struct {
 // NewCycleState returns an empty CycleState.
 func NewCycleState() *CycleState { return &CycleState{} }
 
+type stateSlot struct {
+	key StateKey
+	val atomic.Pointer[stateBox] // nil: deleted
+}
+
+type stateBox struct{ data StateData }
+
+func (c *CycleState) slot(key StateKey) *stateSlot {
+	if p := c.slots.Load(); p != nil {
+		for _, s := range *p {
+			if s.key == key {
+				return s
+			}
+		}
+	}
+	return nil
+}
+
 // Read returns the data at key or ErrNotFound.
 func (c *CycleState) Read(key StateKey) (StateData, error) {
-	if v, ok := c.storage.Load(key); ok {
-		return v.(StateData), nil
+	if s := c.slot(key); s != nil {
+		if b := s.val.Load(); b != nil {
+			return b.data, nil
+		}
 	}
 	return nil, ErrNotFound
 }
 
 // Write stores val at key.
-func (c *CycleState) Write(key StateKey, val StateData) { c.storage.Store(key, val) }
+func (c *CycleState) Write(key StateKey, val StateData) {
+	b := &stateBox{data: val}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s := c.slot(key); s != nil {
+		s.val.Store(b)
+		return
+	}
+	var cur []*stateSlot
+	if p := c.slots.Load(); p != nil {
+		cur = *p
+	}
+	s := &stateSlot{key: key}
+	s.val.Store(b)
+	// Appending writes past the length readers of cur see, or copies.
+	next := append(cur, s)
+	c.slots.Store(&next)
+}
 
 // Delete removes key.
-func (c *CycleState) Delete(key StateKey) { c.storage.Delete(key) }
+func (c *CycleState) Delete(key StateKey) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s := c.slot(key); s != nil {
+		s.val.Store(nil)
+	}
+}
 
 // Clone copies the state, cloning every value (preemption simulates
 // removing pods on a clone).
@@ -59,10 +108,13 @@ func (c *CycleState) Clone() *CycleState {
 		return nil
 	}
 	out := NewCycleState()
-	c.storage.Range(func(k, v any) bool {
-		out.storage.Store(k, v.(StateData).Clone())
-		return true
-	})
+	if p := c.slots.Load(); p != nil {
+		for _, s := range *p {
+			if b := s.val.Load(); b != nil {
+				out.Write(s.key, b.data.Clone())
+			}
+		}
+	}
 	out.SkipFilterPlugins = c.SkipFilterPlugins.Clone()
 	out.SkipScorePlugins = c.SkipScorePlugins.Clone()
 	out.FilterPlugins = c.FilterPlugins

@@ -3,6 +3,8 @@ package framework
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -209,15 +211,79 @@ func TestStatus(t *testing.T) {
 }
 
 func TestParallelizerRunsEveryPieceOnce(t *testing.T) {
-	for _, n := range []int{0, 1, 7, 100, 5000} {
-		seen := make([]atomic.Int32, n)
-		NewParallelizer(16).Until(context.Background(), n, func(i int) { seen[i].Add(1) }, "test")
-		for i := range seen {
-			if seen[i].Load() != 1 {
-				t.Fatalf("n=%d piece %d ran %d times", n, i, seen[i].Load())
+	p := NewParallelizer(16)
+	for name, until := range map[string]func(context.Context, int, func(int), string){"Until": p.Until, "UntilCPU": p.UntilCPU} {
+		for _, n := range []int{0, 1, 7, 100, 5000} {
+			seen := make([]atomic.Int32, n)
+			until(context.Background(), n, func(i int) { seen[i].Add(1) }, "test")
+			for i := range seen {
+				if seen[i].Load() != 1 {
+					t.Fatalf("%s: n=%d piece %d ran %d times", name, n, i, seen[i].Load())
+				}
 			}
 		}
 	}
+}
+
+type intState int
+
+func (s intState) Clone() StateData { return s + 100 }
+
+func TestCycleStateReadWriteDeleteClone(t *testing.T) {
+	c := NewCycleState()
+	if _, err := c.Read("a"); err != ErrNotFound {
+		t.Fatalf("empty: %v", err)
+	}
+	for i := range 20 {
+		c.Write(StateKey(fmt.Sprint("k", i)), intState(i))
+	}
+	c.Write("k3", intState(33))
+	c.Delete("k5")
+	c.Delete("missing")
+	for i := range 20 {
+		v, err := c.Read(StateKey(fmt.Sprint("k", i)))
+		want := intState(i)
+		switch i {
+		case 3:
+			want = 33
+		case 5:
+			if err != ErrNotFound {
+				t.Errorf("deleted k5: %v %v", v, err)
+			}
+			continue
+		}
+		if err != nil || v != want {
+			t.Errorf("k%d = %v, %v; want %v", i, v, err, want)
+		}
+	}
+	cl := c.Clone()
+	if v, _ := cl.Read("k3"); v != intState(133) {
+		t.Errorf("clone k3 = %v, want the cloned 133", v)
+	}
+	if _, err := cl.Read("k5"); err != ErrNotFound {
+		t.Errorf("clone has the deleted k5: %v", err)
+	}
+	cl.Write("k5", intState(5))
+	if _, err := c.Read("k5"); err != ErrNotFound {
+		t.Error("a write to the clone reached the original")
+	}
+	// Readers in parallel with a writer (go test -race).
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for j := range 1000 {
+				if v, err := c.Read("k0"); err != nil || v != intState(0) {
+					t.Errorf("concurrent read: %v %v", v, err)
+					return
+				}
+				_, _ = c.Read(StateKey(fmt.Sprint("n", j%50)))
+			}
+		})
+	}
+	for j := range 50 {
+		c.Write(StateKey(fmt.Sprint("n", j)), intState(j))
+	}
+	wg.Wait()
 }
 
 func TestClusterEventMatch(t *testing.T) {

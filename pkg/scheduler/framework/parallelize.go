@@ -3,6 +3,7 @@ package framework
 import (
 	"context"
 	"math"
+	"runtime"
 	"sync"
 	"sync/atomic"
 )
@@ -29,12 +30,23 @@ func NewParallelizer(n int) Parallelizer {
 // skipped) when ctx ends. Workers take chunks of about sqrt(pieces)
 // pieces, as upstream's.
 func (p Parallelizer) Until(ctx context.Context, pieces int, do func(i int), operation string) {
+	p.until(ctx, pieces, min(p.parallelism, pieces), do)
+}
+
+// UntilCPU is Until for pieces that only compute (no I/O, no waiting):
+// more goroutines than the Go scheduler runs at once (GOMAXPROCS) only
+// add switches, so at most that many work, the caller's goroutine among
+// them. Results are those of Until.
+func (p Parallelizer) UntilCPU(ctx context.Context, pieces int, do func(i int), operation string) {
+	p.until(ctx, pieces, min(p.parallelism, pieces, runtime.GOMAXPROCS(0)), do)
+}
+
+func (p Parallelizer) until(ctx context.Context, pieces, workers int, do func(i int)) {
 	if pieces <= 0 {
 		return
 	}
-	workers := min(p.parallelism, pieces)
 	chunk := chunkSize(pieces, workers)
-	if workers == 1 || pieces <= chunk {
+	if workers <= 1 || pieces <= chunk {
 		for i := 0; i < pieces; i++ {
 			if ctx.Err() != nil {
 				return
@@ -44,23 +56,25 @@ func (p Parallelizer) Until(ctx context.Context, pieces int, do func(i int), ope
 		return
 	}
 	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Go(func() {
-			for {
-				if ctx.Err() != nil {
-					return
-				}
-				start := int(next.Add(int64(chunk))) - chunk
-				if start >= pieces {
-					return
-				}
-				for i := start; i < min(start+chunk, pieces); i++ {
-					do(i)
-				}
+	work := func() {
+		for {
+			if ctx.Err() != nil {
+				return
 			}
-		})
+			start := int(next.Add(int64(chunk))) - chunk
+			if start >= pieces {
+				return
+			}
+			for i := start; i < min(start+chunk, pieces); i++ {
+				do(i)
+			}
+		}
 	}
+	var wg sync.WaitGroup
+	for w := 1; w < workers; w++ {
+		wg.Go(work)
+	}
+	work()
 	wg.Wait()
 }
 

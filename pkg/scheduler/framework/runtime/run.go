@@ -247,16 +247,36 @@ func (f *Framework) RunPreScorePlugins(ctx context.Context, state *framework.Cyc
 // RunScorePlugins scores nodes with every Score plugin not skipped (in
 // parallel over nodes), normalizes each plugin's scores, checks they are
 // within [MinNodeScore, MaxNodeScore], and weights them.
-func (f *Framework) RunScorePlugins(ctx context.Context, state *framework.CycleState, pod *corev1.Pod, nodes []*framework.NodeInfo) (_ []framework.NodePluginScores, status *framework.Status) {
+func (f *Framework) RunScorePlugins(ctx context.Context, state *framework.CycleState, pod *corev1.Pod, nodes []*framework.NodeInfo) ([]framework.NodePluginScores, *framework.Status) {
+	return f.ScoreNodes(ctx, state, pod, nodes, nil)
+}
+
+// ScoreBuffer is memory ScoreNodes reuses for its result (the
+// scheduler's cycles run one at a time, each consuming its scores before
+// the next).
+type ScoreBuffer struct {
+	all  []framework.NodePluginScores
+	flat []framework.PluginScore
+}
+
+// ScoreNodes is RunScorePlugins with its result in buf's memory (nil:
+// fresh memory), valid until buf is used again.
+func (f *Framework) ScoreNodes(ctx context.Context, state *framework.CycleState, pod *corev1.Pod, nodes []*framework.NodeInfo, buf *ScoreBuffer) (_ []framework.NodePluginScores, status *framework.Status) {
 	start := f.now()
 	defer func() { f.observe("Score", start, status) }()
+	if buf == nil {
+		buf = &ScoreBuffer{}
+	}
 	plugins := make([]framework.ScorePlugin, 0, len(f.scorePlugins))
 	for _, pl := range f.scorePlugins {
 		if !state.SkipScorePlugins.Has(pl.Name()) {
 			plugins = append(plugins, pl)
 		}
 	}
-	all := make([]framework.NodePluginScores, len(nodes))
+	if cap(buf.all) < len(nodes) {
+		buf.all = make([]framework.NodePluginScores, len(nodes))
+	}
+	all := buf.all[:len(nodes)]
 	if len(plugins) == 0 {
 		for i, n := range nodes {
 			all[i] = framework.NodePluginScores{Name: n.Node().Name}
@@ -265,13 +285,13 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *framework.CycleS
 	}
 	// The per-plugin score lists are scratch space, reused across
 	// cycles; the result gets one array for every node's plugin scores.
-	buf := f.scoreBufs.Get().(*scoreBuf)
-	defer f.scoreBufs.Put(buf)
-	scores := buf.lists(len(plugins), len(nodes))
+	scratch := f.scoreBufs.Get().(*scoreBuf)
+	defer f.scoreBufs.Put(scratch)
+	scores := scratch.lists(len(plugins), len(nodes))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errs := newFirstError(cancel)
-	f.parallelizer.Until(ctx, len(nodes), func(i int) {
+	f.parallelizer.UntilCPU(ctx, len(nodes), func(i int) {
 		ni := nodes[i]
 		name := ni.Node().Name
 		for j, pl := range plugins {
@@ -286,7 +306,7 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *framework.CycleS
 	if err := errs.get(); err != nil {
 		return nil, framework.AsStatus(fmt.Errorf("running Score plugins: %w", err))
 	}
-	f.parallelizer.Until(ctx, len(plugins), func(j int) {
+	f.parallelizer.UntilCPU(ctx, len(plugins), func(j int) {
 		ext := plugins[j].ScoreExtensions()
 		if ext == nil {
 			return
@@ -298,12 +318,15 @@ func (f *Framework) RunScorePlugins(ctx context.Context, state *framework.CycleS
 	if err := errs.get(); err != nil {
 		return nil, framework.AsStatus(fmt.Errorf("running Normalize on Score plugins: %w", err))
 	}
-	weights := buf.weights[:0]
+	weights := scratch.weights[:0]
 	for _, pl := range plugins {
 		weights = append(weights, int64(f.scoreWeights[pl.Name()]))
 	}
-	buf.weights = weights
-	flat := make([]framework.PluginScore, len(nodes)*len(plugins))
+	scratch.weights = weights
+	if n := len(nodes) * len(plugins); cap(buf.flat) < n {
+		buf.flat = make([]framework.PluginScore, n)
+	}
+	flat := buf.flat[:len(nodes)*len(plugins)]
 	for i, ni := range nodes {
 		nps := framework.NodePluginScores{Name: ni.Node().Name, Scores: flat[i*len(plugins) : (i+1)*len(plugins) : (i+1)*len(plugins)]}
 		for j, pl := range plugins {
