@@ -123,6 +123,10 @@ func TestSemanticsPodBinding(t *testing.T) {
 	if p.Spec.NodeName != "node-1" {
 		t.Errorf("spec.nodeName = %q, want node-1", p.Spec.NodeName)
 	}
+	// Upstream's binding bypasses the pod strategy: the generation stays.
+	if p.Generation != 1 {
+		t.Errorf("metadata.generation = %d after binding, want 1 (unchanged)", p.Generation)
+	}
 	scheduled := false
 	for _, cond := range p.Status.Conditions {
 		if cond.Type == corev1.PodScheduled && cond.Status == corev1.ConditionTrue {
@@ -139,6 +143,16 @@ func TestSemanticsPodBinding(t *testing.T) {
 	}, "", "")
 	expectStatus(t, code, data, http.StatusConflict, metav1.StatusReasonConflict,
 		`Operation cannot be fulfilled on pods/binding "p": pod p is already assigned to node "node-1"`)
+	// A pod with scheduling gates cannot be bound.
+	gated := pod("gated", "nginx:1.27")
+	gated["spec"].(map[string]any)["schedulingGates"] = []any{map[string]any{"name": "example.com/gate"}}
+	c.call(http.MethodPost, "/api/v1/namespaces/"+ns+"/pods", gated, http.StatusCreated, nil)
+	code, _, data = c.do(http.MethodPost, "/api/v1/namespaces/"+ns+"/pods/gated/binding", map[string]any{
+		"apiVersion": "v1", "kind": "Binding", "metadata": map[string]any{"name": "gated"},
+		"target": map[string]any{"apiVersion": "v1", "kind": "Node", "name": "node-1"},
+	}, "", "")
+	expectStatus(t, code, data, http.StatusConflict, metav1.StatusReasonConflict,
+		`Operation cannot be fulfilled on pods/binding "gated": pod gated has non-empty .spec.schedulingGates`)
 }
 
 // Pods on a node are deleted gracefully (deletionTimestamp +

@@ -361,6 +361,9 @@ func (s *Server) bindPod(w http.ResponseWriter, r *http.Request, m mediaType, o 
 		if b.UID != "" && b.UID != pod.UID {
 			return nil, apierrors.NewConflict(grBinding, info.Name, fmt.Errorf("Precondition failed: UID in precondition: %v, UID in object meta: %v", b.UID, pod.UID))
 		}
+		if len(pod.Spec.SchedulingGates) != 0 {
+			return nil, apierrors.NewConflict(grBinding, info.Name, fmt.Errorf("pod %v has non-empty .spec.schedulingGates", info.Name))
+		}
 		pod.Spec.NodeName = b.Target.Name
 		for k, v := range b.Annotations {
 			if pod.Annotations == nil {
@@ -379,6 +382,10 @@ func (s *Server) bindPod(w http.ResponseWriter, r *http.Request, m mediaType, o 
 	strategy.PrepareForUpdate = nil
 	// Setting spec.nodeName is exactly what pod update validation forbids.
 	strategy.ValidateUpdate = nil
+	// Upstream's binding writes storage directly, past the strategy that
+	// bumps metadata.generation on a spec change: a bound pod keeps its
+	// generation (and no spec comparison is made).
+	strategy.Generation = false
 	bs.Strategy = &strategy
 	if _, _, err := bs.Update(r.Context(), info.Namespace, info.Name, &objInfo{update: newObj}, nil, nil, registry.UpdateOptions{DryRun: o.DryRun}); err != nil {
 		return err

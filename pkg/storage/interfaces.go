@@ -30,6 +30,9 @@ type Interface interface {
 	// GuaranteedUpdate reads the object at key, calls tryUpdate with it and
 	// writes the result if the object did not change in between; otherwise it
 	// re-reads and calls tryUpdate again. The final object is decoded into dest.
+	// cachedExisting, when not nil, is a recent copy of the object that the
+	// caller hands over (tryUpdate may get it and change it); a stale one is
+	// detected and the object re-read.
 	GuaranteedUpdate(ctx context.Context, key string, dest runtime.Object, ignoreNotFound bool,
 		preconditions *Preconditions, tryUpdate UpdateFunc, cachedExisting runtime.Object) error
 

@@ -510,7 +510,8 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, dest runtime.O
 			data, err := s.encode(key, cachedExisting)
 			if err == nil {
 				cur = &KeyValue{Key: key, Value: data, ModRev: rev}
-				curObj = cachedExisting.DeepCopyObject()
+				// Handed over by the caller (the cacher's own copy).
+				curObj = cachedExisting
 				fromCache = true
 			}
 		}
