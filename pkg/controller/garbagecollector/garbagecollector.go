@@ -320,14 +320,16 @@ func (c *Controller) handler(gvk schema.GroupVersionKind) cache.ResourceEventHan
 		case *metav1.PartialObjectMetadata:
 			return o // the collector's own informers: already trimmed
 		case metav1.Object:
-			// A shared typed informer's object: what the graph reads,
-			// copied (the object belongs to the shared cache).
+			// A shared typed informer's object: what the graph reads.
+			// Owner references and finalizers are the cached object's own
+			// slices, not copies: cached objects are read-only, and the
+			// graph never writes to them (patches build new slices).
 			return &metav1.PartialObjectMetadata{
 				TypeMeta: metav1.TypeMeta{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind},
 				ObjectMeta: metav1.ObjectMeta{
 					Name: o.GetName(), Namespace: o.GetNamespace(), UID: o.GetUID(), ResourceVersion: o.GetResourceVersion(),
-					DeletionTimestamp: o.GetDeletionTimestamp(), OwnerReferences: slices.Clone(o.GetOwnerReferences()),
-					Finalizers: slices.Clone(o.GetFinalizers()),
+					DeletionTimestamp: o.GetDeletionTimestamp(), OwnerReferences: o.GetOwnerReferences(),
+					Finalizers: o.GetFinalizers(),
 				},
 			}
 		}

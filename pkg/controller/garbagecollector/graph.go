@@ -32,7 +32,8 @@ type node struct {
 	identity objectReference
 	// owners as the object last declared them.
 	owners []metav1.OwnerReference
-	// dependents: nodes whose owners include this node's UID.
+	// dependents: nodes whose owners include this node's UID (nil until
+	// the first: most nodes are pods, which own nothing).
 	dependents map[*node]struct{}
 	// virtual: known only as some object's owner, not observed.
 	virtual bool
@@ -189,7 +190,7 @@ func (g *graph) process(ev *event, s sinks) {
 	}
 	switch {
 	case (ev.typ == addEvent || ev.typ == updateEvent) && !found:
-		n := &node{identity: id, owners: m.OwnerReferences, dependents: map[*node]struct{}{},
+		n := &node{identity: id, owners: m.OwnerReferences,
 			beingDeleted: beingDeleted(m), deletingDependents: deletingDependents(m)}
 		g.nodes[m.UID] = n
 		toDelete = append(toDelete, g.addDependentToOwners(n, m.OwnerReferences, s)...)
@@ -275,12 +276,14 @@ func (g *graph) addDependentToOwners(n *node, owners []metav1.OwnerReference, s 
 		o, ok := g.nodes[ref.UID]
 		if !ok {
 			o = &node{
-				identity:   objectReference{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name, UID: ref.UID, Namespace: n.identity.Namespace},
-				dependents: map[*node]struct{}{},
-				virtual:    true,
+				identity: objectReference{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name, UID: ref.UID, Namespace: n.identity.Namespace},
+				virtual:  true,
 			}
 			g.nodes[ref.UID] = o
 			virtual = append(virtual, o)
+		}
+		if o.dependents == nil {
+			o.dependents = map[*node]struct{}{}
 		}
 		o.dependents[n] = struct{}{}
 		if ok && !suspect && (potentiallyInvalid(o, n, ref) || o.deletingDependents) {
