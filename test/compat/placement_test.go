@@ -81,6 +81,55 @@ profiles:
           - {utilization: 0, score: 0}
           - {utilization: 50, score: 8}
           - {utilization: 100, score: 10}
+- schedulerName: custom
+  plugins:
+    multiPoint:
+      enabled:
+      - name: NodeResourcesBalancedAllocation
+        weight: 3
+      - name: ImageLocality
+        weight: 2
+    score:
+      disabled:
+      - name: TaintToleration
+  pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      ignoredResources: [example.com/fpga]
+      ignoredResourceGroups: [ignored.io]
+      scoringStrategy:
+        type: LeastAllocated
+        resources:
+        - {name: cpu, weight: 1}
+        - {name: memory, weight: 1}
+        - {name: example.com/gpu, weight: 3}
+  - name: NodeResourcesBalancedAllocation
+    args:
+      resources:
+      - {name: cpu, weight: 1}
+      - {name: memory, weight: 1}
+      - {name: example.com/gpu, weight: 1}
+  - name: InterPodAffinity
+    args:
+      hardPodAffinityWeight: 7
+      ignorePreferredTermsOfExistingPods: true
+  - name: PodTopologySpread
+    args:
+      defaultingType: List
+      defaultConstraints:
+      - {maxSkew: 1, topologyKey: topology.kubernetes.io/zone, whenUnsatisfiable: ScheduleAnyway}
+  - name: NodeAffinity
+    args:
+      addedAffinity:
+        requiredDuringSchedulingIgnoredDuringExecution:
+          nodeSelectorTerms:
+          - matchExpressions:
+            - {key: pool, operator: NotIn, values: [reserved]}
+        preferredDuringSchedulingIgnoredDuringExecution:
+        - weight: 20
+          preference:
+            matchExpressions:
+            - {key: disk, operator: In, values: [ssd]}
 `
 
 // placementScenario is one cluster and the pods placed on it.
@@ -94,6 +143,9 @@ type placementScenario struct {
 	// queued pods are created before the scheduler starts (all in its
 	// queue at once: PrioritySort decides the order).
 	queued []*corev1.Pod
+	// terminating names bound pods deleted (gracefully: without a
+	// kubelet they stay, terminating) before the scheduler starts.
+	terminating []string
 	// setup creates other objects (services, disruption budgets) before
 	// the scheduler starts.
 	setup func(t *testing.T, cs kubernetes.Interface)
@@ -492,6 +544,19 @@ func runPlacement(t *testing.T, sc placementScenario, start func(*testing.T, *te
 	}
 	for _, p := range sc.bound {
 		createPod(t, cs, p)
+	}
+	for _, name := range sc.terminating {
+		i := slices.IndexFunc(sc.bound, func(p *corev1.Pod) bool { return p.Name == name })
+		if i < 0 {
+			t.Fatalf("terminating %s: no such bound pod", name)
+		}
+		p := sc.bound[i]
+		if err := cs.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := cs.CoreV1().Pods(p.Namespace).Get(ctx, p.Name, metav1.GetOptions{}); err != nil || got.DeletionTimestamp == nil {
+			t.Fatalf("pod %s should be terminating: %v", p.Name, err)
+		}
 	}
 	if sc.setup != nil {
 		sc.setup(t, cs)
@@ -1326,6 +1391,127 @@ func placementScenarios() []placementScenario {
 				ppod("svc-new", podLabels("app", "svc")),
 				ppod("not-selected", podLabels("app", "other")),
 				ppod("own-constraint", podLabels("app", "svc"), spread(spreadConstraint(1, hostname, anyway, labelSelector("app", "svc")))),
+			),
+		},
+		{
+			// A profile with other weights, a score plugin disabled and
+			// every non-volume plugin's args set.
+			name: "custom-profile",
+			nodes: []*corev1.Node{
+				pnode("n1", "4", "8Gi", zone("a"), nodeLabels("disk", "ssd"), allocatable("example.com/gpu", "4"), image(500, "example.com/app:1")),
+				pnode("n2", "8", "16Gi", zone("a"), allocatable("example.com/gpu", "2"), taint("soft", "x", preferNo)),
+				pnode("n3", "4", "8Gi", zone("b"), nodeLabels("pool", "reserved", "disk", "ssd")),
+				pnode("n4", "4", "16Gi", zone("b"), nodeLabels("disk", "hdd"), allocatable("example.com/gpu", "1")),
+				pnode("n5", "2", "8Gi", zone("c"), nodeLabels("disk", "ssd"), image(500, "example.com/app:1")),
+			},
+			bound: []*corev1.Pod{
+				boundTo("n1", "gpu-user", podLabels("app", "svc"), requests("1", "2Gi"), request("example.com/gpu", "2")),
+				boundTo("n2", "svc-2", podLabels("app", "svc"), requests("2", "1Gi")),
+				boundTo("n4", "needs-friend", podLabels("app", "x"), requiredPodAffinity(podTerm(hostname, labelSelector("app", "friend")))),
+				boundTo("n5", "likes-friend", podLabels("app", "x"), preferredPodAffinity(100, podTerm(hostname, labelSelector("app", "friend")))),
+			},
+			setup: func(t *testing.T, cs kubernetes.Interface) {
+				if _, err := cs.CoreV1().Services("default").Create(context.Background(), &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "svc"},
+					Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "svc"}, Ports: []corev1.ServicePort{{Port: 80}}}}, metav1.CreateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			},
+			steps: steps(
+				ppod("plain", schedulerName("custom")),
+				ppod("gpu", schedulerName("custom"), requests("500m", "1Gi"), request("example.com/gpu", "1")),
+				ppod("ignored", schedulerName("custom"), request("example.com/fpga", "3"), request("ignored.io/thing", "1")),
+				ppod("friend", schedulerName("custom"), podLabels("app", "friend")),
+				ppod("svc", schedulerName("custom"), podLabels("app", "svc"), requests("250m", "")),
+				ppod("image", schedulerName("custom"), containerImage("example.com/app:1")),
+				ppod("reserved-only", schedulerName("custom"), nodeSelector("pool", "reserved")),
+				ppod("not-ignored-elsewhere", request("example.com/fpga", "3")),
+			),
+		},
+		{
+			// Pods being deleted: NodeResourcesFit and InterPodAffinity still
+			// count them, PodTopologySpread does not.
+			name:  "terminating-pods",
+			nodes: zoned(),
+			bound: []*corev1.Pod{
+				boundTo("n1", "big", podLabels("app", "s"), requests("3", "6Gi")),
+				boundTo("n3", "s-1", podLabels("app", "s")), boundTo("n3", "s-2", podLabels("app", "s")),
+				boundTo("n4", "anti", podLabels("app", "anti"), requiredPodAntiAffinity(podTerm(hostname, labelSelector("app", "s")))),
+			},
+			terminating: []string{"big", "s-2", "anti"},
+			steps: steps(
+				ppod("fit", requests("2", "")),
+				ppod("spread", podLabels("app", "s"), spread(spreadConstraint(1, zoneKey, doNot, labelSelector("app", "s")))),
+				ppod("spread-anyway", podLabels("app", "s"), spread(spreadConstraint(1, hostname, anyway, labelSelector("app", "s")))),
+				ppod("affinity", requiredPodAffinity(podTerm(hostname, labelSelector("app", "s")))),
+				ppod("preferred", preferredPodAffinity(50, podTerm(zoneKey, labelSelector("app", "s")))),
+			),
+		},
+		{
+			// Pod-level requests, overhead, sidecars with memory.
+			name: "NodeResourcesFit/pod-level-overhead",
+			nodes: []*corev1.Node{
+				pnode("n1", "4", "8Gi"), pnode("n2", "3", "16Gi"), pnode("n3", "8", "4Gi"),
+			},
+			steps: steps(
+				ppod("pod-level", requests("500m", "1Gi"), func(p *corev1.Pod) {
+					p.Spec.Resources = &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("3500m"), corev1.ResourceMemory: resource.MustParse("2Gi")}}
+				}),
+				ppod("pod-level-only", func(p *corev1.Pod) {
+					p.Spec.Resources = &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("5Gi")}}
+				}),
+				ppod("overhead", requests("2500m", "1Gi"), func(p *corev1.Pod) {
+					p.Spec.Overhead = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("600m"), corev1.ResourceMemory: resource.MustParse("3Gi")}
+				}),
+				ppod("sidecar-memory", requests("", "1Gi"), func(p *corev1.Pod) {
+					p.Spec.InitContainers = []corev1.Container{
+						{Name: "side", Image: "busybox", RestartPolicy: ptr.To(corev1.ContainerRestartPolicyAlways),
+							Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("2Gi")}}},
+						{Name: "init", Image: "busybox", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("5Gi"), corev1.ResourceCPU: resource.MustParse("3")}}},
+					}
+				}),
+			),
+		},
+		{
+			// The "non-zero" requests scoring counts for containers
+			// without cpu or memory requests, on bound pods (per pod in
+			// upstream's NodeInfo) and on the pod to place (per container).
+			name: "NodeResourcesFit/non-zero-requests",
+			nodes: []*corev1.Node{
+				pnode("n1", "4", "8Gi"), pnode("n2", "4", "8Gi"), pnode("n3", "4", "8Gi"), pnode("n4", "4", "8Gi"), pnode("n5", "4", "8Gi"),
+			},
+			bound: []*corev1.Pod{
+				boundTo("n1", "half-cpu", requests("1", ""), withContainer("busybox", "")),
+				boundTo("n2", "half-both", requests("1", "1Gi"), withContainer("busybox", ""), withContainer("busybox", "")),
+				boundTo("n3", "pod-level", requests("", ""), func(p *corev1.Pod) {
+					p.Spec.Resources = &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}
+				}),
+				boundTo("n4", "none", withContainer("busybox", ""), withContainer("busybox", "")),
+				boundTo("n5", "pod-level-named", requests("", "1Gi"), withContainer("busybox", ""), func(p *corev1.Pod) {
+					p.Spec.Resources = &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}}
+				}),
+			},
+			steps: steps(
+				ppod("plain"),
+				ppod("probe-half-cpu", requests("1", ""), withContainer("busybox", "")),
+				ppod("most", schedulerName("most-allocated"), requests("1", ""), withContainer("busybox", "")),
+				ppod("rtc", schedulerName("requested-to-capacity"), withContainer("busybox", "")),
+			),
+		},
+		{
+			// matchLabelKeys / mismatchLabelKeys of pod (anti-)affinity:
+			// upstream's API server merges them into the label selector
+			// when the pod is created (skiff's API server does not; both
+			// schedulers meet the same pods here).
+			name:  "InterPodAffinity/matchLabelKeys",
+			nodes: zoned(),
+			bound: []*corev1.Pod{
+				boundTo("n1", "v1", podLabels("app", "web", "rev", "1")), boundTo("n3", "v2", podLabels("app", "web", "rev", "2")),
+			},
+			steps: steps(
+				ppod("match", podLabels("app", "web", "rev", "2"), requiredPodAffinity(corev1.PodAffinityTerm{TopologyKey: zoneKey,
+					LabelSelector: labelSelector("app", "web"), MatchLabelKeys: []string{"rev"}})),
+				ppod("mismatch", podLabels("app", "web", "rev", "2"), requiredPodAntiAffinity(corev1.PodAffinityTerm{TopologyKey: zoneKey,
+					LabelSelector: labelSelector("app", "web"), MismatchLabelKeys: []string{"rev"}})),
 			),
 		},
 		{

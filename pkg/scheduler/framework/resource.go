@@ -199,22 +199,47 @@ func isPrefixed(s, prefix string) bool { return len(s) >= len(prefix) && s[:len(
 // memory request counts DefaultMilliCPURequest / DefaultMemoryRequest
 // (the scheduler's "non-zero" requests used for scoring).
 func PodRequests(pod *corev1.Pod, nonZero bool) *Resource {
-	statusReqs := map[string]corev1.ResourceList{}
-	for _, cs := range pod.Status.ContainerStatuses {
-		if cs.Resources != nil && len(cs.Resources.Requests) > 0 {
-			statusReqs[cs.Name] = cs.Resources.Requests
+	return PodRequestsWith(pod, PodRequestsOptions{NonZeroCPU: nonZero, NonZeroMemory: nonZero})
+}
+
+// PodRequestsOptions choose what PodRequestsWith counts (upstream's
+// resource helper PodResourcesOptions, as the scheduler uses them).
+type PodRequestsOptions struct {
+	// NonZeroCPU and NonZeroMemory: a container without a CPU (memory)
+	// request counts DefaultMilliCPURequest (DefaultMemoryRequest).
+	NonZeroCPU, NonZeroMemory bool
+	// SkipPodLevel ignores pod-level requests (spec.resources), as
+	// upstream's NodeResourcesFit does when it scores (its scorer never
+	// gets the PodLevelResources feature flag).
+	SkipPodLevel bool
+	// SkipStatus ignores the containers' actual (status) requests, as
+	// NodeResourcesFit's scoring does likewise.
+	SkipStatus bool
+}
+
+// PodRequestsWith is PodRequests with options.
+func PodRequestsWith(pod *corev1.Pod, o PodRequestsOptions) *Resource {
+	var statusReqs map[string]corev1.ResourceList
+	if !o.SkipStatus {
+		for _, cs := range pod.Status.ContainerStatuses {
+			if cs.Resources != nil && len(cs.Resources.Requests) > 0 {
+				if statusReqs == nil {
+					statusReqs = map[string]corev1.ResourceList{}
+				}
+				statusReqs[cs.Name] = cs.Resources.Requests
+			}
 		}
 	}
 	reqs := &Resource{}
 	for i := range pod.Spec.Containers {
 		c := &pod.Spec.Containers[i]
-		reqs.AddResource(containerRequests(c.Resources.Requests, statusReqs[c.Name], nonZero))
+		reqs.AddResource(containerRequests(c.Resources.Requests, statusReqs[c.Name], o))
 	}
 	sidecars := &Resource{}
 	initMax := &Resource{}
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
-		cr := containerRequests(c.Resources.Requests, nil, nonZero)
+		cr := containerRequests(c.Resources.Requests, nil, o)
 		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
 			reqs.AddResource(cr)
 			sidecars.AddResource(cr)
@@ -225,7 +250,7 @@ func PodRequests(pod *corev1.Pod, nonZero bool) *Resource {
 		maxInto(initMax, cr)
 	}
 	maxInto(reqs, initMax)
-	if pod.Spec.Resources != nil {
+	if pod.Spec.Resources != nil && !o.SkipPodLevel {
 		for name, q := range pod.Spec.Resources.Requests {
 			switch {
 			case name == corev1.ResourceCPU:
@@ -241,15 +266,71 @@ func PodRequests(pod *corev1.Pod, nonZero bool) *Resource {
 	return reqs
 }
 
-func containerRequests(spec, status corev1.ResourceList, nonZero bool) *Resource {
+// NodeNonZeroRequests is what a pod on a node counts in the node's
+// NonZeroRequested, as upstream's PodInfo.CalculateResource: the
+// non-zero requests, except that for a pod with pod-level requests a
+// container gets the default CPU (memory) request only when neither the
+// pod nor any of its containers (nor its overhead) names CPU (memory).
+func NodeNonZeroRequests(pod *corev1.Pod) *Resource {
+	if !podLevelRequestsSet(pod) {
+		return PodRequests(pod, true)
+	}
+	return PodRequestsWith(pod, PodRequestsOptions{
+		NonZeroCPU:    !podNamesRequest(pod, corev1.ResourceCPU),
+		NonZeroMemory: !podNamesRequest(pod, corev1.ResourceMemory),
+	})
+}
+
+// podLevelRequestsSet: spec.resources requests a resource that may be
+// set at pod level (upstream's IsPodLevelRequestsSet).
+func podLevelRequestsSet(pod *corev1.Pod) bool {
+	if pod.Spec.Resources == nil {
+		return false
+	}
+	for name := range pod.Spec.Resources.Requests {
+		if name == corev1.ResourceCPU || name == corev1.ResourceMemory || isPrefixed(string(name), corev1.ResourceHugePagesPrefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// podNamesRequest: the pod's aggregated requests have an entry for name
+// (a container, its status, the pod level or the overhead names it, even
+// as zero).
+func podNamesRequest(pod *corev1.Pod, name corev1.ResourceName) bool {
+	for _, cs := range [][]corev1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
+		for i := range cs {
+			if _, ok := cs[i].Resources.Requests[name]; ok {
+				return true
+			}
+		}
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Resources != nil {
+			if _, ok := cs.Resources.Requests[name]; ok {
+				return true
+			}
+		}
+	}
+	if _, ok := pod.Spec.Resources.Requests[name]; ok {
+		return true
+	}
+	_, ok := pod.Spec.Overhead[name]
+	return ok
+}
+
+func containerRequests(spec, status corev1.ResourceList, o PodRequestsOptions) *Resource {
 	r := NewResource(spec)
 	if status != nil {
 		maxInto(r, NewResource(status))
 	}
-	if nonZero {
+	if o.NonZeroCPU {
 		if _, ok := spec[corev1.ResourceCPU]; !ok && r.MilliCPU == 0 {
 			r.MilliCPU = DefaultMilliCPURequest
 		}
+	}
+	if o.NonZeroMemory {
 		if _, ok := spec[corev1.ResourceMemory]; !ok && r.Memory == 0 {
 			r.Memory = DefaultMemoryRequest
 		}

@@ -59,3 +59,49 @@ func TestNodeInfoUsedPortsSkipPlainInitContainers(t *testing.T) {
 		t.Errorf("after RemovePod: %v, UsedPorts = %v", err, ni.UsedPorts)
 	}
 }
+
+// TestNodeNonZeroRequests: what a pod on a node counts in NonZeroRequested
+// (upstream's PodInfo.CalculateResource): without pod-level requests
+// every container lacking cpu (memory) counts the default; with them, a
+// default is added only for a resource nothing in the pod names.
+func TestNodeNonZeroRequests(t *testing.T) {
+	q := resource.MustParse
+	ctr := func(r corev1.ResourceList) corev1.Container {
+		return corev1.Container{Resources: corev1.ResourceRequirements{Requests: r}}
+	}
+	podLevel := func(r corev1.ResourceList) *corev1.ResourceRequirements {
+		return &corev1.ResourceRequirements{Requests: r}
+	}
+	tests := []struct {
+		name             string
+		spec             corev1.PodSpec
+		wantCPU, wantMem int64
+	}{
+		{"no requests", corev1.PodSpec{Containers: []corev1.Container{ctr(nil), ctr(nil)}},
+			2 * DefaultMilliCPURequest, 2 * DefaultMemoryRequest},
+		{"one container without cpu", corev1.PodSpec{Containers: []corev1.Container{ctr(corev1.ResourceList{"cpu": q("1")}), ctr(nil)}},
+			1000 + DefaultMilliCPURequest, 2 * DefaultMemoryRequest},
+		{"pod-level cpu, a container names memory: no default at all",
+			corev1.PodSpec{Containers: []corev1.Container{ctr(corev1.ResourceList{"memory": q("1Gi")}), ctr(nil)}, Resources: podLevel(corev1.ResourceList{"cpu": q("1")})},
+			1000, 1 << 30},
+		{"pod-level cpu, nothing names memory: the memory default per container",
+			corev1.PodSpec{Containers: []corev1.Container{ctr(nil), ctr(nil)}, Resources: podLevel(corev1.ResourceList{"cpu": q("1")})},
+			1000, 2 * DefaultMemoryRequest},
+		{"pod-level memory, an init container names cpu (zero)",
+			corev1.PodSpec{InitContainers: []corev1.Container{ctr(corev1.ResourceList{"cpu": q("0")})}, Containers: []corev1.Container{ctr(nil)},
+				Resources: podLevel(corev1.ResourceList{"memory": q("2Gi")})},
+			0, 2 << 30},
+		{"pod-level memory, overhead names cpu",
+			corev1.PodSpec{Containers: []corev1.Container{ctr(nil)}, Overhead: corev1.ResourceList{"cpu": q("50m")},
+				Resources: podLevel(corev1.ResourceList{"memory": q("2Gi")})},
+			50, 2 << 30},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := NodeNonZeroRequests(&corev1.Pod{Spec: tt.spec})
+			if got.MilliCPU != tt.wantCPU || got.Memory != tt.wantMem {
+				t.Errorf("NodeNonZeroRequests = cpu %d memory %d, want cpu %d memory %d", got.MilliCPU, got.Memory, tt.wantCPU, tt.wantMem)
+			}
+		})
+	}
+}

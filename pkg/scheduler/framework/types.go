@@ -44,7 +44,8 @@ type PodInfo struct {
 	RequiredAntiAffinityTerms  []AffinityTerm
 	PreferredAffinityTerms     []WeightedAffinityTerm
 	PreferredAntiAffinityTerms []WeightedAffinityTerm
-	// Requests and NonZeroRequests are PodRequests(Pod, false/true).
+	// Requests and NonZeroRequests are PodRequests(Pod, false) and
+	// NodeNonZeroRequests(Pod).
 	Requests        *Resource
 	NonZeroRequests *Resource
 	// ParseError is set when an affinity term's selector does not parse;
@@ -75,7 +76,7 @@ func (pi *PodInfo) Update(pod *corev1.Pod) {
 		}
 	}
 	pi.Requests = PodRequests(pod, false)
-	pi.NonZeroRequests = PodRequests(pod, true)
+	pi.NonZeroRequests = NodeNonZeroRequests(pod)
 }
 
 func (pi *PodInfo) terms(pod *corev1.Pod, in []corev1.PodAffinityTerm) []AffinityTerm {

@@ -44,7 +44,7 @@ func NewBalancedAllocation(_ context.Context, obj runtime.Object, _ framework.Ha
 	if err := config.ValidateNodeResourcesBalancedAllocationArgs(nil, args).ToAggregate(); err != nil {
 		return nil, err
 	}
-	ba := &BalancedAllocation{resourceAllocationScorer{name: BalancedAllocationName, strategy: balancedAllocation, useRequested: true}}
+	ba := &BalancedAllocation{resourceAllocationScorer{name: BalancedAllocationName, strategy: balancedAllocation, useRequested: true, podLevel: true}}
 	ba.setResources(args.Resources)
 	return ba, nil
 }

@@ -51,6 +51,12 @@ type resourceAllocationScorer struct {
 	// useRequested: score over real requests (BalancedAllocation);
 	// otherwise over the non-zero requests for cpu and memory.
 	useRequested bool
+	// podLevel: the pod's requests include its pod-level requests and
+	// its containers' actual (status) ones (BalancedAllocation). Upstream
+	// builds NodeResourcesFit's scorer without its PodLevelResources and
+	// InPlacePodVerticalScaling flags: Fit scores the container requests
+	// of the spec alone (its Filter does count pod-level requests).
+	podLevel bool
 }
 
 // maxStackResources bounds the per-node scratch arrays kept on the stack.
@@ -76,9 +82,11 @@ func (r *resourceAllocationScorer) setResources(specs []config.ResourceSpec) {
 }
 
 // podRequestList is the pod's request of each scored resource: non-zero
-// requests unless useRequested.
+// requests unless useRequested; pod-level and status requests only with
+// podLevel.
 func (r *resourceAllocationScorer) podRequestList(pod *corev1.Pod) []int64 {
-	req := framework.PodRequests(pod, !r.useRequested)
+	req := framework.PodRequestsWith(pod, framework.PodRequestsOptions{NonZeroCPU: !r.useRequested, NonZeroMemory: !r.useRequested,
+		SkipPodLevel: !r.podLevel, SkipStatus: !r.podLevel})
 	out := make([]int64, len(r.resources))
 	for i := range r.resources {
 		out[i] = req.Get(r.resources[i].name)

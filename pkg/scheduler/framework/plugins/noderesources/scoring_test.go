@@ -304,3 +304,70 @@ func TestScoreDoesNotAllocate(t *testing.T) {
 		t.Errorf("Filter+Score allocate %v times per node", n)
 	}
 }
+
+// TestPodLevelRequestsInScores: as upstream 1.34, NodeResourcesFit scores
+// a pod by its containers' requests alone (its scorer is built without
+// the PodLevelResources flag), while BalancedAllocation counts the
+// pod-level requests; a pod already on the node counts its pod-level
+// requests in both.
+func TestPodLevelRequestsInScores(t *testing.T) {
+	podLevel := func(p *corev1.Pod, r rl) *corev1.Pod {
+		p.Spec.Resources = &corev1.ResourceRequirements{Requests: corev1.ResourceList{}}
+		for n, v := range r {
+			p.Spec.Resources.Requests[n] = resource.MustParse(v)
+		}
+		return p
+	}
+	nodes := twoNodes(rl{"cpu": "4000m", "memory": "8Gi"}, rl{"cpu": "8000m", "memory": "8Gi"})
+	tests := []struct {
+		name              string
+		pod               *corev1.Pod
+		existing          []*corev1.Pod
+		wantFit, wantMost []int64
+		wantBalanced      []int64
+	}{
+		{
+			// Fit: cpu 500m, memory 1Gi → (87+87)/2, (93+87)/2; the
+			// pod-level 3500m would give (12+75)/2, (56+75)/2.
+			name:    "pod-level cpu and memory on the pod to place",
+			pod:     podLevel(podReq(rl{"cpu": "500m", "memory": "1Gi"}), rl{"cpu": "3500m", "memory": "2Gi"}),
+			wantFit: []int64{87, 90}, wantMost: []int64{12, 9}, wantBalanced: []int64{68, 90},
+		},
+		{
+			// No container requests: the non-zero defaults (100m, 200Mi).
+			name:    "pod-level memory only",
+			pod:     podLevel(podReq(rl{}), rl{"memory": "5Gi"}),
+			wantFit: []int64{97, 97}, wantMost: []int64{2, 1}, wantBalanced: []int64{68, 68},
+		},
+		{
+			// The existing pod's pod-level cpu (3 cpus) counts on node1; as
+			// it names cpu, its container gets only the memory default.
+			name:     "pod-level requests of a pod on the node",
+			pod:      podReq(rl{"cpu": "500m", "memory": "1Gi"}),
+			existing: []*corev1.Pod{onNode(podLevel(podReq(rl{}), rl{"cpu": "3"}), "node1")},
+			wantFit:  []int64{48, 90}, wantMost: []int64{50, 9}, wantBalanced: []int64{62, 96},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, c := range []struct {
+				typ  config.ScoringStrategyType
+				want []int64
+			}{{config.LeastAllocated, tt.wantFit}, {config.MostAllocated, tt.wantMost}} {
+				p := newFit(t, &config.NodeResourcesFitArgs{ScoringStrategy: &config.ScoringStrategy{Type: c.typ, Resources: defaultResources}})
+				for _, preScore := range []bool{true, false} {
+					if got := scoreNodes(t, p, tt.pod, tt.existing, nodes, preScore, framework.Success); !reflect.DeepEqual(got, c.want) {
+						t.Errorf("%s (PreScore %v): scores = %v, want %v", c.typ, preScore, got, c.want)
+					}
+				}
+			}
+			pl, err := NewBalancedAllocation(context.Background(), nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := scoreNodes(t, pl.(*BalancedAllocation), tt.pod, tt.existing, nodes, true, framework.Success); !reflect.DeepEqual(got, tt.wantBalanced) {
+				t.Errorf("BalancedAllocation: scores = %v, want %v", got, tt.wantBalanced)
+			}
+		})
+	}
+}
