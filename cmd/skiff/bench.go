@@ -149,6 +149,7 @@ func newBenchScheduler() *cobra.Command {
 	f.DurationVar(&cfg.Timeout, "timeout", 30*time.Minute, "bound of each scheduler's measured phase")
 	f.BoolVar(&cfg.JSON, "json", false, "print the report as JSON")
 	f.BoolVar(&cfg.Keep, "keep", false, "keep the data directories and logs")
+	f.BoolVar(&cfg.Precreate, "precreate", false, "also measure each scheduler with every pending pod created before it starts (from its first binding to its last), reported beside the issue's runs")
 	f.StringVar(&cfg.ProfileDir, "cpu-profile-dir", "", "write CPU profiles of the API server and the scheduler over the first --cpu-profile-seconds of each measured phase to this directory (<shape>-<scheduler>-{apiserver,scheduler}.pprof)")
 	f.IntVar(&cfg.ProfileSeconds, "cpu-profile-seconds", 5, "length of the CPU profiles of --cpu-profile-dir")
 	return cmd

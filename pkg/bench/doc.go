@@ -52,7 +52,12 @@
 // from its /metrics (before/after difference), its RSS (ready, end, peak)
 // and CPU. The affinity shape puts a required zone pod affinity and a zone
 // spread constraint (maxSkew 1, DoNotSchedule) on every pod, and the run
-// fails when the pods it placed violate that skew.
+// fails when the pods it placed violate that skew. With Precreate each
+// scheduler is measured once more, beside (never instead of) the issue's
+// runs, with every pending pod created before it starts: from its first
+// binding to its last, the scheduler's throughput without pod creation
+// competing for the machine. ProfileDir collects CPU profiles of the API
+// server and the scheduler over each measured phase's first seconds.
 //
 // The phase functions (CreatePods, ListPods, WatchFanout, …) take a
 // Client, so Go benchmarks can drive an in-process pkg/testenv server with

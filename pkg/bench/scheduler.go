@@ -58,6 +58,11 @@ type SchedulerConfig struct {
 	// configuration file (5000 and 5000, as scheduler_perf).
 	QPS   float64
 	Burst int
+	// Precreate adds, per shape and scheduler, a run in which the pending
+	// pods are created before the scheduler starts (Mode ModePrecreated):
+	// the scheduler's throughput without pod creation competing for the
+	// machine. It is reported beside the issue's runs, never instead.
+	Precreate bool
 	// ExtraConfig is YAML appended to the generated
 	// KubeSchedulerConfiguration that both schedulers get (e.g. a
 	// `profiles:` list disabling plugins one of them does not have yet).
@@ -250,10 +255,21 @@ type ShapeResult struct {
 	Targets []Target       `json:"targets,omitempty"`
 }
 
+// ModePrecreated is a SchedulerRun whose pending pods all existed before
+// the scheduler started (SchedulerConfig.Precreate).
+const ModePrecreated = "precreated"
+
 // SchedulerRun is one scheduler on one shape, against its own API server.
 type SchedulerRun struct {
 	Scheduler string `json:"scheduler"`
-	Command   string `json:"command"`
+	// Mode is "" for the issue's shape (pods created while the scheduler
+	// runs) or ModePrecreated: every pending pod is created before the
+	// scheduler starts, there is no warm-up pod, and the measured phase
+	// runs from the first binding seen to the last (pods/s over
+	// Pods-1 intervals; ReadySeconds is the scheduler's start to its
+	// first binding; no e2e latency).
+	Mode    string `json:"mode,omitempty"`
+	Command string `json:"command"`
 	// SetupSeconds is creating the nodes and bound pods; ReadySeconds the
 	// scheduler's start until it bound the warm-up pod.
 	SetupSeconds float64 `json:"setup_seconds"`
@@ -292,6 +308,7 @@ type SchedulerRun struct {
 	BenchCPU           float64 `json:"bench_cpu_s"`
 	OtherCPU           float64 `json:"other_cpu_s"`
 	SchedulerCPUPerPod float64 `json:"scheduler_cpu_ms_per_pod"`
+	ServerCPUPerPod    float64 `json:"apiserver_cpu_ms_per_pod"`
 	// Zones is how many pending pods landed in each zone; MaxSkew the
 	// difference between the fullest and the emptiest.
 	Zones   map[string]int `json:"zones,omitempty"`
@@ -341,15 +358,22 @@ func RunScheduler(ctx context.Context, cfg SchedulerConfig) (*SchedulerReport, e
 	}
 	for _, shape := range cfg.Shapes {
 		sr := ShapeResult{Shape: shape}
-		for _, which := range cfg.Schedulers {
-			res, err := runScheduler(ctx, &cfg, root, shape, which)
-			if err != nil {
-				res.Error = err.Error()
-				r.Errors = append(r.Errors, shape+"/"+which+": "+err.Error())
-			}
-			sr.Runs = append(sr.Runs, res)
-			if ctx.Err() != nil {
-				break
+		modes := []bool{false}
+		if cfg.Precreate {
+			modes = append(modes, true)
+		}
+	runs:
+		for _, precreate := range modes {
+			for _, which := range cfg.Schedulers {
+				res, err := runScheduler(ctx, &cfg, root, shape, which, precreate)
+				if err != nil {
+					res.Error = err.Error()
+					r.Errors = append(r.Errors, shape+"/"+res.label()+": "+err.Error())
+				}
+				sr.Runs = append(sr.Runs, res)
+				if ctx.Err() != nil {
+					break runs
+				}
 			}
 		}
 		sr.Targets = evaluateScheduler(sr)
@@ -391,12 +415,16 @@ func (c *SchedulerConfig) schedulerArgv(which, kubeconfig, config string, port i
 	return argv
 }
 
-func runScheduler(ctx context.Context, cfg *SchedulerConfig, root, shape, which string) (SchedulerRun, error) {
+func runScheduler(ctx context.Context, cfg *SchedulerConfig, root, shape, which string, precreate bool) (SchedulerRun, error) {
 	res := SchedulerRun{Scheduler: which, Pods: cfg.Pods}
-	progress := func(format string, args ...any) {
-		fmt.Fprintf(cfg.Progress, "bench: %s/%s: "+format+"\n", append([]any{shape, which}, args...)...)
-	}
 	name := shape + "-" + which
+	if precreate {
+		res.Mode = ModePrecreated
+		name += "-" + ModePrecreated
+	}
+	progress := func(format string, args ...any) {
+		fmt.Fprintf(cfg.Progress, "bench: %s: "+format+"\n", append([]any{strings.ReplaceAll(name, "-", "/")}, args...)...)
+	}
 	dir := filepath.Join(root, "server-"+name)
 	scfg := &Config{Command: cfg.Command, Env: cfg.Env, StartTimeout: time.Minute}
 	s, _, err := startServer(ctx, scfg, dir, "memory")
@@ -464,6 +492,29 @@ func runScheduler(ctx context.Context, cfg *SchedulerConfig, root, shape, which 
 	res.SetupSeconds = round(time.Since(t0).Seconds(), 2)
 	progress("API server ready; %d nodes and %d bound pods created in %.1f s", cfg.Nodes, cfg.Bound, res.SetupSeconds)
 
+	mctx, mcancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer mcancel()
+	pending := client.For[*corev1.Pod, *corev1.PodList](c).Namespace(pendingNamespace)
+	createPending := func(start time.Time, bw *bindWatch) error {
+		err := parallel(mctx, cfg.Pods, cfg.Clients, func(i int) error {
+			if bw != nil {
+				bw.sent[i].Store(int64(time.Since(start)) + 1)
+			}
+			_, err := pending.Create(mctx, SchedPod(shape, pendingNamespace, i, ""), metav1.CreateOptions{})
+			return err
+		})
+		res.CreateSeconds = round(time.Since(start).Seconds(), 2)
+		return err
+	}
+	if precreate {
+		// Every pending pod exists before the scheduler starts: the
+		// measured phase is the scheduler's alone.
+		if err := createPending(time.Now(), nil); err != nil {
+			return res, fmt.Errorf("creating pending pods: %w", err)
+		}
+		progress("%d pending pods created in %.1f s before the scheduler starts", cfg.Pods, res.CreateSeconds)
+	}
+
 	// The scheduler.
 	confPath := filepath.Join(dir, "scheduler-config.yaml")
 	if err := os.WriteFile(confPath, []byte(schedulerConfigYAML(kubeconfig, cfg.QPS, cfg.Burst)+cfg.ExtraConfig), 0o600); err != nil {
@@ -475,55 +526,101 @@ func runScheduler(ctx context.Context, cfg *SchedulerConfig, root, shape, which 
 	}
 	argv := cfg.schedulerArgv(which, kubeconfig, confPath, port)
 	res.Command = strings.Join(argv, " ")
+	var bw *bindWatch
+	var start time.Time
+	if precreate {
+		// Bindings are watched from before the scheduler starts.
+		list, err := pending.List(mctx, metav1.ListOptions{})
+		if err != nil {
+			return res, err
+		}
+		start = time.Now()
+		bw = newBindWatch(start, cfg.Pods)
+		bw.run(mctx, pending, list.ResourceVersion)
+		defer bw.stop()
+	}
 	p, err := startProcess(argv, cfg.Env, filepath.Join(root, name+"-scheduler.log"), which+" scheduler")
 	if err != nil {
 		return res, err
 	}
 	defer p.stop()
 	pid := p.cmd.Process.Pid
-	t1 := time.Now()
-	warm := client.For[*corev1.Pod, *corev1.PodList](c).Namespace(warmupNamespace)
-	if _, err := warm.Create(ctx, SchedPod(ShapeBasic, warmupNamespace, 0, ""), metav1.CreateOptions{}); err != nil {
-		return res, err
-	}
-	rctx, cancel := context.WithTimeout(ctx, cfg.ReadyTimeout)
-	err = waitFor(rctx, p, func() (bool, error) {
-		pod, err := warm.Get(rctx, benchPodName(0), metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		return pod.Spec.NodeName != "", nil
-	})
-	cancel()
-	if err != nil {
-		return res, fmt.Errorf("waiting for the scheduler to bind a first pod: %w (end of its log: %s)", err, logTail(p.log, 1500))
-	}
-	res.ReadySeconds = round(time.Since(t1).Seconds(), 2)
-	sleep(ctx, cfg.Settle)
-	if m, err := readMemory(pid); err == nil {
-		res.ReadyRSS = mib(m.RSS)
-	}
-	progress("scheduler (pid %d) bound the warm-up pod %.2f s after start; RSS %.1f MiB", pid, res.ReadySeconds, res.ReadyRSS)
 	metricsURL := fmt.Sprintf("127.0.0.1:%d/metrics", port)
-	before, berr := scrapeSchedulerMetrics(ctx, metricsURL)
-
-	// The measured phase.
-	mctx, mcancel := context.WithTimeout(ctx, cfg.Timeout)
-	defer mcancel()
-	pending := client.For[*corev1.Pod, *corev1.PodList](c).Namespace(pendingNamespace)
-	list, err := pending.List(mctx, metav1.ListOptions{})
-	if err != nil {
-		return res, err
+	var before schedMetrics
+	var berr error
+	type cpuMark struct{ sched, srv, self, busy time.Duration }
+	mark := func() cpuMark {
+		m := cpuMark{self: selfCPU(), busy: machineBusy()}
+		m.sched, _ = procCPU(pid)
+		m.srv, _ = procCPU(s.cmd.Process.Pid)
+		return m
 	}
-	start := time.Now()
-	bw := newBindWatch(start, cfg.Pods)
-	bw.run(mctx, pending, list.ResourceVersion)
-	defer bw.stop()
-	schedCPU0, _ := procCPU(pid)
-	srvCPU0, _ := procCPU(s.cmd.Process.Pid)
-	selfCPU0, busy0 := selfCPU(), machineBusy()
-	profDone := cfg.profile(mctx, s.client, fmt.Sprintf("127.0.0.1:%d", port), name)
+	var cpu0 cpuMark
+	var profDone <-chan error
+	firstBound := make(chan struct{})
+	if precreate {
+		// The measured phase starts with the first binding (the
+		// scheduler has synced its informers and queued every pod).
+		go func() {
+			defer close(firstBound)
+			for bw.n.Load() == 0 && mctx.Err() == nil {
+				time.Sleep(2 * time.Millisecond)
+			}
+			cpu0 = mark()
+			profDone = cfg.profile(mctx, s.client, fmt.Sprintf("127.0.0.1:%d", port), name)
+			if m, err := readMemory(pid); err == nil {
+				res.ReadyRSS = mib(m.RSS)
+			}
+		}()
+	} else {
+		t1 := time.Now()
+		warm := client.For[*corev1.Pod, *corev1.PodList](c).Namespace(warmupNamespace)
+		if _, err := warm.Create(ctx, SchedPod(ShapeBasic, warmupNamespace, 0, ""), metav1.CreateOptions{}); err != nil {
+			return res, err
+		}
+		rctx, cancel := context.WithTimeout(ctx, cfg.ReadyTimeout)
+		err = waitFor(rctx, p, func() (bool, error) {
+			pod, err := warm.Get(rctx, benchPodName(0), metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			return pod.Spec.NodeName != "", nil
+		})
+		cancel()
+		if err != nil {
+			return res, fmt.Errorf("waiting for the scheduler to bind a first pod: %w (end of its log: %s)", err, logTail(p.log, 1500))
+		}
+		res.ReadySeconds = round(time.Since(t1).Seconds(), 2)
+		sleep(ctx, cfg.Settle)
+		if m, err := readMemory(pid); err == nil {
+			res.ReadyRSS = mib(m.RSS)
+		}
+		progress("scheduler (pid %d) bound the warm-up pod %.2f s after start; RSS %.1f MiB", pid, res.ReadySeconds, res.ReadyRSS)
+		before, berr = scrapeSchedulerMetrics(ctx, metricsURL)
+
+		// The measured phase.
+		list, err := pending.List(mctx, metav1.ListOptions{})
+		if err != nil {
+			return res, err
+		}
+		start = time.Now()
+		bw = newBindWatch(start, cfg.Pods)
+		bw.run(mctx, pending, list.ResourceVersion)
+		defer bw.stop()
+		cpu0 = mark()
+		profDone = cfg.profile(mctx, s.client, fmt.Sprintf("127.0.0.1:%d", port), name)
+		close(firstBound)
+	}
 	defer func() {
+		select {
+		case <-firstBound:
+		default:
+			mcancel() // nothing bound: stop waiting for a first binding
+			<-firstBound
+		}
+		if profDone == nil {
+			return
+		}
 		if err := <-profDone; err != nil {
 			progress("CPU profile: %v", err)
 		}
@@ -552,15 +649,14 @@ func runScheduler(ctx context.Context, cfg *SchedulerConfig, root, shape, which 
 	}()
 	var createErr error
 	createDone := make(chan struct{})
-	go func() {
-		defer close(createDone)
-		createErr = parallel(mctx, cfg.Pods, cfg.Clients, func(i int) error {
-			bw.sent[i].Store(int64(time.Since(start)) + 1)
-			_, err := pending.Create(mctx, SchedPod(shape, pendingNamespace, i, ""), metav1.CreateOptions{})
-			return err
-		})
-		res.CreateSeconds = round(time.Since(start).Seconds(), 2)
-	}()
+	if precreate {
+		close(createDone)
+	} else {
+		go func() {
+			defer close(createDone)
+			createErr = createPending(start, bw)
+		}()
+	}
 	err = waitFor(mctx, p, func() (bool, error) {
 		select {
 		case <-createDone:
@@ -582,19 +678,33 @@ func runScheduler(ctx context.Context, cfg *SchedulerConfig, root, shape, which 
 		return res, fmt.Errorf("%d of %d pods bound: %w", bw.n.Load(), cfg.Pods, err)
 	}
 	<-createDone
+	<-firstBound
+	cpu1 := mark()
 	elapsed := time.Duration(bw.last.Load())
-	schedCPU1, _ := procCPU(pid)
-	srvCPU1, _ := procCPU(s.cmd.Process.Pid)
-	selfCPU1, busy1 := selfCPU(), machineBusy()
-	sched, srv, self := schedCPU1-schedCPU0, srvCPU1-srvCPU0, selfCPU1-selfCPU0
+	if precreate {
+		// From the first binding to the last.
+		first := time.Duration(bw.first())
+		res.ReadySeconds = round(first.Seconds(), 2)
+		elapsed -= first
+		for len(samples) > 0 && samples[0] == 0 {
+			samples = samples[1:]
+		}
+		progress("scheduler (pid %d) bound its first pod %.2f s after start", pid, res.ReadySeconds)
+	}
+	sched, srv, self := cpu1.sched-cpu0.sched, cpu1.srv-cpu0.srv, cpu1.self-cpu0.self
 	res.SchedulerCPU = round(sched.Seconds(), 2)
 	res.ServerCPU = round(srv.Seconds(), 2)
 	res.BenchCPU = round(self.Seconds(), 2)
-	res.OtherCPU = round(max(0, busy1-busy0-sched-srv-self).Seconds(), 2)
+	res.OtherCPU = round(max(0, cpu1.busy-cpu0.busy-sched-srv-self).Seconds(), 2)
 	res.SchedulerCPUPerPod = round(float64(sched)/float64(time.Millisecond)/float64(cfg.Pods), 2)
+	res.ServerCPUPerPod = round(float64(srv)/float64(time.Millisecond)/float64(cfg.Pods), 2)
 	res.Seconds = round(elapsed.Seconds(), 3)
 	if elapsed > 0 {
-		res.PodsPerSec = round(float64(cfg.Pods)/elapsed.Seconds(), 1)
+		n := cfg.Pods
+		if precreate {
+			n-- // intervals between the first binding and the last
+		}
+		res.PodsPerSec = round(float64(n)/elapsed.Seconds(), 1)
 	}
 	res.Throughput = summarizeThroughput(samples)
 	lat := make([]time.Duration, 0, cfg.Pods)
@@ -610,7 +720,9 @@ func runScheduler(ctx context.Context, cfg *SchedulerConfig, root, shape, which 
 		}
 		zones[ni%benchZones]++
 	}
-	res.Latency = Summarize(lat)
+	if len(lat) > 0 {
+		res.Latency = Summarize(lat)
+	}
 	res.Zones = map[string]int{}
 	for z, n := range zones {
 		res.Zones[zoneName(z)] = n
@@ -819,6 +931,20 @@ func (b *bindWatch) observe(pod *corev1.Pod) {
 	b.n.Add(1)
 }
 
+// first is when the first binding was seen, in ns since start.
+func (b *bindWatch) first() int64 {
+	first := int64(math.MaxInt64)
+	for i := range b.bound {
+		if v := b.bound[i].Load(); v > 0 && v-1 < first {
+			first = v - 1
+		}
+	}
+	if first == math.MaxInt64 {
+		return 0
+	}
+	return first
+}
+
 func (b *bindWatch) nodeName(i int) string {
 	if v, ok := b.names.Load(i); ok {
 		return v.(string)
@@ -935,26 +1061,42 @@ func (h histogram) quantiles() *HistQuantiles {
 // the issue's targets are ≥ 3× upstream's pods/s (basic), ≥ 2× (affinity)
 // and less memory.
 func evaluateScheduler(sr ShapeResult) []Target {
-	var sk, up *SchedulerRun
-	for i := range sr.Runs {
-		if sr.Runs[i].Error != "" {
-			continue
+	pick := func(mode string) (sk, up *SchedulerRun) {
+		for i := range sr.Runs {
+			if sr.Runs[i].Error != "" || sr.Runs[i].Mode != mode {
+				continue
+			}
+			switch sr.Runs[i].Scheduler {
+			case "skiff":
+				sk = &sr.Runs[i]
+			case "upstream":
+				up = &sr.Runs[i]
+			}
 		}
-		switch sr.Runs[i].Scheduler {
-		case "skiff":
-			sk = &sr.Runs[i]
-		case "upstream":
-			up = &sr.Runs[i]
-		}
+		return sk, up
 	}
+	sk, up := pick("")
+	ts := evaluateIssueTargets(sr.Shape, sk, up)
+	// Beside the issue's targets (never instead): the scheduler's own
+	// throughput with the pods created first.
+	if sk, up := pick(ModePrecreated); sk != nil && up != nil && up.PodsPerSec > 0 {
+		ts = append(ts, Target{Name: "pods/s, pods created first", Goal: "(information)",
+			Upstream: fmt.Sprintf("%.0f", up.PodsPerSec), Measured: fmt.Sprintf("%.0f (%.2f×)", sk.PodsPerSec, sk.PodsPerSec/up.PodsPerSec), Status: "info"})
+	}
+	return ts
+}
+
+// evaluateIssueTargets compares skiff's run of the issue's shape with
+// upstream's.
+func evaluateIssueTargets(shape string, sk, up *SchedulerRun) []Target {
 	if sk == nil || up == nil {
 		return nil
 	}
+	var ts []Target
 	goal := 3.0
-	if sr.Shape == ShapeAffinity {
+	if shape == ShapeAffinity {
 		goal = 2
 	}
-	var ts []Target
 	if up.PodsPerSec > 0 {
 		ratio := sk.PodsPerSec / up.PodsPerSec
 		ts = append(ts, Target{Name: "pods/s vs upstream", Goal: fmt.Sprintf("≥ %g× upstream", goal),
@@ -1006,6 +1148,9 @@ func (r *SchedulerReport) WriteText(w io.Writer) {
 			return fmt.Sprintf("%.0f / %.0f / %.0f", r.Throughput.P50, r.Throughput.P90, r.Throughput.P99)
 		})
 		row("e2e latency ms p50 / p90 / p99", func(r *SchedulerRun) string {
+			if r.Mode == ModePrecreated {
+				return "n/a"
+			}
 			return fmt.Sprintf("%.0f / %.0f / %.0f", r.Latency.P50, r.Latency.P90, r.Latency.P99)
 		})
 		row("attempt ms p50 / p90 / p99", func(r *SchedulerRun) string { return r.Attempt.String() })
@@ -1016,9 +1161,11 @@ func (r *SchedulerReport) WriteText(w io.Writer) {
 		row("CPU s scheduler / apiserver / bench / other", func(r *SchedulerRun) string {
 			return fmt.Sprintf("%.1f / %.1f / %.1f / %.1f", r.SchedulerCPU, r.ServerCPU, r.BenchCPU, r.OtherCPU)
 		})
-		row("scheduler CPU ms per pod", func(r *SchedulerRun) string { return fmt.Sprintf("%.2f", r.SchedulerCPUPerPod) })
+		row("CPU ms per pod scheduler / apiserver", func(r *SchedulerRun) string {
+			return fmt.Sprintf("%.2f / %.2f", r.SchedulerCPUPerPod, r.ServerCPUPerPod)
+		})
 		row("pending pods created in s", func(r *SchedulerRun) string { return fmt.Sprintf("%.2f", r.CreateSeconds) })
-		row("setup s / scheduler ready s", func(r *SchedulerRun) string {
+		row("setup s / scheduler ready s (precreated: first binding)", func(r *SchedulerRun) string {
 			return fmt.Sprintf("%.1f / %.2f", r.SetupSeconds, r.ReadySeconds)
 		})
 		if sr.Shape == ShapeAffinity {
@@ -1033,7 +1180,7 @@ func (r *SchedulerReport) WriteText(w io.Writer) {
 		tw.Flush()
 		for _, run := range sr.Runs {
 			if run.MetricsNote != "" {
-				fmt.Fprintf(w, "%s: %s\n", run.Scheduler, run.MetricsNote)
+				fmt.Fprintf(w, "%s: %s\n", run.label(), run.MetricsNote)
 			}
 		}
 		for _, t := range sr.Targets {
@@ -1041,7 +1188,7 @@ func (r *SchedulerReport) WriteText(w io.Writer) {
 		}
 		for _, run := range sr.Runs {
 			if run.Error != "" {
-				fmt.Fprintf(w, "%s: ERROR: %s\n", run.Scheduler, run.Error)
+				fmt.Fprintf(w, "%s: ERROR: %s\n", run.label(), run.Error)
 			}
 		}
 	}
@@ -1050,9 +1197,17 @@ func (r *SchedulerReport) WriteText(w io.Writer) {
 func runNames(runs []SchedulerRun) []string {
 	out := make([]string, len(runs))
 	for i, r := range runs {
-		out[i] = r.Scheduler
+		out[i] = r.label()
 	}
 	return out
+}
+
+// label names the run in reports: the scheduler, and the mode if any.
+func (r *SchedulerRun) label() string {
+	if r.Mode != "" {
+		return r.Scheduler + " (" + r.Mode + ")"
+	}
+	return r.Scheduler
 }
 
 func (q *HistQuantiles) String() string {

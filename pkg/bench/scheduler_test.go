@@ -212,7 +212,8 @@ func TestRunSchedulerEndToEnd(t *testing.T) {
 		// "upstream" is the fake too, started by a different code path.
 		UpstreamScheduler: os.Args[0], UpstreamArgs: DefaultSkiffSchedulerArgs,
 		Clients: 4, Settle: 10 * time.Millisecond, Timeout: time.Minute, ReadyTimeout: time.Minute,
-		JSON:    true,
+		Precreate: true,
+		JSON:      true,
 		Command: []string{os.Args[0]}, Env: []string{childEnv + "=1"},
 		Out: &out, Progress: &progress,
 	})
@@ -228,15 +229,24 @@ func TestRunSchedulerEndToEnd(t *testing.T) {
 		t.Fatalf("report: %+v", decoded)
 	}
 	for _, sr := range r.Shapes {
-		if len(sr.Runs) != 2 {
+		if len(sr.Runs) != 4 {
 			t.Fatalf("%s: runs %+v", sr.Shape, sr.Runs)
 		}
-		for _, run := range sr.Runs {
-			name := sr.Shape + "/" + run.Scheduler
+		for i, run := range sr.Runs {
+			name := sr.Shape + "/" + run.label()
+			if wantMode := []string{"", "", ModePrecreated, ModePrecreated}[i]; run.Mode != wantMode {
+				t.Errorf("%s: run %d has mode %q, want %q", name, i, run.Mode, wantMode)
+			}
 			if run.Error != "" || run.Pods != 20 || run.Seconds <= 0 || run.PodsPerSec <= 0 {
 				t.Errorf("%s: %+v", name, run)
 			}
-			if run.Latency.Count != 20 || run.Latency.P50 <= 0 || run.Latency.Max < run.Latency.P99 {
+			if run.Mode == ModePrecreated {
+				// Created before the scheduler: no e2e latency, the phase
+				// starts with the first binding.
+				if run.Latency.Count != 0 || run.ReadySeconds <= 0 || run.CreateSeconds < 0 {
+					t.Errorf("%s: latency %+v ready %v create %v", name, run.Latency, run.ReadySeconds, run.CreateSeconds)
+				}
+			} else if run.Latency.Count != 20 || run.Latency.P50 <= 0 || run.Latency.Max < run.Latency.P99 {
 				t.Errorf("%s: e2e latency %+v", name, run.Latency)
 			}
 			if run.Attempt == nil || run.Attempt.Count != 20 || run.Attempt.P50 <= 0 || run.Attempt.P99 < run.Attempt.P50 {
@@ -259,13 +269,13 @@ func TestRunSchedulerEndToEnd(t *testing.T) {
 				t.Errorf("%s: command %q", name, run.Command)
 			}
 		}
-		if len(sr.Targets) != 2 {
+		if len(sr.Targets) != 3 || sr.Targets[2].Status != "info" || !strings.Contains(sr.Targets[2].Name, "created first") {
 			t.Errorf("%s: targets %+v", sr.Shape, sr.Targets)
 		}
 	}
 	var text bytes.Buffer
 	r.WriteText(&text)
-	for _, want := range []string{"shape basic", "shape affinity", "pods/s (average)", "skiff/upstream pods/s vs upstream", "pods per zone"} {
+	for _, want := range []string{"shape basic", "shape affinity", "pods/s (average)", "skiff/upstream pods/s vs upstream", "pods per zone", "skiff (precreated)", "pods/s, pods created first"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text report lacks %q:\n%s", want, text.String())
 		}
