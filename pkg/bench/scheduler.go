@@ -79,7 +79,9 @@ type SchedulerConfig struct {
 	// ProfileDir, when set, receives CPU profiles of the API server and
 	// the scheduler over the first ProfileSeconds (default 5) of each
 	// measured phase, from their /debug/pprof/profile:
-	// <shape>-<scheduler>-apiserver.pprof and -scheduler.pprof. The
+	// <shape>-<scheduler>-apiserver.pprof and -scheduler.pprof, then their
+	// allocation profiles (since start) as -apiserver-allocs.pprof and
+	// -scheduler-allocs.pprof. The
 	// schedulers' always-allowed paths then include /debug/pprof/*.
 	ProfileDir     string
 	ProfileSeconds int
@@ -792,6 +794,10 @@ func (c *SchedulerConfig) profile(ctx context.Context, srv *Client, hostPort, na
 	wg.Go(func() {
 		resp, err := srv.Do(ctx, http.MethodGet, path, nil)
 		errs[0] = save(name+"-apiserver.pprof", resp, err)
+		if errs[0] == nil {
+			resp, err := srv.Do(ctx, http.MethodGet, "/debug/pprof/allocs", nil)
+			errs[0] = save(name+"-apiserver-allocs.pprof", resp, err)
+		}
 	})
 	wg.Go(func() {
 		hc := &http.Client{Transport: &http.Transport{
@@ -805,6 +811,14 @@ func (c *SchedulerConfig) profile(ctx context.Context, srv *Client, hostPort, na
 		}
 		resp, err := hc.Do(req)
 		errs[1] = save(name+"-scheduler.pprof", resp, err)
+		if errs[1] == nil {
+			// The allocations so far (start-up included).
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+hostPort+"/debug/pprof/allocs", nil)
+			if err == nil {
+				resp, err := hc.Do(req)
+				errs[1] = save(name+"-scheduler-allocs.pprof", resp, err)
+			}
+		}
 	})
 	go func() {
 		wg.Wait()

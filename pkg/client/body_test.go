@@ -19,9 +19,10 @@ import (
 )
 
 // A protobuf client sends a built-in resource's own objects (create,
-// update, status) as protobuf with the kind in the envelope, as client-go
-// does, without touching the caller's object; options and patches stay
-// JSON, and a JSON client sends JSON.
+// update, status) and built-in subresource bodies (a Binding) as protobuf
+// with the kind in the envelope, as client-go does, without touching the
+// caller's object; options and patches stay JSON, and a JSON client sends
+// JSON.
 func TestRequestBodyEncoding(t *testing.T) {
 	type seen struct {
 		method, path, contentType string
@@ -75,10 +76,15 @@ func TestRequestBodyEncoding(t *testing.T) {
 			if err := pods.Delete(ctx, "p", metav1.DeleteOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			if pod.Kind != "" || pod.APIVersion != "" {
-				t.Errorf("the caller's object was changed: %+v", pod.TypeMeta)
+			// A built-in subresource body (the scheduler's Binding) too.
+			binding := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: "p", Labels: map[string]string{"a": "b"}}, Target: corev1.ObjectReference{Kind: "Node", Name: "n"}}
+			if err := pods.Subresource(ctx, "p", "binding", binding, nil); err != nil {
+				t.Fatal(err)
 			}
-			want := []string{tc.wantObject, tc.wantObject, tc.wantObject, string(types.MergePatchType), "application/json"}
+			if pod.Kind != "" || pod.APIVersion != "" || binding.Kind != "" {
+				t.Errorf("the caller's object was changed: %+v %+v", pod.TypeMeta, binding.TypeMeta)
+			}
+			want := []string{tc.wantObject, tc.wantObject, tc.wantObject, string(types.MergePatchType), "application/json", tc.wantObject}
 			if len(got) != len(want) {
 				t.Fatalf("%d requests, want %d", len(got), len(want))
 			}
@@ -86,10 +92,19 @@ func TestRequestBodyEncoding(t *testing.T) {
 				if s.contentType != want[i] {
 					t.Errorf("%s %s: Content-Type %q, want %q", s.method, s.path, s.contentType, want[i])
 				}
-				if s.contentType == "application/json" && s.method != http.MethodDelete && !strings.Contains(string(s.body), `"kind":"Pod","apiVersion":"v1"`) {
+				binding := strings.HasSuffix(s.path, "/binding")
+				if s.contentType == "application/json" && s.method != http.MethodDelete && !binding && !strings.Contains(string(s.body), `"kind":"Pod","apiVersion":"v1"`) {
 					t.Errorf("%s %s: JSON body without the kind: %s", s.method, s.path, s.body)
 				}
 				if s.contentType != ContentTypeProtobuf {
+					continue
+				}
+				if binding {
+					var b corev1.Binding
+					obj, gvk, err := pb.Decode(s.body, nil, &b)
+					if err != nil || gvk.Kind != "Binding" || obj.(*corev1.Binding).Target.Name != "n" {
+						t.Errorf("%s %s: protobuf Binding: %v %v %+v", s.method, s.path, err, gvk, obj)
+					}
 					continue
 				}
 				var decoded corev1.Pod

@@ -190,7 +190,9 @@ func withTypeMeta[T Object](obj T, res Resource) any {
 
 // jsonOnly reports whether objects of type T can only be JSON (unstructured).
 func jsonOnly[T any]() bool {
-	_, ok := any(newOf[T]()).(runtime.Unstructured)
+	// The zero T (a nil pointer) has T's methods: no need to allocate one.
+	var zero T
+	_, ok := any(zero).(runtime.Unstructured)
 	return ok
 }
 
@@ -377,10 +379,22 @@ func (t *Typed[T, L]) DeleteCollection(ctx context.Context, opts metav1.DeleteOp
 }
 
 // Subresource posts body to a subresource of name (binding, eviction,
-// token) and decodes the answer into out (may be nil).
+// token) and decodes the answer into out (may be nil). With a protobuf
+// client a built-in body (a Binding, an Eviction) goes as protobuf, as
+// client-go's typed clients send it.
 func (t *Typed[T, L]) Subresource(ctx context.Context, name, subresource string, body any, out any) error {
 	if name == "" {
 		return errEmptyName
 	}
-	return t.do(ctx, http.MethodPost, t.res.Path(t.ns, name, subresource), nil, body, "", out)
+	contentType := ""
+	if _, isT := body.(T); !isT && body != nil && !jsonOnly[T]() {
+		if _, raw := body.([]byte); !raw {
+			data, ct, err := t.c.encodeBody(body, "", false)
+			if err != nil {
+				return err
+			}
+			body, contentType = data, ct
+		}
+	}
+	return t.do(ctx, http.MethodPost, t.res.Path(t.ns, name, subresource), nil, body, contentType, out)
 }
