@@ -146,6 +146,10 @@ type placementScenario struct {
 	// terminating names bound pods deleted (gracefully: without a
 	// kubelet they stay, terminating) before the scheduler starts.
 	terminating []string
+	// statuses sets the status of bound pods (by name) before the
+	// scheduler starts (a kubelet's report: containers' actual
+	// resources, resize conditions).
+	statuses map[string]func(*corev1.PodStatus)
 	// setup creates other objects (services, disruption budgets) before
 	// the scheduler starts.
 	setup func(t *testing.T, cs kubernetes.Interface)
@@ -544,6 +548,20 @@ func runPlacement(t *testing.T, sc placementScenario, start func(*testing.T, *te
 	}
 	for _, p := range sc.bound {
 		createPod(t, cs, p)
+	}
+	for _, name := range sortedNames(sc.statuses) {
+		i := slices.IndexFunc(sc.bound, func(p *corev1.Pod) bool { return p.Name == name })
+		if i < 0 {
+			t.Fatalf("status of %s: no such bound pod", name)
+		}
+		p, err := cs.CoreV1().Pods(sc.bound[i].Namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc.statuses[name](&p.Status)
+		if _, err := cs.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
+			t.Fatalf("status of %s: %v", name, err)
+		}
 	}
 	for _, name := range sc.terminating {
 		i := slices.IndexFunc(sc.bound, func(p *corev1.Pod) bool { return p.Name == name })
@@ -1192,6 +1210,107 @@ func placementScenarios() []placementScenario {
 				ppod("busybox"),
 				ppod("small", containerImage("example.com/sidecar:latest")),
 				ppod("unknown", containerImage("example.com/none:1")),
+				ppod("init-image", initContainer("100m", false), func(p *corev1.Pod) { p.Spec.InitContainers[0].Image = "example.com/huge:1" }),
+				ppod("digest", containerImage("example.com/app@sha256:0123")),
+				ppod("untagged", containerImage("example.com/sidecar")),
+				ppod("twice", containerImage("example.com/app:v1"), withContainer("example.com/app:v1", "")),
+			),
+		},
+		{
+			// Pods being resized in place: a node counts the larger of a
+			// container's desired, actual and allocated requests, or, when
+			// the resize is infeasible, what the container actually has.
+			name: "NodeResourcesFit/in-place-resize",
+			nodes: []*corev1.Node{
+				pnode("n1", "4", "8Gi"), pnode("n2", "4", "8Gi"), pnode("n3", "4", "8Gi"), pnode("n4", "4", "8Gi"), pnode("n5", "4", "8Gi"),
+			},
+			bound: []*corev1.Pod{
+				boundTo("n1", "grown", requests("1", "1Gi")),
+				boundTo("n2", "allocated", requests("1", "1Gi")),
+				boundTo("n3", "infeasible", requests("3", "1Gi")),
+				boundTo("n4", "sidecar", requests("500m", ""), initContainer("500m", true)),
+				boundTo("n5", "no-resources", requests("1", "")),
+			},
+			statuses: map[string]func(*corev1.PodStatus){
+				"grown": func(st *corev1.PodStatus) {
+					st.ContainerStatuses = []corev1.ContainerStatus{{Name: "c", Image: "busybox", Resources: &corev1.ResourceRequirements{
+						Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2500m")}}}}
+				},
+				"allocated": func(st *corev1.PodStatus) {
+					st.ContainerStatuses = []corev1.ContainerStatus{{Name: "c", Image: "busybox",
+						AllocatedResources: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2500m")},
+						Resources:          &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m")}}}}
+				},
+				"infeasible": func(st *corev1.PodStatus) {
+					st.ContainerStatuses = []corev1.ContainerStatus{{Name: "c", Image: "busybox", Resources: &corev1.ResourceRequirements{
+						Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")}}}}
+					st.Conditions = append(st.Conditions, corev1.PodCondition{Type: corev1.PodResizePending, Status: corev1.ConditionTrue, Reason: corev1.PodReasonInfeasible})
+				},
+				"sidecar": func(st *corev1.PodStatus) {
+					st.InitContainerStatuses = []corev1.ContainerStatus{{Name: "init0", Image: "busybox", Resources: &corev1.ResourceRequirements{
+						Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2500m")}}}}
+				},
+				"no-resources": func(st *corev1.PodStatus) {
+					st.ContainerStatuses = []corev1.ContainerStatus{{Name: "c", Image: "busybox",
+						AllocatedResources: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("3")}}}
+				},
+			},
+			steps: steps(
+				ppod("plain"),
+				ppod("two-cpus", requests("2", "")),
+				ppod("balanced", requests("1", "2Gi"), schedulerName("custom")),
+			),
+		},
+		{
+			name: "edge-cases",
+			nodes: []*corev1.Node{
+				pnode("n1", "4", "8Gi", nodeLabels("rack", "r1"), taint("evict", "x", noExecute)),
+				pnode("n2", "4", "8Gi", nodeLabels("rack", "r1"), taint("k", "v", preferNo)),
+				pnode("n3", "4", "8Gi", nodeLabels("rack", "r2")),
+				pnode("n4", "4", "8Gi"),
+			},
+			bound: []*corev1.Pod{
+				boundTo("n3", "ports", func(p *corev1.Pod) {
+					p.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 80, HostPort: 8080, HostIP: "10.0.0.1", Protocol: corev1.ProtocolTCP},
+						{ContainerPort: 53, HostPort: 5353, Protocol: corev1.ProtocolUDP}}
+				}),
+				boundTo("n4", "r-1", podLabels("app", "r"), preferredPodAntiAffinity(70, podTerm(hostname, labelSelector("app", "shy")))),
+				boundTo("n3", "r-2", podLabels("app", "r")),
+			},
+			steps: steps(
+				ppod("port-udp", func(p *corev1.Pod) {
+					p.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 80, HostPort: 8080, Protocol: corev1.ProtocolUDP}}
+				}, nodeSelector(hostname, "n3")),
+				ppod("port-any-ip", hostPort(8080), nodeSelector(hostname, "n3")),
+				ppod("port-other-ip", func(p *corev1.Pod) {
+					p.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 80, HostPort: 8080, HostIP: "10.0.0.2", Protocol: corev1.ProtocolTCP}}
+				}, nodeSelector(hostname, "n3")),
+				ppod("port-udp-5353", func(p *corev1.Pod) {
+					p.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 53, HostPort: 5353, HostIP: "10.0.0.9", Protocol: corev1.ProtocolUDP}}
+				}, nodeSelector(hostname, "n3")),
+				ppod("tolerate-key-value-any-effect", toleration("evict", "x", corev1.TolerationOpEqual, ""), toleration("k", "v", corev1.TolerationOpEqual, "")),
+				ppod("toleration-seconds", func(p *corev1.Pod) {
+					p.Spec.Tolerations = []corev1.Toleration{{Key: "evict", Operator: corev1.TolerationOpExists, Effect: noExecute, TolerationSeconds: ptr.To[int64](30)}}
+				}),
+				ppod("empty-preference", affinity(func(a *corev1.Affinity) {
+					a.NodeAffinity = &corev1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{{Weight: 50}}}
+				})),
+				ppod("shy", podLabels("app", "shy")),
+				ppod("rack-spread", podLabels("app", "r"), spread(spreadConstraint(1, "rack", doNot, labelSelector("app", "r")))),
+				ppod("rack-spread-anyway", podLabels("app", "r"), spread(spreadConstraint(1, "rack", anyway, labelSelector("app", "r")))),
+				ppod("rack-min-domains", podLabels("app", "r"), spread(func() corev1.TopologySpreadConstraint {
+					c := spreadConstraint(1, "rack", doNot, labelSelector("app", "r"))
+					c.MinDomains = ptr.To[int32](3)
+					return c
+				}())),
+				ppod("rack-taints-honor", podLabels("app", "r"), spread(func() corev1.TopologySpreadConstraint {
+					c := spreadConstraint(1, "rack", doNot, labelSelector("app", "r"))
+					c.NodeTaintsPolicy = ptr.To(corev1.NodeInclusionPolicyHonor)
+					return c
+				}())),
+				ppod("spread-nil-selector", podLabels("app", "r"), spread(corev1.TopologySpreadConstraint{MaxSkew: 1, TopologyKey: "rack", WhenUnsatisfiable: doNot})),
+				ppod("anti-affinity-nil-selector", requiredPodAntiAffinity(corev1.PodAffinityTerm{TopologyKey: hostname})),
+				ppod("affinity-empty-selector", requiredPodAffinity(corev1.PodAffinityTerm{TopologyKey: "rack", LabelSelector: &metav1.LabelSelector{}})),
 			),
 		},
 		{

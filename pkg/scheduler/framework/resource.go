@@ -193,9 +193,10 @@ func isPrefixed(s, prefix string) bool { return len(s) >= len(prefix) && s[:len(
 // container step (plus the sidecars started before it) when that is
 // more, plus the pod overhead. Pod-level requests (spec.resources),
 // when set, replace the container sum for CPU, memory and hugepages-*
-// (upstream's supported pod-level resources). A container
-// being resized in place counts with the larger of its desired and its
-// actual (status) requests. With nonZero, a container without a CPU or
+// (upstream's supported pod-level resources). A container (or sidecar)
+// being resized in place counts the largest of its desired, actual and
+// allocated requests (only its actual and allocated ones when the resize
+// is infeasible). With nonZero, a container without a CPU or
 // memory request counts DefaultMilliCPURequest / DefaultMemoryRequest
 // (the scheduler's "non-zero" requests used for scoring).
 func PodRequests(pod *corev1.Pod, nonZero bool) *Resource {
@@ -219,28 +220,30 @@ type PodRequestsOptions struct {
 
 // PodRequestsWith is PodRequests with options.
 func PodRequestsWith(pod *corev1.Pod, o PodRequestsOptions) *Resource {
-	var statusReqs map[string]corev1.ResourceList
+	var statuses map[string]*corev1.ContainerStatus
+	infeasible := false
 	if !o.SkipStatus {
-		for _, cs := range pod.Status.ContainerStatuses {
-			if cs.Resources != nil && len(cs.Resources.Requests) > 0 {
-				if statusReqs == nil {
-					statusReqs = map[string]corev1.ResourceList{}
-				}
-				statusReqs[cs.Name] = cs.Resources.Requests
-			}
+		statuses = resizeStatuses(pod)
+		if statuses != nil {
+			infeasible = resizeInfeasible(pod)
 		}
 	}
 	reqs := &Resource{}
 	for i := range pod.Spec.Containers {
 		c := &pod.Spec.Containers[i]
-		reqs.AddResource(containerRequests(c.Resources.Requests, statusReqs[c.Name], o))
+		reqs.AddResource(containerRequests(c.Resources.Requests, statuses[c.Name], infeasible, o))
 	}
 	sidecars := &Resource{}
 	initMax := &Resource{}
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
-		cr := containerRequests(c.Resources.Requests, nil, o)
-		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+		sidecar := c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+		var st *corev1.ContainerStatus
+		if sidecar {
+			st = statuses[c.Name]
+		}
+		cr := containerRequests(c.Resources.Requests, st, infeasible, o)
+		if sidecar {
 			reqs.AddResource(cr)
 			sidecars.AddResource(cr)
 			cr = sidecars.Clone()
@@ -306,10 +309,14 @@ func podNamesRequest(pod *corev1.Pod, name corev1.ResourceName) bool {
 			}
 		}
 	}
-	for _, cs := range pod.Status.ContainerStatuses {
-		if cs.Resources != nil {
-			if _, ok := cs.Resources.Requests[name]; ok {
-				return true
+	for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses} {
+		for _, cs := range list {
+			if cs.Resources != nil {
+				_, a := cs.Resources.Requests[name]
+				_, b := cs.AllocatedResources[name]
+				if a || b {
+					return true
+				}
 			}
 		}
 	}
@@ -320,20 +327,66 @@ func podNamesRequest(pod *corev1.Pod, name corev1.ResourceName) bool {
 	return ok
 }
 
-func containerRequests(spec, status corev1.ResourceList, o PodRequestsOptions) *Resource {
-	r := NewResource(spec)
-	if status != nil {
-		maxInto(r, NewResource(status))
-	}
-	if o.NonZeroCPU {
-		if _, ok := spec[corev1.ResourceCPU]; !ok && r.MilliCPU == 0 {
-			r.MilliCPU = DefaultMilliCPURequest
+// resizeStatuses are the statuses (containers' and init containers', by
+// name) that report the container's actual resources; nil when none does.
+func resizeStatuses(pod *corev1.Pod) map[string]*corev1.ContainerStatus {
+	var out map[string]*corev1.ContainerStatus
+	for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses} {
+		for i := range list {
+			if list[i].Resources == nil {
+				continue
+			}
+			if out == nil {
+				out = map[string]*corev1.ContainerStatus{}
+			}
+			out[list[i].Name] = &list[i]
 		}
 	}
-	if o.NonZeroMemory {
-		if _, ok := spec[corev1.ResourceMemory]; !ok && r.Memory == 0 {
-			r.Memory = DefaultMemoryRequest
+	return out
+}
+
+// resizeInfeasible: the kubelet found the pod's resize infeasible
+// (PodResizePending with reason Infeasible).
+func resizeInfeasible(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodResizePending {
+			return c.Reason == corev1.PodReasonInfeasible
 		}
+	}
+	return false
+}
+
+// containerRequests is a container's requests: with a status reporting
+// its actual resources (a resize in progress), the largest of the
+// desired (spec), actual and allocated requests, or, when the resize is
+// infeasible, the larger of the actual and allocated ones (upstream's
+// determineContainerReqs); then the non-zero defaults for what none of
+// them names.
+func containerRequests(spec corev1.ResourceList, status *corev1.ContainerStatus, infeasible bool, o PodRequestsOptions) *Resource {
+	var r *Resource
+	named := func(name corev1.ResourceName) bool { _, ok := spec[name]; return ok }
+	if status == nil {
+		r = NewResource(spec)
+	} else {
+		if infeasible {
+			r = NewResource(status.Resources.Requests)
+		} else {
+			r = NewResource(spec)
+			maxInto(r, NewResource(status.Resources.Requests))
+		}
+		maxInto(r, NewResource(status.AllocatedResources))
+		named = func(name corev1.ResourceName) bool {
+			_, a := status.Resources.Requests[name]
+			_, b := status.AllocatedResources[name]
+			_, c := spec[name]
+			return a || b || (c && !infeasible)
+		}
+	}
+	if o.NonZeroCPU && !named(corev1.ResourceCPU) {
+		r.MilliCPU = DefaultMilliCPURequest
+	}
+	if o.NonZeroMemory && !named(corev1.ResourceMemory) {
+		r.Memory = DefaultMemoryRequest
 	}
 	return r
 }

@@ -105,3 +105,56 @@ func TestNodeNonZeroRequests(t *testing.T) {
 		})
 	}
 }
+
+// TestPodRequestsInPlaceResize: a container whose status reports its
+// actual resources counts the largest of its desired, actual and
+// allocated requests; when the resize is infeasible, only the actual and
+// allocated ones; a sidecar's status counts too (upstream's
+// determineContainerReqs under InPlacePodVerticalScaling).
+func TestPodRequestsInPlaceResize(t *testing.T) {
+	q := resource.MustParse
+	always := corev1.ContainerRestartPolicyAlways
+	cpu := func(v string) corev1.ResourceList { return corev1.ResourceList{corev1.ResourceCPU: q(v)} }
+	status := func(name string, actual, allocated corev1.ResourceList) corev1.ContainerStatus {
+		return corev1.ContainerStatus{Name: name, Resources: &corev1.ResourceRequirements{Requests: actual}, AllocatedResources: allocated}
+	}
+	infeasible := []corev1.PodCondition{{Type: corev1.PodResizePending, Status: corev1.ConditionTrue, Reason: corev1.PodReasonInfeasible}}
+	tests := []struct {
+		name           string
+		spec           corev1.PodSpec
+		status         corev1.PodStatus
+		want           int64 // cpu, PodRequests(pod, false)
+		wantSkip       int64 // cpu with SkipStatus
+		wantNonZeroMem int64
+	}{
+		{"actual above desired", corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Requests: cpu("1")}}}},
+			corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{status("c", cpu("2500m"), nil)}}, 2500, 1000, DefaultMemoryRequest},
+		{"allocated above both", corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Requests: cpu("1")}}}},
+			corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{status("c", cpu("500m"), cpu("2500m"))}}, 2500, 1000, DefaultMemoryRequest},
+		{"allocated without actual resources is ignored", corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Requests: cpu("1")}}}},
+			corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "c", AllocatedResources: cpu("3")}}}, 1000, 1000, DefaultMemoryRequest},
+		{"infeasible: what the container has", corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Requests: cpu("3")}}}},
+			corev1.PodStatus{Conditions: infeasible, ContainerStatuses: []corev1.ContainerStatus{status("c", corev1.ResourceList{corev1.ResourceCPU: q("1"), corev1.ResourceMemory: q("1Gi")}, nil)}},
+			1000, 3000, 1 << 30},
+		{"sidecar status", corev1.PodSpec{InitContainers: []corev1.Container{{Name: "s", RestartPolicy: &always, Resources: corev1.ResourceRequirements{Requests: cpu("500m")}}},
+			Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Requests: cpu("500m")}}}},
+			corev1.PodStatus{InitContainerStatuses: []corev1.ContainerStatus{status("s", cpu("2500m"), nil)}}, 3000, 1000, 2 * DefaultMemoryRequest},
+		{"a plain init container's status does not count", corev1.PodSpec{InitContainers: []corev1.Container{{Name: "i", Resources: corev1.ResourceRequirements{Requests: cpu("500m")}}},
+			Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{Requests: cpu("500m")}}}},
+			corev1.PodStatus{InitContainerStatuses: []corev1.ContainerStatus{status("i", cpu("2500m"), nil)}}, 500, 500, DefaultMemoryRequest},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pod := &corev1.Pod{Spec: tt.spec, Status: tt.status}
+			if got := PodRequests(pod, false).MilliCPU; got != tt.want {
+				t.Errorf("PodRequests cpu = %d, want %d", got, tt.want)
+			}
+			if got := PodRequestsWith(pod, PodRequestsOptions{SkipStatus: true}).MilliCPU; got != tt.wantSkip {
+				t.Errorf("PodRequestsWith(SkipStatus) cpu = %d, want %d", got, tt.wantSkip)
+			}
+			if got := PodRequests(pod, true).Memory; got != tt.wantNonZeroMem {
+				t.Errorf("non-zero memory = %d, want %d", got, tt.wantNonZeroMem)
+			}
+		})
+	}
+}
