@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 
@@ -25,13 +24,9 @@ type JSONCodec struct {
 // Encode marshals obj, filling in its apiVersion and kind from the typer.
 func (c JSONCodec) Encode(obj runtime.Object) ([]byte, error) {
 	SetKind(c.Typer, obj)
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	if err := enc.Encode(obj); err != nil {
-		return nil, err
-	}
-	b := buf.Bytes()
-	return b[:len(b)-1], nil // drop Encoder's newline
+	// The bytes an Encoder writes without its newline, in one exactly
+	// sized allocation (Marshal encodes in a pooled buffer).
+	return json.Marshal(obj)
 }
 
 // Decode unmarshals data into into (case-sensitively, as the API server does).
