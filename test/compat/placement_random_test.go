@@ -16,7 +16,9 @@ import (
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 )
 
 // randomPlacementSeeds are the seeds TestPlacementMatchesUpstream runs.
@@ -146,7 +148,17 @@ func randomPlacementScenario(seed uint64) placementScenario {
 				continue
 			}
 			seen[key+string(when)] = true
-			opts = append(opts, spread(spreadConstraint(int32(1+r.IntN(3)), key, when, labelSelector("app", apps[r.IntN(len(apps))]))))
+			c := spreadConstraint(int32(1+r.IntN(3)), key, when, labelSelector("app", apps[r.IntN(len(apps))]))
+			if when == corev1.DoNotSchedule && chance(0.3) {
+				c.MinDomains = ptr.To(int32(1 + r.IntN(4)))
+			}
+			if chance(0.2) {
+				c.NodeAffinityPolicy = ptr.To(corev1.NodeInclusionPolicyIgnore)
+			}
+			if chance(0.3) {
+				c.NodeTaintsPolicy = ptr.To(corev1.NodeInclusionPolicyHonor)
+			}
+			opts = append(opts, spread(c))
 		}
 		if chance(0.5) {
 			img := randomImages[r.IntN(len(randomImages))]
@@ -157,6 +169,20 @@ func randomPlacementScenario(seed uint64) placementScenario {
 		}
 		if chance(0.1) {
 			opts = append(opts, hostPort(int32(8080+r.IntN(2))))
+		}
+		if chance(0.1) {
+			opts = append(opts, initContainer(pick("100m", "1", "3"), chance(0.5)))
+		}
+		if chance(0.1) {
+			opts = append(opts, func(p *corev1.Pod) {
+				p.Spec.Resources = &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(pick("1", "2", "4"))}}
+			})
+		}
+		if chance(0.05) {
+			opts = append(opts, toleration("", "", corev1.TolerationOpExists, ""))
+		}
+		if chance(0.1) {
+			opts = append(opts, inNamespace("other"))
 		}
 		sc.steps = append(sc.steps, step(ppod(fmt.Sprintf("p%02d", i), opts...)))
 	}

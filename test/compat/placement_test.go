@@ -171,7 +171,17 @@ type placementStep struct {
 	pod    *corev1.Pod
 	keep   bool
 	ungate string
+	// change alters the cluster (an event that may make a waiting pod
+	// schedulable); await waits for the named kept pod to be bound
+	// (outcome "after/<pod>": its node, or "still pending" after
+	// awaitWait).
+	change func(t *testing.T, cs kubernetes.Interface)
+	await  string
 }
+
+// awaitWait bounds an await step: longer than upstream's longest
+// back-off (10 s) plus a scheduling cycle.
+const awaitWait = 12 * time.Second
 
 // placementResult is what one scheduler did with one pod.
 type placementResult struct {
@@ -446,7 +456,7 @@ func comparePlacements(t *testing.T, sc placementScenario, upstream, skiff map[s
 	}
 	keys := scenarioPodKeys(sc)
 	for _, k := range sortedNames(upstream) {
-		if strings.HasPrefix(k, "victims/") {
+		if strings.HasPrefix(k, "victims/") || strings.HasPrefix(k, "after/") {
 			keys = append(keys, k)
 		}
 	}
@@ -606,6 +616,22 @@ func runPlacement(t *testing.T, sc placementScenario, start func(*testing.T, *te
 			}
 			continue
 		}
+		if st.change != nil {
+			st.change(t, cs)
+			continue
+		}
+		if st.await != "" {
+			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: st.await}}
+			o := "still pending"
+			for end := time.Now().Add(awaitWait); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+				if cur := currentOutcome(t, cs, p); strings.HasPrefix(cur, "node:") {
+					o = cur
+					break
+				}
+			}
+			out["after/"+podKey(p)] = placementResult{outcome: o}
+			continue
+		}
 		i := slices.IndexFunc(gated, func(p *corev1.Pod) bool { return p.Name == st.ungate })
 		if i < 0 {
 			t.Fatalf("step ungate %s: no such gated pod", st.ungate)
@@ -656,6 +682,13 @@ func createNode(t *testing.T, cs kubernetes.Interface, want *corev1.Node) {
 	// to remove the not-ready one added on create).
 	n.Spec = *want.Spec.DeepCopy()
 	if _, err := cs.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func patchNode(t *testing.T, cs kubernetes.Interface, name, patch string) {
+	t.Helper()
+	if _, err := cs.CoreV1().Nodes().Patch(context.Background(), name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -1260,6 +1293,46 @@ func placementScenarios() []placementScenario {
 				ppod("two-cpus", requests("2", "")),
 				ppod("balanced", requests("1", "2Gi"), schedulerName("custom")),
 			),
+		},
+		{
+			// Pods waiting for a cluster event (each plugin's events and
+			// queueing hints): each is placed once the event comes.
+			name: "requeue-on-events",
+			nodes: []*corev1.Node{
+				pnode("n1", "2", "8Gi", zone("a")), pnode("n2", "2", "8Gi", zone("b"), taint("wait", "x", noSchedule)),
+				pnode("n3", "2", "8Gi", zone("c"), unschedulable()),
+			},
+			bound: []*corev1.Pod{boundTo("n1", "big", requests("2", ""))},
+			steps: []placementStep{
+				keep(ppod("needs-friend", requiredPodAffinity(podTerm(zoneKey, labelSelector("app", "late"))))),
+				keep(ppod("needs-label", nodeSelector("disk", "ssd"))),
+				keep(ppod("needs-room", requests("1500m", ""), nodeSelector(hostname, "n1"))),
+				keep(ppod("needs-untaint", nodeSelector(hostname, "n2"))),
+				keep(ppod("needs-schedulable", nodeSelector(hostname, "n3"))),
+				keep(ppod("needs-node", nodeSelector(hostname, "n4"))),
+				{change: func(t *testing.T, cs kubernetes.Interface) {
+					createPod(t, cs, boundTo("n1", "late", podLabels("app", "late")))
+				}},
+				{await: "needs-friend"},
+				{change: func(t *testing.T, cs kubernetes.Interface) {
+					patchNode(t, cs, "n1", `{"metadata":{"labels":{"disk":"ssd"}}}`)
+				}},
+				{await: "needs-label"},
+				{change: func(t *testing.T, cs kubernetes.Interface) {
+					deletePod(t, cs, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "big"}}, nil)
+				}},
+				{await: "needs-room"},
+				{change: func(t *testing.T, cs kubernetes.Interface) { patchNode(t, cs, "n2", `{"spec":{"taints":null}}`) }},
+				{await: "needs-untaint"},
+				{change: func(t *testing.T, cs kubernetes.Interface) { patchNode(t, cs, "n3", `{"spec":{"unschedulable":false}}`) }},
+				{await: "needs-schedulable"},
+				{change: func(t *testing.T, cs kubernetes.Interface) { createNode(t, cs, pnode("n4", "2", "8Gi")) }},
+				{await: "needs-node"},
+			},
+		},
+		{
+			name:  "no-nodes",
+			steps: steps(ppod("alone")),
 		},
 		{
 			name: "edge-cases",
