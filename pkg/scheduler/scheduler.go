@@ -59,6 +59,9 @@ type Config struct {
 	Gatherer prometheus.Gatherer
 }
 
+// eventWriters bounds the events written at once.
+const eventWriters = 64
+
 // Scheduler assigns pending pods to nodes.
 type Scheduler struct {
 	cfg      Config
@@ -161,7 +164,12 @@ func New(ctx context.Context, cfg Config) (*Scheduler, error) {
 	s.podLister = cache.NewLister[*corev1.Pod](podInformer.GetIndexer(), corev1.Resource("pods"))
 
 	s.cache = internalcache.New(internalcache.Config{Clock: s.clock, Logger: s.logger, Registerer: s.registry})
-	s.broadcaster = record.NewBroadcaster(record.WithClock(s.clock), record.WithLogger(s.logger))
+	// Upstream's scheduler records through the events.k8s.io library,
+	// which writes each event in its own goroutine: every pod gets its
+	// Scheduled event even at thousands of bindings a second (written one
+	// at a time, most were dropped once the queue filled).
+	s.broadcaster = record.NewBroadcaster(record.WithClock(s.clock), record.WithLogger(s.logger),
+		record.WithConcurrentWrites(eventWriters))
 
 	registry := plugins.NewInTreeRegistry()
 	if err := registry.Merge(cfg.OutOfTreeRegistry); err != nil {

@@ -33,7 +33,10 @@
 //
 // A failed write is retried up to 12 times 10 s apart (the first wait
 // randomized), on the broadcaster's clock, unless the API server rejected
-// the event (an API status error), which is final.
+// the event (an API status error), which is final. Events are written one
+// at a time, or with WithConcurrentWrites(n) up to n at once (correlation
+// still in recording order), as upstream's events.k8s.io library writes
+// each event in its own goroutine.
 //
 // Invariants:
 //   - Recorders and the broadcaster never block on a watcher or the API.

@@ -90,6 +90,7 @@ type broadcasterConfig struct {
 	queueLength   int
 	scheme        *runtime.Scheme
 	rand          func() float64
+	writers       int
 }
 
 // WithContext ties the broadcaster to ctx: when it ends, the broadcaster
@@ -130,6 +131,19 @@ func WithMaxTries(n int) BroadcasterOption {
 // (DefaultQueueLength).
 func WithQueueLength(n int) BroadcasterOption {
 	return func(c *broadcasterConfig) { c.queueLength = n }
+}
+
+// WithConcurrentWrites lets StartRecordingToSink write up to n events at
+// once (n < 2: one at a time, as client-go's tools/record). Correlation
+// (aggregation, deduplication, spam filter) still sees the events in
+// recording order; only the API calls overlap, as upstream's
+// events.k8s.io library (kube-scheduler's) writes each event in its own
+// goroutine: a component recording hundreds of events a second (a
+// scheduler's Scheduled events) keeps up with them instead of dropping
+// most once its queue is full. Writes in flight are abandoned when the
+// broadcaster shuts down.
+func WithConcurrentWrites(n int) BroadcasterOption {
+	return func(c *broadcasterConfig) { c.writers = n }
 }
 
 // WithScheme lets recorders find the kind of typed objects that carry no
@@ -270,7 +284,25 @@ func (b *broadcaster) StartEventWatcher(handler func(*corev1.Event)) Watcher {
 func (b *broadcaster) StartRecordingToSink(sink EventSink) Watcher {
 	correlator := NewEventCorrelatorWithOptions(b.cfg.correlator)
 	correlator.names = b.names
-	return b.StartEventWatcher(func(e *corev1.Event) { b.recordToSink(sink, e, correlator) })
+	if b.cfg.writers < 2 {
+		return b.StartEventWatcher(func(e *corev1.Event) { b.recordToSink(sink, e, correlator) })
+	}
+	slots := make(chan struct{}, b.cfg.writers)
+	return b.StartEventWatcher(func(e *corev1.Event) {
+		result := b.correlate(e, correlator)
+		if result == nil {
+			return
+		}
+		select {
+		case slots <- struct{}{}:
+		case <-b.ctx.Done():
+			return
+		}
+		go func() {
+			defer func() { <-slots }()
+			b.write(sink, result, correlator)
+		}()
+	})
 }
 
 func (b *broadcaster) StartLogging(logf func(format string, args ...any)) Watcher {
@@ -298,13 +330,26 @@ func (b *broadcaster) NewRecorder(source corev1.EventSource) EventRecorder {
 // recordToSink correlates e and writes the result, retrying failures that
 // may pass (not API rejections) up to maxTries times.
 func (b *broadcaster) recordToSink(sink EventSink, e *corev1.Event, correlator *EventCorrelator) {
+	if result := b.correlate(e, correlator); result != nil {
+		b.write(sink, result, correlator)
+	}
+}
+
+// correlate runs e through the correlator: nil when nothing is to be
+// written.
+func (b *broadcaster) correlate(e *corev1.Event, correlator *EventCorrelator) *EventCorrelateResult {
 	result, err := correlator.EventCorrelate(e)
 	if err != nil {
 		b.cfg.logger.Error("event correlation failed", "err", err)
 	}
 	if result == nil || result.Skip {
-		return
+		return nil
 	}
+	return result
+}
+
+// write writes a correlated event, retrying failures that may pass.
+func (b *broadcaster) write(sink EventSink, result *EventCorrelateResult, correlator *EventCorrelator) {
 	ev := result.Event
 	for tries := 1; ; tries++ {
 		if b.writeEvent(sink, ev, result.Patch, correlator) {

@@ -425,6 +425,63 @@ func TestRecordToSinkCreatesThenPatches(t *testing.T) {
 	}
 }
 
+// blockingSink holds every Create until release is closed.
+type blockingSink struct {
+	fakeSink
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (s *blockingSink) Create(ctx context.Context, e *corev1.Event) (*corev1.Event, error) {
+	s.entered <- struct{}{}
+	<-s.release
+	return s.fakeSink.Create(ctx, e)
+}
+
+// With WithConcurrentWrites(n) up to n writes are in flight at once (one
+// at a time without it), and every event is written once.
+func TestConcurrentWrites(t *testing.T) {
+	for _, tc := range []struct{ writers, wantInFlight int }{{0, 1}, {4, 4}} {
+		b := NewBroadcaster(WithClock(clock.NewFake(t0)), WithLogger(quiet()), WithConcurrentWrites(tc.writers))
+		sink := &blockingSink{fakeSink: *newFakeSink(), entered: make(chan struct{}, 100), release: make(chan struct{})}
+		b.StartRecordingToSink(sink)
+		r := b.NewRecorder(corev1.EventSource{Component: "c"})
+		const n = 6
+		for i := range n {
+			p := testPod()
+			p.Name = fmt.Sprint("p", i)
+			r.Event(p, corev1.EventTypeNormal, "Scheduled", "assigned")
+		}
+		for range tc.wantInFlight {
+			select {
+			case <-sink.entered:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("writers %d: fewer than %d writes in flight", tc.writers, tc.wantInFlight)
+			}
+		}
+		select {
+		case <-sink.entered:
+			t.Fatalf("writers %d: more than %d writes in flight", tc.writers, tc.wantInFlight)
+		case <-time.After(50 * time.Millisecond):
+		}
+		close(sink.release)
+		for range n - tc.wantInFlight {
+			<-sink.entered
+		}
+		for range n {
+			select {
+			case <-sink.wrote:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("writers %d: not every event written: %v", tc.writers, sink.callLog())
+			}
+		}
+		if got := len(sink.callLog()); got != n {
+			t.Errorf("writers %d: %d writes, want %d: %v", tc.writers, got, n, sink.callLog())
+		}
+		b.Shutdown()
+	}
+}
+
 func TestRecordToSinkRecreatesAVanishedEvent(t *testing.T) {
 	b := NewBroadcaster(WithClock(clock.NewFake(t0)), WithLogger(quiet()))
 	defer b.Shutdown()
