@@ -456,7 +456,7 @@ func comparePlacements(t *testing.T, sc placementScenario, upstream, skiff map[s
 	}
 	keys := scenarioPodKeys(sc)
 	for _, k := range sortedNames(upstream) {
-		if strings.HasPrefix(k, "victims/") || strings.HasPrefix(k, "after/") {
+		if strings.HasPrefix(k, "victims/") || strings.HasPrefix(k, "after/") || strings.HasPrefix(k, "events/") {
 			keys = append(keys, k)
 		}
 	}
@@ -657,6 +657,9 @@ func runPlacement(t *testing.T, sc placementScenario, start func(*testing.T, *te
 		}
 		out[podKey(p)] = placementResult{outcome: o}
 	}
+	for k, ev := range schedulingEvents(t, cs, out) {
+		out["events/"+k] = placementResult{outcome: ev}
+	}
 	scores := sched.stop()
 	for k, r := range out {
 		s := scores.get(k)
@@ -745,6 +748,60 @@ func currentOutcome(t *testing.T, cs kubernetes.Interface, p *corev1.Pod) string
 		}
 	}
 	return ""
+}
+
+// schedulingEvents waits for the scheduler's events about each placed
+// or pending pod (Scheduled, FailedScheduling; recorded asynchronously)
+// and returns them per pod: type, reason and message, without counts or
+// times.
+func schedulingEvents(t *testing.T, cs kubernetes.Interface, results map[string]placementResult) map[string]string {
+	t.Helper()
+	want := map[string]bool{}
+	for k, r := range results {
+		if strings.Contains(k, "/") && strings.Count(k, "/") == 1 && r.outcome != "gated" && r.outcome != "timeout" {
+			want[k] = true
+		}
+	}
+	out := map[string]string{}
+	deadline := time.Now().Add(waitTimeout)
+	for {
+		evs, err := cs.CoreV1().Events("").List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		per := map[string]map[string]bool{}
+		for _, e := range evs.Items {
+			if e.InvolvedObject.Kind != "Pod" || (e.Reason != "Scheduled" && e.Reason != "FailedScheduling") {
+				continue
+			}
+			k := e.InvolvedObject.Namespace + "/" + e.InvolvedObject.Name
+			if per[k] == nil {
+				per[k] = map[string]bool{}
+			}
+			// The node is compared with the outcome (a tie may send the
+			// pod elsewhere). Upstream records events.k8s.io/v1 Events
+			// (action Scheduling/Binding, reportingController, no
+			// source), skiff core/v1 ones (source.component): kubectl
+			// shows both alike; those fields are not compared.
+			msg := e.Message
+			if i := strings.LastIndex(msg, " to "); e.Reason == "Scheduled" && i >= 0 {
+				msg = msg[:i] + " to <node>"
+			}
+			per[k][fmt.Sprintf("%s %s: %s", e.Type, e.Reason, msg)] = true
+		}
+		missing := 0
+		for k := range want {
+			if len(per[k]) == 0 {
+				missing++
+				continue
+			}
+			out[k] = strings.Join(sortedNames(per[k]), " | ")
+		}
+		if missing == 0 || time.Now().After(deadline) {
+			return out
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // preemptionVictims lists the pods being deleted, with their
@@ -1329,6 +1386,67 @@ func placementScenarios() []placementScenario {
 				{change: func(t *testing.T, cs kubernetes.Interface) { createNode(t, cs, pnode("n4", "2", "8Gi")) }},
 				{await: "needs-node"},
 			},
+		},
+		{
+			// Preemption's choice of node: equal highest victim priority,
+			// the smaller sum of victim priorities wins (n1); among nodes
+			// equal on those, the one whose most important victim started
+			// last (n3 over n4, by status.startTime).
+			name:       "DefaultPreemption/node-choice",
+			preemption: true,
+			nodes:      []*corev1.Node{pnode("n1", "4", "8Gi"), pnode("n2", "4", "8Gi")},
+			bound: []*corev1.Pod{
+				boundTo("n1", "n1-mid", priorityClass("mid"), requests("2", "")), boundTo("n1", "n1-low", priorityClass("low"), requests("2", "")),
+				boundTo("n2", "n2-mid-a", priorityClass("mid"), requests("2", "")), boundTo("n2", "n2-mid-b", priorityClass("mid"), requests("2", "")),
+			},
+			steps: steps(ppod("preemptor", priorityClass("high"), requests("4", ""))),
+		},
+		{
+			name:       "DefaultPreemption/start-time",
+			preemption: true,
+			nodes:      []*corev1.Node{pnode("n3", "4", "8Gi"), pnode("n4", "4", "8Gi"), pnode("n5", "4", "8Gi")},
+			bound: []*corev1.Pod{
+				boundTo("n3", "late", priorityClass("low"), requests("3", "")), boundTo("n4", "early", priorityClass("low"), requests("3", "")),
+				boundTo("n5", "middle", priorityClass("low"), requests("3", "")),
+			},
+			statuses: map[string]func(*corev1.PodStatus){
+				"late":   func(st *corev1.PodStatus) { st.StartTime = &metav1.Time{Time: time.Date(2026, 1, 3, 0, 0, 0, 0, time.UTC)} },
+				"early":  func(st *corev1.PodStatus) { st.StartTime = &metav1.Time{Time: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} },
+				"middle": func(st *corev1.PodStatus) { st.StartTime = &metav1.Time{Time: time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)} },
+			},
+			steps: steps(ppod("preemptor", priorityClass("high"), requests("2", ""))),
+		},
+		{
+			// Victims on one node: the budget-guarded pods are reprieved
+			// first, the more important (then earlier started) first.
+			name:       "DefaultPreemption/reprieve-order",
+			preemption: true,
+			nodes:      []*corev1.Node{pnode("n1", "4", "8Gi")},
+			bound: []*corev1.Pod{
+				boundTo("n1", "g-1", priorityClass("low"), podLabels("app", "guarded"), requests("1", "")),
+				boundTo("n1", "g-2", priorityClass("mid"), podLabels("app", "guarded"), requests("1", "")),
+				boundTo("n1", "free-1", priorityClass("low"), requests("1", "")),
+				boundTo("n1", "free-2", priorityClass("mid"), requests("1", "")),
+			},
+			setup: func(t *testing.T, cs kubernetes.Interface) {
+				min := intstr.FromInt32(2)
+				if _, err := cs.PolicyV1().PodDisruptionBudgets("default").Create(context.Background(), &policyv1.PodDisruptionBudget{
+					ObjectMeta: metav1.ObjectMeta{Name: "guard"}, Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &min, Selector: labelSelector("app", "guarded")}}, metav1.CreateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			},
+			steps: steps(ppod("preemptor", priorityClass("high"), requests("2", ""))),
+		},
+		{
+			// Removing victims would not help: the pod's node selector
+			// rules one node out, a taint the other.
+			name:       "DefaultPreemption/not-helpful",
+			preemption: true,
+			nodes:      []*corev1.Node{pnode("n1", "2", "8Gi", nodeLabels("disk", "hdd")), pnode("n2", "2", "8Gi", nodeLabels("disk", "ssd"), taint("t", "x", noSchedule))},
+			bound: []*corev1.Pod{
+				boundTo("n1", "low-1", priorityClass("low"), requests("2", "")), boundTo("n2", "low-2", priorityClass("low"), requests("2", "")),
+			},
+			steps: steps(ppod("preemptor", priorityClass("high"), requests("1", ""), nodeSelector("disk", "ssd"))),
 		},
 		{
 			name:  "no-nodes",
