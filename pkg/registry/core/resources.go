@@ -83,6 +83,7 @@ func pods() *registry.Definition {
 				p.Status = corev1.PodStatus{Phase: corev1.PodPending, QOSClass: QOSClass(&p.Spec)}
 				// Admission may have set serviceAccountName after defaulting.
 				SyncServiceAccountAlias(&p.Spec)
+				preparePodCreate(p)
 			}),
 			Validate:       registry.Validate(ValidatePod),
 			ValidateUpdate: registry.ValidateUpdate(ValidatePodUpdate),
