@@ -46,7 +46,8 @@
 // process (admin kubeconfig, a KubeSchedulerConfiguration with
 // clientConnection qps/burst 5000, no leader election) and ready once it
 // bound a warm-up pod; then Pods pending pods are created and a watch on
-// their namespace records when each was bound: pods/s (average, and
+// their namespace's bound pods (field selector spec.nodeName!=) records
+// when each was bound: pods/s (average, and
 // p50/p90/p99 of the pods bound in each second), per-pod latency from
 // create request to binding, the scheduler's attempt and SLI histograms
 // from its /metrics (before/after difference), its RSS (ready, end, peak)

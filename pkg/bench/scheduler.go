@@ -891,7 +891,10 @@ func (b *bindWatch) run(ctx context.Context, pods *client.Typed[*corev1.Pod, *co
 	go func() {
 		defer close(b.done)
 		for ctx.Err() == nil {
-			w, err := pods.Watch(ctx, metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true})
+			// Only bound pods: a pod enters the selection (ADDED) when it
+			// is bound, so the benchmark decodes one event per pod, not
+			// its creation too.
+			w, err := pods.Watch(ctx, metav1.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true, FieldSelector: "spec.nodeName!="})
 			if err != nil {
 				b.fail(fmt.Errorf("watching pods: %w", err))
 				return
