@@ -34,10 +34,15 @@
 //     once the last object using that instance is unreachable. Canonical
 //     strings and scalars are allocated outside the runtime's tiny-object
 //     batching, so that their cleanups run.
-//   - Parts unique to one object (names, UIDs, resourceVersions, the
-//     generated service-account volume name, condition times) are not
-//     entered in the table: an entry costs more than the copy it saves.
-//     Within one pod, a volume mount's name shares the volume's name.
+//   - Parts unique to one object cost no entry (an entry costs more than
+//     the copy it saves): names, UIDs, resourceVersions, the generated
+//     service-account volume name and condition times are never looked
+//     up, and any other part becomes canonical only at its second
+//     sighting among recent misses (a bounded set of key hashes), so a
+//     StatefulSet pod's name label or a DaemonSet pod's node affinity
+//     stays the pod's own. The first object of a template keeps its own
+//     parts; the second and later share. Within one pod, a volume
+//     mount's name shares the volume's name.
 //   - Cost: one protobuf encoding of each shared part into a reused buffer
 //     and one map lookup per part, under one mutex per object.
 package intern

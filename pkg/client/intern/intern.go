@@ -2,6 +2,7 @@ package intern
 
 import (
 	"encoding/binary"
+	"hash/maphash"
 	"runtime"
 	"slices"
 	"sync"
@@ -78,12 +79,19 @@ type Interner struct {
 	m      map[string]entry
 	key    []byte   // the key being built (reused)
 	keys   []string // scratch for sorting map keys
+	seed   maphash.Seed
+	seen   map[uint64]struct{} // hashes of keys missed once recently
 	hits   int64
 	misses int64
 }
 
+// maxSeen bounds the keys remembered as seen once (cleared when full).
+const maxSeen = 1 << 14
+
 // New returns an empty Interner.
-func New() *Interner { return &Interner{m: make(map[string]entry)} }
+func New() *Interner {
+	return &Interner{m: make(map[string]entry), seed: maphash.MakeSeed(), seen: make(map[uint64]struct{})}
+}
 
 // Stats returns the counters and the number of live entries.
 func (in *Interner) Stats() Stats {
@@ -131,6 +139,24 @@ func (in *Interner) lookup() (unsafe.Pointer, int, bool) {
 	return unsafe.Pointer(p), e.n, true
 }
 
+// admit reports whether the current key, missing from the table, is to
+// get an entry: only at its second sighting among recent misses, so that
+// parts unique to one object (a StatefulSet pod's name label, a DaemonSet
+// pod's node affinity) cost no entry. (A hash collision only admits a
+// part early; the table itself compares whole keys.)
+func (in *Interner) admit() bool {
+	h := maphash.Bytes(in.seed, in.key)
+	if _, ok := in.seen[h]; ok {
+		delete(in.seen, h)
+		return true
+	}
+	if len(in.seen) >= maxSeen {
+		clear(in.seen)
+	}
+	in.seen[h] = struct{}{}
+	return false
+}
+
 // store makes p (n elements for a slice) the canonical instance of the
 // current key; the entry goes when p becomes unreachable.
 func (in *Interner) store(p unsafe.Pointer, n int) {
@@ -163,6 +189,9 @@ func (in *Interner) str(s string) string {
 	if p, n, ok := in.lookup(); ok {
 		return unsafe.String((*byte)(p), n)
 	}
+	if !in.admit() {
+		return s
+	}
 	b := make([]byte, max(len(s), minAlloc))
 	copy(b, s)
 	in.store(unsafe.Pointer(&b[0]), len(s))
@@ -182,16 +211,19 @@ func (in *Interner) strSlice(s []string) []string {
 	if p, n, ok := in.lookup(); ok {
 		return unsafe.Slice((*string)(p), n)
 	}
+	admitted := in.admit()
 	s = s[:len(s):len(s)]
 	for i := range s {
 		s[i] = in.str(s[i])
 	}
-	// str rebuilt the key; build it again.
-	in.begin(kStringSlice)
-	for _, e := range s {
-		in.appendString(e)
+	if admitted {
+		// str rebuilt the key; build it again.
+		in.begin(kStringSlice)
+		for _, e := range s {
+			in.appendString(e)
+		}
+		in.store(unsafe.Pointer(&s[0]), len(s))
 	}
-	in.store(unsafe.Pointer(&s[0]), len(s))
 	return s
 }
 
@@ -226,14 +258,17 @@ func (in *Interner) stringMap(m map[string]string) map[string]string {
 	if p, _, ok := in.lookup(); ok {
 		return pointerMap[map[string]string](p)
 	}
-	// The first map becomes canonical; its entries are interned too, so
-	// that maps differing in one value still share the others' strings.
+	// The map's entries are interned too, so that maps differing in one
+	// value still share the others' strings.
+	admitted := in.admit()
 	key := append([]byte(nil), in.key...)
 	for _, k := range slices.Clone(in.keys) {
 		m[in.str(k)] = in.str(m[k])
 	}
-	in.key = append(in.key[:0], key...)
-	in.store(mapPointer(m), 0)
+	if admitted {
+		in.key = append(in.key[:0], key...)
+		in.store(mapPointer(m), 0)
+	}
 	return m
 }
 
@@ -246,6 +281,9 @@ func scalar[T int64 | int32 | bool](in *Interner, k kind, p *T) *T {
 	in.key = append(in.key, unsafe.Slice((*byte)(unsafe.Pointer(p)), unsafe.Sizeof(*p))...)
 	if q, _, ok := in.lookup(); ok {
 		return (*T)(q)
+	}
+	if !in.admit() {
+		return p
 	}
 	c := (*T)(unsafe.Pointer(&make([]byte, minAlloc)[0])) // T's alignment is ≤ 8, as the allocation's
 	*c = *p
@@ -266,6 +304,9 @@ func ptr[T any, PT interface {
 	if q, _, ok := in.lookup(); ok {
 		return PT(q)
 	}
+	if !in.admit() {
+		return p
+	}
 	in.store(unsafe.Pointer(p), 0)
 	return p
 }
@@ -284,6 +325,9 @@ func slice[E any, PE interface {
 	}
 	if q, n, ok := in.lookup(); ok {
 		return unsafe.Slice((*E)(q), n)
+	}
+	if !in.admit() {
+		return s
 	}
 	s = s[:len(s):len(s)]
 	in.store(unsafe.Pointer(&s[0]), len(s))

@@ -185,6 +185,9 @@ func (in *Interner) resourceList(l corev1.ResourceList) corev1.ResourceList {
 	if p, _, ok := in.lookup(); ok {
 		return pointerMap[corev1.ResourceList](p)
 	}
+	if !in.admit() {
+		return l
+	}
 	in.store(mapPointer(l), 0)
 	return l
 }
@@ -197,6 +200,9 @@ func (in *Interner) preemptionPolicy(p *corev1.PreemptionPolicy) *corev1.Preempt
 	in.key = append(in.key, *p...)
 	if q, _, ok := in.lookup(); ok {
 		return (*corev1.PreemptionPolicy)(q)
+	}
+	if !in.admit() {
+		return p
 	}
 	c := new(corev1.PreemptionPolicy) // 16 bytes holding a pointer: not a tiny object
 	*c = strType(in, *p)
