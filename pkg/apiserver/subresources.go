@@ -351,7 +351,13 @@ func (s *Server) bindPod(w http.ResponseWriter, r *http.Request, m mediaType, o 
 	}
 	grBinding := schema.GroupResource{Resource: "pods/binding"}
 	newObj := func(ctx context.Context, old runtime.Object) (runtime.Object, error) {
-		pod := old.DeepCopyObject().(*corev1.Pod)
+		// Storage hands the update its own copy of the stored pod (a
+		// retry gets a fresh one): change it in place, as upstream's
+		// binding does.
+		pod, ok := old.(*corev1.Pod)
+		if !ok {
+			pod = old.DeepCopyObject().(*corev1.Pod)
+		}
 		if pod.DeletionTimestamp != nil {
 			return nil, apierrors.NewConflict(grBinding, info.Name, fmt.Errorf("pod %v is being deleted, cannot be assigned to a host", info.Name))
 		}

@@ -294,7 +294,11 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	}
 	return component.RunServing(ctx, srv, func(ctx context.Context) error {
 		defer s.broadcaster.Shutdown()
-		s.broadcaster.StartStructuredLogging(s.logger, slog.LevelDebug)
+		// Events are logged at debug level: without it, no watcher (each
+		// would get its own copy of every event only to drop it).
+		if s.logger.Enabled(ctx, slog.LevelDebug) {
+			s.broadcaster.StartStructuredLogging(s.logger, slog.LevelDebug)
+		}
 		s.broadcaster.StartRecordingToSink(record.NewClientSink(s.client))
 		s.factory.Start(ctx)
 		defer s.factory.Shutdown()
