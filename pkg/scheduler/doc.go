@@ -34,5 +34,10 @@
 //     forgotten if the binding fails, so the cache never counts a pod on
 //     two nodes and never loses one it bound.
 //   - One scheduling cycle at a time; binding cycles run concurrently.
+//     The cycle's scratch buffers (filter statuses, scores) belong to the
+//     Scheduler and are reused by the next cycle.
+//   - Every pod bound gets its Scheduled event: the event sink writes
+//     several events at once (as upstream's events library, a goroutine
+//     each) instead of dropping them once its queue is full.
 //   - No package-level mutable state; clock and randomness are injected.
 package scheduler

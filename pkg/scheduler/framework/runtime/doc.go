@@ -8,7 +8,12 @@
 //
 // Invariants:
 //   - Filter and Score run over nodes in parallel (the profile's
-//     Parallelizer); everything else runs in the calling goroutine.
+//     Parallelizer, UntilCPU: at most GOMAXPROCS goroutines, the caller's
+//     among them); everything else runs in the calling goroutine.
+//   - The Filter plugins a cycle runs are computed once, after PreFilter
+//     (CycleState.FilterPlugins), not looked up by name per node.
+//   - RunScorePlugins returns fresh memory; ScoreNodes fills a caller's
+//     ScoreBuffer, whose contents the next call replaces.
 //   - Plugins run in the profile's order; the first rejecting filter ends
 //     a node's filtering; Unreserve runs in reverse order.
 //   - The package never imports a plugin.
