@@ -49,6 +49,9 @@ func randomPlacementScenario(seed uint64) placementScenario {
 
 	sc := placementScenario{name: fmt.Sprintf("random/seed-%d", seed), namespaces: map[string]map[string]string{"other": {"team": "other"}}}
 	numNodes := 6 + r.IntN(5)
+	if n, err := strconv.Atoi(os.Getenv("SKIFF_PLACEMENT_NODES")); err == nil && n > 0 {
+		numNodes = n + r.IntN(5)
+	}
 	for i := range numNodes {
 		var opts []nodeOpt
 		if !chance(0.1) {
@@ -84,7 +87,7 @@ func randomPlacementScenario(seed uint64) placementScenario {
 		}
 		return t
 	}
-	for i := range 10 + r.IntN(10) {
+	for i := range 10 + r.IntN(10) + 2*numNodes {
 		n := sc.nodes[r.IntN(len(sc.nodes))]
 		opts := []podOpt{podLabels("app", apps[r.IntN(len(apps))]), reqs()}
 		if chance(0.2) {
@@ -189,7 +192,8 @@ func randomPlacementScenario(seed uint64) placementScenario {
 	return sc
 }
 
-// seedsFromEnv: SKIFF_PLACEMENT_SEEDS=N runs seeds 1..N instead of def.
+// seedsFromEnv: SKIFF_PLACEMENT_SEEDS=N runs seeds 1..N instead of def
+// (SKIFF_PLACEMENT_NODES=N makes their clusters N to N+4 nodes).
 func seedsFromEnv(def []uint64) []uint64 {
 	n, err := strconv.Atoi(os.Getenv("SKIFF_PLACEMENT_SEEDS"))
 	if err != nil || n <= 0 {

@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
@@ -592,6 +593,7 @@ func runPlacement(t *testing.T, sc placementScenario, start func(*testing.T, *te
 	for _, p := range sc.queued {
 		createPod(t, cs, p)
 	}
+	waitWatchCacheFresh(t, cs)
 	sched := start(t, env)
 	out := map[string]placementResult{}
 	deadline := time.Now().Add(upstreamWait)
@@ -707,6 +709,64 @@ func createPod(t *testing.T, cs kubernetes.Interface, p *corev1.Pod) {
 	}
 }
 
+// waitWatchCacheFresh waits until lists at resourceVersion "0" (served
+// by the API server's watch cache, which may lag behind the writes; an
+// informer's first list) show the nodes, pods, disruption budgets and
+// services as they are now: else a scheduler starting right away may
+// begin with a stale cluster.
+func waitWatchCacheFresh(t *testing.T, cs kubernetes.Interface) {
+	t.Helper()
+	ctx := context.Background()
+	type lister func(rv string) (map[string]string, error)
+	rvs := func(items int, get func(i int) metav1.Object) map[string]string {
+		m := make(map[string]string, items)
+		for i := range items {
+			o := get(i)
+			m[o.GetNamespace()+"/"+o.GetName()] = o.GetResourceVersion()
+		}
+		return m
+	}
+	for what, list := range map[string]lister{
+		"nodes": func(rv string) (map[string]string, error) {
+			l, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{ResourceVersion: rv})
+			if err != nil {
+				return nil, err
+			}
+			return rvs(len(l.Items), func(i int) metav1.Object { return &l.Items[i] }), nil
+		},
+		"pods": func(rv string) (map[string]string, error) {
+			l, err := cs.CoreV1().Pods("").List(ctx, metav1.ListOptions{ResourceVersion: rv})
+			if err != nil {
+				return nil, err
+			}
+			return rvs(len(l.Items), func(i int) metav1.Object { return &l.Items[i] }), nil
+		},
+		"poddisruptionbudgets": func(rv string) (map[string]string, error) {
+			l, err := cs.PolicyV1().PodDisruptionBudgets("").List(ctx, metav1.ListOptions{ResourceVersion: rv})
+			if err != nil {
+				return nil, err
+			}
+			return rvs(len(l.Items), func(i int) metav1.Object { return &l.Items[i] }), nil
+		},
+		"services": func(rv string) (map[string]string, error) {
+			l, err := cs.CoreV1().Services("").List(ctx, metav1.ListOptions{ResourceVersion: rv})
+			if err != nil {
+				return nil, err
+			}
+			return rvs(len(l.Items), func(i int) metav1.Object { return &l.Items[i] }), nil
+		},
+	} {
+		want, err := list("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "the watch cache of "+what+" up to date", func() bool {
+			got, err := list("0")
+			return err == nil && reflect.DeepEqual(got, want)
+		})
+	}
+}
+
 // deletePod deletes p at once and waits until it is gone: the scheduler
 // sees the deletion before the next pod (one watch of pods).
 func deletePod(t *testing.T, cs kubernetes.Interface, p *corev1.Pod, forgot func(*testing.T, *corev1.Pod)) {
@@ -758,7 +818,10 @@ func schedulingEvents(t *testing.T, cs kubernetes.Interface, results map[string]
 	t.Helper()
 	want := map[string]bool{}
 	for k, r := range results {
-		if strings.Contains(k, "/") && strings.Count(k, "/") == 1 && r.outcome != "gated" && r.outcome != "timeout" {
+		// A pod that waited for an event was retried as other events
+		// came, how often depends on timing: its events are not compared.
+		_, awaited := results["after/"+k]
+		if strings.Count(k, "/") == 1 && r.outcome != "gated" && r.outcome != "timeout" && !awaited {
 			want[k] = true
 		}
 	}
