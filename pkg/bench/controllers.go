@@ -399,6 +399,9 @@ func runManager(ctx context.Context, cfg *ControllersConfig, root, which string)
 			return res, fmt.Errorf("waiting for %d pods (%d seen): %w", total, counter.n.Load(), err)
 		}
 		progress("%d pods exist", total)
+		if n := counter.rewatches.Load(); n > 0 {
+			progress("the pod watch was opened again %d times (the API server drops a watcher that falls behind)", n)
+		}
 		sleep(ctx, cfg.Settle)
 		if mem, err := readMemory(pid); err == nil {
 			res.MemoryPodsRSS = mib(mem.RSS)
@@ -491,59 +494,148 @@ func createDeployments(ctx context.Context, c *Client, ns string, first, n, repl
 	return err
 }
 
-// podCounter counts distinct pods ADDED on one watch.
+// podCounter counts distinct pods seen on a watch of one namespace. The
+// API server drops a watcher that falls behind (a loaded machine slows
+// the benchmark's decoding too): the counter then watches again from the
+// last resourceVersion it saw, or lists the namespace again when that is
+// gone (410), counting each pod name once.
 type podCounter struct {
-	n      atomic.Int64
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-	mu     sync.Mutex
-	err    error
+	n         atomic.Int64
+	rewatches atomic.Int64
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	mu        sync.Mutex
+	err       error
+	seen      map[string]struct{} // the watch goroutine's (and the first list's)
 }
 
+// maxRewatches bounds the watches the counter opens again.
+const maxRewatches = 100
+
+var errWatchGone = errors.New("watch resourceVersion too old")
+
 func watchPodAdds(ctx context.Context, c *Client, ns string) (*podCounter, error) {
-	var list struct {
-		Metadata struct {
-			ResourceVersion string `json:"resourceVersion"`
-		} `json:"metadata"`
-	}
 	base := "/api/v1/namespaces/" + ns + "/pods"
-	if err := c.call(ctx, http.MethodGet, base, nil, http.StatusOK, &list); err != nil {
+	p := &podCounter{seen: map[string]struct{}{}}
+	rv, err := p.list(ctx, c, base)
+	if err != nil {
 		return nil, err
 	}
 	wctx, cancel := context.WithCancel(ctx)
-	path := base + "?" + url.Values{"watch": {"true"}, "resourceVersion": {list.Metadata.ResourceVersion}}.Encode()
-	resp, err := c.Do(wctx, http.MethodGet, path, nil)
-	if err == nil && resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		resp.Body.Close()
-		err = &StatusError{Method: "GET", Path: path, Code: resp.StatusCode, Body: string(b)}
-	}
+	resp, err := openPodWatch(wctx, c, base, rv)
 	if err != nil {
 		cancel()
 		return nil, err
 	}
-	p := &podCounter{cancel: cancel}
-	p.wg.Go(func() {
-		defer resp.Body.Close()
-		dec := json.NewDecoder(resp.Body)
-		for {
-			var ev struct {
-				Type string `json:"type"`
-			}
-			if err := dec.Decode(&ev); err != nil {
-				if wctx.Err() == nil {
-					p.mu.Lock()
-					p.err = fmt.Errorf("pod watch ended: %w", err)
-					p.mu.Unlock()
-				}
+	p.cancel = cancel
+	p.wg.Go(func() { p.run(wctx, c, base, resp, rv) })
+	return p, nil
+}
+
+// list counts the namespace's pods and returns the list's resourceVersion.
+func (p *podCounter) list(ctx context.Context, c *Client, base string) (string, error) {
+	var list struct {
+		Metadata struct {
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"metadata"`
+		Items []struct {
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+		} `json:"items"`
+	}
+	if err := c.call(ctx, http.MethodGet, base, nil, http.StatusOK, &list); err != nil {
+		return "", err
+	}
+	for _, it := range list.Items {
+		p.add(it.Metadata.Name)
+	}
+	return list.Metadata.ResourceVersion, nil
+}
+
+func (p *podCounter) add(name string) {
+	if _, ok := p.seen[name]; !ok {
+		p.seen[name] = struct{}{}
+		p.n.Add(1)
+	}
+}
+
+func openPodWatch(ctx context.Context, c *Client, base, rv string) (*http.Response, error) {
+	path := base + "?" + url.Values{"watch": {"true"}, "resourceVersion": {rv}, "allowWatchBookmarks": {"true"}}.Encode()
+	resp, err := c.Do(ctx, http.MethodGet, path, nil)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusGone {
+			return nil, errWatchGone
+		}
+		err = &StatusError{Method: "GET", Path: path, Code: resp.StatusCode, Body: string(b)}
+	}
+	return resp, err
+}
+
+func (p *podCounter) run(ctx context.Context, c *Client, base string, resp *http.Response, rv string) {
+	for {
+		var err error
+		rv, err = p.consume(resp, rv)
+		for ctx.Err() == nil {
+			if p.rewatches.Add(1) > maxRewatches {
+				p.fail(fmt.Errorf("pod watch ended %d times, last: %w", maxRewatches, err))
 				return
 			}
-			if ev.Type == "ADDED" {
-				p.n.Add(1)
+			if errors.Is(err, errWatchGone) {
+				if rv, err = p.list(ctx, c, base); err != nil {
+					continue
+				}
+			}
+			if resp, err = openPodWatch(ctx, c, base, rv); err == nil {
+				break
 			}
 		}
-	})
-	return p, nil
+		if ctx.Err() != nil {
+			return
+		}
+	}
+}
+
+// consume reads one watch until it ends, counting added pods; it returns
+// the last resourceVersion seen and why the watch ended.
+func (p *podCounter) consume(resp *http.Response, rv string) (string, error) {
+	defer resp.Body.Close()
+	dec := json.NewDecoder(resp.Body)
+	for {
+		var ev struct {
+			Type   string `json:"type"`
+			Object struct {
+				Code     int `json:"code"` // of an ERROR event's Status
+				Metadata struct {
+					Name            string `json:"name"`
+					ResourceVersion string `json:"resourceVersion"`
+				} `json:"metadata"`
+			} `json:"object"`
+		}
+		if err := dec.Decode(&ev); err != nil {
+			return rv, fmt.Errorf("pod watch ended: %w", err)
+		}
+		switch ev.Type {
+		case "ERROR":
+			if ev.Object.Code == http.StatusGone {
+				return rv, errWatchGone
+			}
+			return rv, fmt.Errorf("pod watch: error event, code %d", ev.Object.Code)
+		case "ADDED":
+			p.add(ev.Object.Metadata.Name)
+		}
+		if v := ev.Object.Metadata.ResourceVersion; v != "" {
+			rv = v
+		}
+	}
+}
+
+func (p *podCounter) fail(err error) {
+	p.mu.Lock()
+	p.err = err
+	p.mu.Unlock()
 }
 
 func (p *podCounter) waitFor(ctx context.Context, m *managerProcess, n int) error {
