@@ -29,21 +29,46 @@ type cluster struct {
 	c     *client.Client
 	nodes *client.Typed[*corev1.Node, *corev1.NodeList]
 	pods  *client.Typed[*corev1.Pod, *corev1.PodList]
+	// s is the running scheduler: node waits until its cache has each
+	// node as made (its node and pod informers are separate: a pod
+	// created right after a node could otherwise meet a cache without
+	// the node, or with the node's not-ready taint).
+	s *Scheduler
 }
 
 func newCluster(t *testing.T, cc *config.KubeSchedulerConfiguration) *cluster {
 	t.Helper()
-	env := testenv.StartT(t, testenv.Config{Scheduler: InProcess(cc, Config{Logger: slog.New(slog.DiscardHandler)})})
+	env := testenv.StartT(t)
 	ctx := context.Background()
 	if err := env.EnsureServiceAccount(ctx, "default", "default"); err != nil {
 		t.Fatal(err)
 	}
-	c, err := client.New(&client.Config{Host: env.URL, CAData: env.CAData, CertData: env.CertData, KeyData: env.KeyData, QPS: -1})
+	ccfg := &client.Config{Host: env.URL, CAData: env.CAData, CertData: env.CertData, KeyData: env.KeyData, QPS: -1}
+	c, err := client.New(ccfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if cc == nil {
+		cc = config.Default()
+	}
+	cc = cc.DeepCopy()
+	off := false
+	cc.LeaderElection.LeaderElect = &off
+	runCtx, cancel := context.WithCancel(ctx)
+	s, err := New(runCtx, Config{ComponentConfig: cc, ClientConfig: ccfg, Identity: "test", Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Run(runCtx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
 	return &cluster{t: t, ctx: ctx, c: c, nodes: client.For[*corev1.Node, *corev1.NodeList](c),
-		pods: client.For[*corev1.Pod, *corev1.PodList](c).Namespace("default")}
+		pods: client.For[*corev1.Pod, *corev1.PodList](c).Namespace("default"), s: s}
 }
 
 // node makes a Ready node with cpu cores, the labels and the taints.
@@ -65,18 +90,24 @@ func (k *cluster) node(name string, cpu string, labels map[string]string, taints
 	if err != nil {
 		k.t.Fatal(err)
 	}
-	readyNode(k.t, k.ctx, k.nodes, n, taints)
+	n = readyNode(k.t, k.ctx, k.nodes, n, taints)
+	waitFor(k.t, "node "+name+" in the scheduler's cache", func() (bool, error) {
+		ni := k.s.cache.Dump().Nodes[name]
+		return ni != nil && ni.Node() != nil && ni.Node().ResourceVersion == n.ResourceVersion, nil
+	})
 }
 
 // readyNode drops the not-ready taint admission puts on new nodes (the
 // node lifecycle controller would, once the node is Ready; these tests
 // run no controller manager).
-func readyNode(t *testing.T, ctx context.Context, nodes *client.Typed[*corev1.Node, *corev1.NodeList], n *corev1.Node, taints []corev1.Taint) {
+func readyNode(t *testing.T, ctx context.Context, nodes *client.Typed[*corev1.Node, *corev1.NodeList], n *corev1.Node, taints []corev1.Taint) *corev1.Node {
 	t.Helper()
 	n.Spec.Taints = taints
-	if _, err := nodes.Update(ctx, n, metav1.UpdateOptions{}); err != nil {
+	n, err := nodes.Update(ctx, n, metav1.UpdateOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
+	return n
 }
 
 func (k *cluster) pod(name string, mutate func(*corev1.Pod)) {
@@ -245,9 +276,13 @@ func TestScenarioPreemptionRespectsPDB(t *testing.T) {
 	}
 	// No disruption controller here: its status says none is allowed.
 	pdb.Status = policyv1.PodDisruptionBudgetStatus{ObservedGeneration: pdb.Generation, DisruptionsAllowed: 0, CurrentHealthy: 1, DesiredHealthy: 1, ExpectedPods: 1}
-	if _, err := pdbs.UpdateStatus(k.ctx, pdb, metav1.UpdateOptions{}); err != nil {
+	if pdb, err = pdbs.UpdateStatus(k.ctx, pdb, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	waitFor(t, "the budget in the scheduler's lister", func() (bool, error) {
+		got, err := k.s.factory.PodDisruptionBudgets().Lister().Namespace("default").Get("protect")
+		return err == nil && got.ResourceVersion == pdb.ResourceVersion, err
+	})
 	k.pod("important", all(requests("2"), func(p *corev1.Pod) { p.Spec.PriorityClassName = "high" }))
 	waitFor(t, "the unprotected victim evicted and the preemptor nominated to n1", func() (bool, error) {
 		p, err := k.pods.Get(k.ctx, "important", metav1.GetOptions{})
