@@ -22,6 +22,13 @@
 // event and sets PodScheduled=False with upstream's message ("0/5 nodes
 // are available: 3 Insufficient cpu, ...").
 //
+// Scheduling starts once the informer handlers have handled their
+// initial lists (upstream's WaitForHandlersSync), so the first pods meet
+// every node. At debug level (skiff -v 2) each scored pod logs upstream's
+// -v=10 lines: "Plugin scored node for pod" (pod, plugin, node, weighted
+// score) and "Calculated node's final score for pod" (pod, node, score);
+// test/compat compares them with kube-scheduler's.
+//
 // Run serves /healthz and /metrics (scheduler_schedule_attempts_total,
 // scheduler_scheduling_attempt_duration_seconds, scheduler_pending_pods,
 // ... under upstream's names) and, with leader election, schedules only
