@@ -75,14 +75,16 @@ type Stats struct {
 // Interner is a table of canonical instances. The zero value is not
 // usable; use New. It is safe for concurrent use.
 type Interner struct {
-	mu     sync.Mutex
-	m      map[string]entry
-	key    []byte   // the key being built (reused)
-	keys   []string // scratch for sorting map keys
-	seed   maphash.Seed
-	seen   map[uint64]struct{} // hashes of keys missed once recently
-	hits   int64
-	misses int64
+	mu   sync.Mutex
+	m    map[string]entry
+	key  []byte   // the key being built (reused)
+	keys []string // scratch for sorting map keys
+	seed maphash.Seed
+	seen map[uint64]struct{} // hashes of keys missed once recently
+	// unencodable: a part of the current key failed to encode.
+	unencodable bool
+	hits        int64
+	misses      int64
 }
 
 // maxSeen bounds the keys remembered as seen once (cleared when full).
@@ -100,7 +102,10 @@ func (in *Interner) Stats() Stats {
 	return Stats{Hits: in.hits, Misses: in.misses, Entries: len(in.m)}
 }
 
-func (in *Interner) begin(k kind) { in.key = append(in.key[:0], byte(k)) }
+func (in *Interner) begin(k kind) {
+	in.key = append(in.key[:0], byte(k))
+	in.unencodable = false
+}
 
 func (in *Interner) appendString(s string) {
 	in.key = binary.AppendUvarint(in.key, uint64(len(s)))
@@ -119,14 +124,16 @@ func (in *Interner) appendMsg(m message) {
 	start := len(in.key)
 	in.key = slices.Grow(in.key, n)[:start+n]
 	if _, err := m.MarshalToSizedBuffer(in.key[start:]); err != nil {
-		// Not reachable for the generated types; keep the key unique to
-		// this call so that nothing is shared.
-		in.key = append(in.key[:start], "\x00unencodable"...)
+		// Not reachable for the generated types: share nothing.
+		in.unencodable = true
 	}
 }
 
 // lookup returns the live canonical instance of the current key.
 func (in *Interner) lookup() (unsafe.Pointer, int, bool) {
+	if in.unencodable {
+		return nil, 0, false
+	}
 	e, ok := in.m[string(in.key)]
 	if !ok {
 		return nil, 0, false
@@ -145,6 +152,9 @@ func (in *Interner) lookup() (unsafe.Pointer, int, bool) {
 // pod's node affinity) cost no entry. (A hash collision only admits a
 // part early; the table itself compares whole keys.)
 func (in *Interner) admit() bool {
+	if in.unencodable {
+		return false
+	}
 	h := maphash.Bytes(in.seed, in.key)
 	if _, ok := in.seen[h]; ok {
 		delete(in.seen, h)
