@@ -97,7 +97,7 @@ fi
 STAGES=$(go env GOMODCACHE)/sigs.k8s.io/kwok@${KWOK_VERSION:-v0.8.0}/kustomize/stage
 "$UP/kwok" --kubeconfig "$KC" --manage-all-nodes=false \
   --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
-  --server-address "127.0.0.1:$(port)" --node-lease-duration-seconds=40 \
+  --server-address "127.0.0.1:$(port)" --node-lease-duration-seconds=40 --node-ip=10.0.0.10 \
   $(for f in "$STAGES"/node/fast/*.yaml "$STAGES"/node/heartbeat-with-lease/*.yaml "$STAGES"/pod/general/*.yaml; do echo --config "$f"; done) \
   >"$OUT/kwok.log" 2>&1 & pids+=($!)
 
