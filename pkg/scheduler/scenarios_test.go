@@ -3,7 +3,6 @@ package scheduler
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -54,19 +53,7 @@ func newCluster(t *testing.T, cc *config.KubeSchedulerConfiguration) *cluster {
 	cc = cc.DeepCopy()
 	off := false
 	cc.LeaderElection.LeaderElect = &off
-	runCtx, cancel := context.WithCancel(ctx)
-	s, err := New(runCtx, Config{ComponentConfig: cc, ClientConfig: ccfg, Identity: "test", Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- s.Run(runCtx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
-		}
-	})
+	s := runScheduler(t, ctx, cc, ccfg)
 	return &cluster{t: t, ctx: ctx, c: c, nodes: client.For[*corev1.Node, *corev1.NodeList](c),
 		pods: client.For[*corev1.Pod, *corev1.PodList](c).Namespace("default"), s: s}
 }

@@ -105,24 +105,33 @@ func startScheduler(t *testing.T, cc *config.KubeSchedulerConfiguration) (*teste
 		t.Fatal(err)
 	}
 	ccfg := &client.Config{Host: env.URL, CAData: env.CAData, CertData: env.CertData, KeyData: env.KeyData, QPS: -1}
-	ctx, cancel := context.WithCancel(context.Background())
-	s, err := New(ctx, Config{ComponentConfig: cc, ClientConfig: ccfg, Identity: "test", Logger: slog.New(slog.DiscardHandler)})
+	runScheduler(t, context.Background(), cc, ccfg)
+	c, err := client.New(ccfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return env, c
+}
+
+// runScheduler runs a scheduler with cc against ccfg's server until the
+// test ends (then checks that Run returned no error).
+func runScheduler(t *testing.T, ctx context.Context, cc *config.KubeSchedulerConfiguration, ccfg *client.Config) *Scheduler {
+	t.Helper()
+	runCtx, cancel := context.WithCancel(ctx)
+	s, err := New(runCtx, Config{ComponentConfig: cc, ClientConfig: ccfg, Identity: "test", Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
 	done := make(chan error, 1)
-	go func() { done <- s.Run(ctx) }()
+	go func() { done <- s.Run(runCtx) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("Run: %v", err)
 		}
 	})
-	c, err := client.New(ccfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return env, c
+	return s
 }
 
 func node(name string, labels map[string]string) *corev1.Node {
