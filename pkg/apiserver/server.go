@@ -507,6 +507,20 @@ func (s *Server) List(ctx context.Context, gr schema.GroupResource, ns string) (
 	return objs, err
 }
 
+// ListConsistent implements admission.Getter: the objects of a resource
+// in ns as storage holds them now (a consistent list).
+func (s *Server) ListConsistent(ctx context.Context, gr schema.GroupResource, ns string) ([]runtime.Object, error) {
+	st := s.storeFor(gr)
+	if st == nil {
+		return nil, fmt.Errorf("unknown resource %s", gr)
+	}
+	objs, _, err := st.List(ctx, ns, registry.ListOptions{})
+	for i := range objs {
+		objs[i] = storage.Unwrap(objs[i])
+	}
+	return objs, err
+}
+
 // Handler is the server's full HTTP handler chain (for in-process use).
 func (s *Server) Handler() http.Handler { return s.handler }
 

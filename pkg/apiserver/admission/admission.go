@@ -44,6 +44,9 @@ type Getter interface {
 	// GetConsistent reads from storage, never from a possibly stale cache.
 	GetConsistent(ctx context.Context, gr schema.GroupResource, ns, name string) (runtime.Object, error)
 	List(ctx context.Context, gr schema.GroupResource, ns string) ([]runtime.Object, error)
+	// ListConsistent lists what storage holds now, never a possibly
+	// stale cache.
+	ListConsistent(ctx context.Context, gr schema.GroupResource, ns string) ([]runtime.Object, error)
 }
 
 // Deps are what plugins may use.

@@ -26,6 +26,10 @@ func (g *classGetter) GetConsistent(context.Context, schema.GroupResource, strin
 	return nil, errors.New("not implemented")
 }
 
+func (g *classGetter) ListConsistent(ctx context.Context, gr schema.GroupResource, ns string) ([]runtime.Object, error) {
+	return g.List(ctx, gr, ns)
+}
+
 func (g *classGetter) List(_ context.Context, gr schema.GroupResource, _ string) ([]runtime.Object, error) {
 	if gr != grIngressClasses {
 		return nil, errors.New("unexpected list of " + gr.String())

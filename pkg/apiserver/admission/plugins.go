@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 )
@@ -123,7 +124,65 @@ func (p *namespaceLifecycle) Validate(ctx context.Context, a *Attributes) error 
 // PersistentVolumeClaim minimums and maximums of claims. Every LimitRange is
 // checked on its own; the first one a request violates rejects it, listing
 // all of that range's violations (one alone, several as "[a, b]").
-type limitRanger struct{ d Deps }
+type limitRanger struct {
+	d Deps
+
+	// live holds, per namespace, the result of a live lookup made when
+	// the watch cache had no LimitRange there (one created a moment ago
+	// may not have reached it), reused for liveRangesTTL, as upstream's
+	// LimitRanger does.
+	mu   sync.Mutex
+	live map[string]liveRanges
+}
+
+type liveRanges struct {
+	expiry time.Time
+	objs   []runtime.Object
+}
+
+const (
+	liveRangesTTL = 30 * time.Second
+	liveRangesMax = 4096
+)
+
+// list returns the namespace's LimitRanges from the watch cache or, when
+// it has none, from a live lookup (cached for liveRangesTTL).
+func (p *limitRanger) list(ctx context.Context, ns string) ([]runtime.Object, error) {
+	objs, err := p.d.Getter.List(ctx, grLimitRanges, ns)
+	if err != nil || len(objs) > 0 {
+		return objs, err
+	}
+	var now time.Time
+	if p.d.Clock != nil {
+		now = p.d.Clock.Now()
+	} else {
+		now = time.Now()
+	}
+	p.mu.Lock()
+	e, ok := p.live[ns]
+	p.mu.Unlock()
+	if ok && now.Before(e.expiry) {
+		return e.objs, nil
+	}
+	objs, err = p.d.Getter.ListConsistent(ctx, grLimitRanges, ns)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.live == nil {
+		p.live = map[string]liveRanges{}
+	}
+	if len(p.live) >= liveRangesMax {
+		for k, v := range p.live {
+			if !now.Before(v.expiry) || len(p.live) >= liveRangesMax {
+				delete(p.live, k)
+			}
+		}
+	}
+	p.live[ns] = liveRanges{expiry: now.Add(liveRangesTTL), objs: objs}
+	return objs, nil
+}
 
 func (*limitRanger) Name() string { return "LimitRanger" }
 
@@ -158,7 +217,7 @@ func (*limitRanger) applies(a *Attributes) bool {
 }
 
 func (p *limitRanger) ranges(ctx context.Context, a *Attributes) ([]*corev1.LimitRange, error) {
-	objs, err := p.d.Getter.List(ctx, grLimitRanges, a.Namespace)
+	objs, err := p.list(ctx, a.Namespace)
 	if err != nil {
 		gvr := schema.GroupVersionResource{Group: a.Resource.Group, Version: "v1", Resource: a.Resource.Resource}
 		return nil, forbidden(a, errorf("unable to %s %v at this time because there was an error enforcing limit ranges", a.Operation, gvr))

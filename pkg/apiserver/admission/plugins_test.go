@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -12,12 +13,29 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/skiff-sh/skiff/pkg/clock"
 )
 
 // fakeGetter serves LimitRanges from memory.
 type fakeGetter struct {
 	ranges []runtime.Object
 	err    error
+	// live is what a live lookup finds (ranges not yet in the cache);
+	// liveCalls counts the lookups.
+	live      []runtime.Object
+	liveCalls int
+}
+
+func (g *fakeGetter) ListConsistent(_ context.Context, gr schema.GroupResource, _ string) ([]runtime.Object, error) {
+	if gr != grLimitRanges {
+		return nil, errors.New("unexpected list of " + gr.String())
+	}
+	g.liveCalls++
+	if g.err != nil {
+		return nil, g.err
+	}
+	return append(append([]runtime.Object(nil), g.ranges...), g.live...), nil
 }
 
 func (g *fakeGetter) Get(context.Context, schema.GroupResource, string, string) (runtime.Object, error) {
@@ -458,5 +476,45 @@ func TestLimitRangerAdmitDefaults(t *testing.T) {
 				tt.check(t, tt.pod)
 			}
 		})
+	}
+}
+
+// TestLimitRangerLiveLookup: a LimitRange created a moment ago that the
+// watch cache does not have yet still applies (a live lookup when the
+// cache has none in the namespace), and the lookup's result is reused for
+// 30 seconds, as upstream's LimitRanger does.
+func TestLimitRangerLiveLookup(t *testing.T) {
+	defaults := &corev1.LimitRange{ObjectMeta: metav1.ObjectMeta{Name: "defaults", Namespace: "ns"}, Spec: corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{{
+		Type: corev1.LimitTypeContainer, DefaultRequest: rl("cpu", "250m")}}}}
+	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	g := &fakeGetter{live: []runtime.Object{defaults}}
+	p := &limitRanger{d: Deps{Getter: g, Clock: clk}}
+	admit := func() string {
+		t.Helper()
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c"}}}}
+		if err := p.Admit(context.Background(), &Attributes{Operation: Create, Resource: grPods, Namespace: "ns", Object: pod}); err != nil {
+			t.Fatal(err)
+		}
+		q := pod.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU]
+		return q.String()
+	}
+	if got := admit(); got != "250m" || g.liveCalls != 1 {
+		t.Fatalf("first pod: cpu request %q after %d live lookups, want 250m after 1", got, g.liveCalls)
+	}
+	// Within the TTL the lookup is not repeated, even when what storage
+	// holds changed.
+	g.live = nil
+	clk.Step(29 * time.Second)
+	if got := admit(); got != "250m" || g.liveCalls != 1 {
+		t.Fatalf("within 30s: cpu request %q after %d live lookups, want 250m after 1", got, g.liveCalls)
+	}
+	clk.Step(2 * time.Second)
+	if got := admit(); got != "0" || g.liveCalls != 2 {
+		t.Fatalf("after 30s: cpu request %q after %d live lookups, want none after 2", got, g.liveCalls)
+	}
+	// Ranges in the cache are used without a live lookup.
+	g.ranges = []runtime.Object{defaults}
+	if got := admit(); got != "250m" || g.liveCalls != 2 {
+		t.Fatalf("cached: cpu request %q after %d live lookups, want 250m after 2", got, g.liveCalls)
 	}
 }
