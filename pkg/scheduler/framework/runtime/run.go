@@ -67,17 +67,23 @@ func (f *Framework) RunPreFilterPlugins(ctx context.Context, state *framework.Cy
 		}
 	}
 	state.SkipFilterPlugins = skip
-	state.FilterPlugins = f.filterPlugins
-	if len(skip) > 0 {
-		run := make([]framework.FilterPlugin, 0, len(f.filterPlugins))
-		for _, pl := range f.filterPlugins {
-			if !skip.Has(pl.Name()) {
-				run = append(run, pl)
-			}
-		}
-		state.FilterPlugins = run
-	}
+	state.FilterPlugins = f.filterPluginsWithout(skip)
 	return result, nil, sets.New(withNodes...)
+}
+
+// filterPluginsWithout is the profile's Filter plugins minus skip (the
+// profile's own slice when nothing is skipped).
+func (f *Framework) filterPluginsWithout(skip sets.Set[string]) []framework.FilterPlugin {
+	if len(skip) == 0 {
+		return f.filterPlugins
+	}
+	run := make([]framework.FilterPlugin, 0, len(f.filterPlugins))
+	for _, pl := range f.filterPlugins {
+		if !skip.Has(pl.Name()) {
+			run = append(run, pl)
+		}
+	}
+	return run
 }
 
 // RunPreFilterExtensionAddPod runs the AddPod extensions (simulating
@@ -114,15 +120,7 @@ func (f *Framework) RunFilterPlugins(ctx context.Context, state *framework.Cycle
 	if plugins == nil {
 		// PreFilter did not run through this framework (tests, or the
 		// skip set was set by hand): look the names up.
-		plugins = f.filterPlugins
-		if len(state.SkipFilterPlugins) > 0 {
-			plugins = make([]framework.FilterPlugin, 0, len(f.filterPlugins))
-			for _, pl := range f.filterPlugins {
-				if !state.SkipFilterPlugins.Has(pl.Name()) {
-					plugins = append(plugins, pl)
-				}
-			}
-		}
+		plugins = f.filterPluginsWithout(state.SkipFilterPlugins)
 	}
 	for _, pl := range plugins {
 		if s := pl.Filter(ctx, state, pod, nodeInfo); !s.IsSuccess() {
