@@ -530,16 +530,27 @@ func runScheduler(ctx context.Context, cfg *SchedulerConfig, root, shape, which 
 	res.Command = strings.Join(argv, " ")
 	var bw *bindWatch
 	var start time.Time
-	if precreate {
-		// Bindings are watched from before the scheduler starts.
+	// watchBindings starts the clock and the watch counting bindings.
+	watchBindings := func() error {
 		list, err := pending.List(mctx, metav1.ListOptions{})
 		if err != nil {
-			return res, err
+			return err
 		}
 		start = time.Now()
 		bw = newBindWatch(start, cfg.Pods)
 		bw.run(mctx, pending, list.ResourceVersion)
-		defer bw.stop()
+		return nil
+	}
+	defer func() {
+		if bw != nil {
+			bw.stop()
+		}
+	}()
+	if precreate {
+		// Bindings are watched from before the scheduler starts.
+		if err := watchBindings(); err != nil {
+			return res, err
+		}
 	}
 	p, err := startProcess(argv, cfg.Env, filepath.Join(root, name+"-scheduler.log"), which+" scheduler")
 	if err != nil {
@@ -601,14 +612,9 @@ func runScheduler(ctx context.Context, cfg *SchedulerConfig, root, shape, which 
 		before, berr = scrapeSchedulerMetrics(ctx, metricsURL)
 
 		// The measured phase.
-		list, err := pending.List(mctx, metav1.ListOptions{})
-		if err != nil {
+		if err := watchBindings(); err != nil {
 			return res, err
 		}
-		start = time.Now()
-		bw = newBindWatch(start, cfg.Pods)
-		bw.run(mctx, pending, list.ResourceVersion)
-		defer bw.stop()
 		cpu0 = mark()
 		profDone = cfg.profile(mctx, s.client, fmt.Sprintf("127.0.0.1:%d", port), name)
 		close(firstBound)
