@@ -32,7 +32,8 @@ func preparePodCreate(p *corev1.Pod) {
 }
 
 // applySchedulingGatedCondition adds the SchedulingGated condition to a
-// gated pod that has no PodScheduled condition yet.
+// gated pod that has no PodScheduled condition yet, as of the pod's
+// creation (the store stamps creationTimestamp from its clock first).
 func applySchedulingGatedCondition(p *corev1.Pod) {
 	if len(p.Spec.SchedulingGates) == 0 {
 		return
@@ -44,7 +45,7 @@ func applySchedulingGatedCondition(p *corev1.Pod) {
 	}
 	p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{
 		Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonSchedulingGated,
-		Message: "Scheduling is blocked due to non-empty scheduling gates", LastTransitionTime: metav1.Now(),
+		Message: "Scheduling is blocked due to non-empty scheduling gates", LastTransitionTime: p.CreationTimestamp,
 	})
 }
 

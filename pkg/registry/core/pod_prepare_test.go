@@ -3,6 +3,7 @@ package core
 import (
 	"reflect"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -88,7 +89,9 @@ func TestPreparePodCreate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: tt.spec}
+			// The store sets creationTimestamp (from its clock) before
+			// PrepareForCreate runs.
+			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Labels: labels, CreationTimestamp: metav1.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}, Spec: tt.spec}
 			preparePodCreate(p)
 			tt.check(t, p)
 		})
