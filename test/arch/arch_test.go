@@ -94,6 +94,9 @@ func TestDependencyRules(t *testing.T) {
 		// Helpers shared by the scheduler and the controllers (upstream's
 		// component-helpers) depend on k8s.io/api and apimachinery only.
 		{from: mod + "pkg/componenthelpers", forbidden: []string{mod + "pkg/"}},
+		// The bootstrap RBAC policy is data: k8s.io/api and apimachinery only,
+		// so that the API server, the controller manager and tests share it.
+		{from: mod + "pkg/auth/bootstrappolicy", forbidden: []string{mod + "pkg/"}},
 		// API types depend on apimachinery only.
 		{from: mod + "pkg/apis/", forbidden: []string{mod + "pkg", "k8s.io/api/"}},
 		{from: mod + "pkg/registry/admissionregistration", forbidden: []string{mod + "pkg/storage", mod + "pkg/client", mod + "pkg/registry/core"}, direct: true},
