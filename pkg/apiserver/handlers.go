@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -67,6 +68,16 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info *Req
 	}
 	if e.def.Warning != "" && e.version == nil {
 		addWarning(w, e.def.Warning)
+	}
+	switch info.Verb {
+	case "create", "update", "patch", "delete", "deletecollection":
+		// Admission (webhooks) may pass warnings to the client.
+		var mu sync.Mutex
+		r = r.WithContext(admission.WithWarnings(r.Context(), func(text string) {
+			mu.Lock()
+			defer mu.Unlock()
+			addWarning(w, text)
+		}))
 	}
 	var err error
 	switch info.Subresource {
@@ -545,16 +556,56 @@ func (s *Server) defaultAndConvert(e *endpoint, obj runtime.Object) (runtime.Obj
 	return out, nil
 }
 
-func (s *Server) attributes(op admission.Operation, info *RequestInfo, e *endpoint, obj, old runtime.Object, dryRun bool) *admission.Attributes {
+// attributes builds the admission attributes of a request: opts are the
+// request's writeOptions or DeleteOptions.
+func (s *Server) attributes(ctx context.Context, op admission.Operation, info *RequestInfo, e *endpoint, obj, old runtime.Object, opts admissionOptions) *admission.Attributes {
 	a := &admission.Attributes{
 		Operation: op, Resource: e.qualified, Subresource: info.Subresource,
 		Kind: schema.GroupKind{Group: e.def.Group, Kind: e.def.Kind}, Namespace: info.Namespace,
-		Name: info.Name, Object: obj, OldObject: old, DryRun: dryRun,
+		Name: info.Name, Object: obj, OldObject: old, DryRun: opts.dryRun(),
+		RequestResource: e.gvr, RequestKind: e.gvk, Options: opts.forOperation(op),
+		UserInfo: registry.UserFrom(ctx),
+	}
+	if info.Subresource != "scale" {
+		a.Versions = &admissionVersions{s: s, e: e}
 	}
 	if a.Name == "" && obj != nil {
 		_, a.Name = objectName(obj)
 	}
 	return a
+}
+
+// admissionOptions are a request's options as admission sees them.
+type admissionOptions interface {
+	dryRun() bool
+	// forOperation returns the options object of op (a patch or an apply
+	// is an update, or a create, to admission, as upstream).
+	forOperation(op admission.Operation) runtime.Object
+}
+
+func (o writeOptions) dryRun() bool { return o.DryRun }
+
+func (o writeOptions) forOperation(op admission.Operation) runtime.Object {
+	var dryRun []string
+	if o.DryRun {
+		dryRun = []string{metav1.DryRunAll}
+	}
+	if op == admission.Create {
+		return &metav1.CreateOptions{TypeMeta: metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "CreateOptions"},
+			DryRun: dryRun, FieldManager: o.FieldManager, FieldValidation: o.FieldValidation}
+	}
+	return &metav1.UpdateOptions{TypeMeta: metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "UpdateOptions"},
+		DryRun: dryRun, FieldManager: o.FieldManager, FieldValidation: o.FieldValidation}
+}
+
+type deleteOptions struct{ *metav1.DeleteOptions }
+
+func (o deleteOptions) dryRun() bool { return len(o.DryRun) > 0 }
+
+func (o deleteOptions) forOperation(admission.Operation) runtime.Object {
+	out := o.DeepCopy()
+	out.TypeMeta = metav1.TypeMeta{APIVersion: "meta.k8s.io/v1", Kind: "DeleteOptions"}
+	return out
 }
 
 func (s *Server) create(w http.ResponseWriter, r *http.Request, info *RequestInfo, e *endpoint) error {
@@ -575,10 +626,11 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, info *RequestInf
 	if objMeta, err := meta.Accessor(obj); err == nil && info.Namespace != "" && objMeta.GetNamespace() == "" {
 		objMeta.SetNamespace(info.Namespace)
 	}
-	attrs := s.attributes(admission.Create, info, e, obj, nil, o.DryRun)
+	attrs := s.attributes(ctx, admission.Create, info, e, obj, nil, o)
 	if err := s.admission.Admit(ctx, attrs); err != nil {
 		return err
 	}
+	obj = attrs.Object // a webhook's patch replaces it
 	out, err := e.store.Create(ctx, info.Namespace, obj, func(ctx context.Context, obj runtime.Object) error {
 		attrs.Object = obj
 		_, attrs.Name = objectName(obj)
@@ -647,17 +699,18 @@ func (s *Server) runUpdate(w http.ResponseWriter, r *http.Request, info *Request
 		if om, _ := meta.Accessor(old); om == nil || om.GetResourceVersion() == "" {
 			op, old = admission.Create, nil
 		}
-		if err := s.admission.Admit(ctx, s.attributes(op, info, e, obj, old, o.DryRun)); err != nil {
+		attrs := s.attributes(ctx, op, info, e, obj, old, o)
+		if err := s.admission.Admit(ctx, attrs); err != nil {
 			return nil, err
 		}
-		return obj, nil
+		return attrs.Object, nil
 	}}
 	out, created, err := st.Update(ctx, info.Namespace, info.Name, oi,
 		func(ctx context.Context, obj runtime.Object) error {
-			return s.admission.Validate(ctx, s.attributes(admission.Create, info, e, obj, nil, o.DryRun))
+			return s.admission.Validate(ctx, s.attributes(ctx, admission.Create, info, e, obj, nil, o))
 		},
 		func(ctx context.Context, obj, old runtime.Object) error {
-			return s.admission.Validate(ctx, s.attributes(admission.Update, info, e, obj, old, o.DryRun))
+			return s.admission.Validate(ctx, s.attributes(ctx, admission.Update, info, e, obj, old, o))
 		},
 		registry.UpdateOptions{DryRun: o.DryRun, NoCreate: uo.NoCreate, ForceAllowCreate: uo.ForceAllowCreate})
 	if err != nil {
@@ -742,12 +795,21 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, info *RequestInf
 	}
 	ctx := r.Context()
 	res, err := e.store.Delete(ctx, info.Namespace, info.Name, opts, func(ctx context.Context, obj runtime.Object) error {
-		return s.admission.Validate(ctx, s.attributes(admission.Delete, info, e, nil, obj, len(opts.DryRun) > 0))
+		return s.admitDelete(ctx, s.attributes(ctx, admission.Delete, info, e, nil, obj, deleteOptions{opts}))
 	})
 	if err != nil {
 		return err
 	}
 	return s.writeDeleteResult(w, r, m, e, res, opts)
+}
+
+// admitDelete runs the mutating then the validating admission of a delete,
+// as upstream (a mutating webhook may be called on DELETE; it cannot patch).
+func (s *Server) admitDelete(ctx context.Context, a *admission.Attributes) error {
+	if err := s.admission.Admit(ctx, a); err != nil {
+		return err
+	}
+	return s.admission.Validate(ctx, a)
 }
 
 // writeDeleteResult answers a delete as upstream: the object when it still
@@ -799,7 +861,7 @@ func (s *Server) deleteCollection(w http.ResponseWriter, r *http.Request, info *
 		ns, name := objectName(obj)
 		i := *info
 		i.Namespace, i.Name = ns, name
-		return s.admission.Validate(ctx, s.attributes(admission.Delete, &i, e, nil, obj, len(opts.DryRun) > 0))
+		return s.admitDelete(ctx, s.attributes(ctx, admission.Delete, &i, e, nil, obj, deleteOptions{opts}))
 	})
 	if err != nil {
 		return err

@@ -125,7 +125,7 @@ func (s *Server) serveScale(w http.ResponseWriter, r *http.Request, info *Reques
 	}
 	out, _, err := e.store.Update(r.Context(), info.Namespace, info.Name, &objInfo{update: newObj}, nil,
 		func(ctx context.Context, obj, old runtime.Object) error {
-			return s.admission.Validate(ctx, s.attributes(admission.Update, info, e, obj, old, o.DryRun))
+			return s.admission.Validate(ctx, s.attributes(ctx, admission.Update, info, e, obj, old, o))
 		}, registry.UpdateOptions{DryRun: o.DryRun})
 	if err != nil {
 		return err

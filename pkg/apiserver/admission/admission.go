@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -36,6 +39,104 @@ type Attributes struct {
 	Object    runtime.Object
 	OldObject runtime.Object
 	DryRun    bool
+
+	// RequestResource and RequestKind are the served version the request
+	// used (AdmissionReview's requestResource and requestKind; a resource
+	// served by two groups, events, has Resource's group only in storage).
+	RequestResource schema.GroupVersionResource
+	RequestKind     schema.GroupVersionKind
+	// Options are the request's CreateOptions, UpdateOptions or
+	// DeleteOptions (nil for in-process writes).
+	Options runtime.Object
+	// UserInfo is the requesting user (nil for in-process writes).
+	UserInfo *authenticationv1.UserInfo
+	// Versions converts Object between its storage form and the served
+	// versions of the resource (webhooks receive and patch a served
+	// version); nil where the request's object is not the resource's kind
+	// (the scale subresource).
+	Versions Versions
+	// Reinvocation is the state of upstream's reinvocation: a mutating
+	// plugin that wants the mutating chain run once more sets
+	// ShouldReinvoke; the second run sees IsReinvoke.
+	Reinvocation Reinvocation
+
+	annotationsMu sync.Mutex
+	annotations   map[string]string
+}
+
+// Versions converts an object between its storage form and the served
+// versions of its resource.
+type Versions interface {
+	// Equivalents lists every served version of the resource (other
+	// groups included, events), the request's own among them.
+	Equivalents() []schema.GroupVersionResource
+	// KindFor is the kind of an equivalent resource (empty if unknown).
+	KindFor(gvr schema.GroupVersionResource) schema.GroupVersionKind
+	// ToVersion returns a copy of obj (storage form) in the served version
+	// gvr, its apiVersion and kind set.
+	ToVersion(obj runtime.Object, gvr schema.GroupVersionResource) (runtime.Object, error)
+	// FromJSON decodes an object of served version gvr, defaults it as a
+	// request body is defaulted and converts it to the storage form.
+	FromJSON(data []byte, gvr schema.GroupVersionResource) (runtime.Object, error)
+}
+
+// Reinvocation is one request's reinvocation state (upstream's
+// ReinvocationContext).
+type Reinvocation struct {
+	IsReinvoke     bool
+	ShouldReinvoke bool
+	values         map[string]any
+}
+
+// Value returns what a plugin stored under key.
+func (r *Reinvocation) Value(key string) any { return r.values[key] }
+
+// SetValue stores a plugin's reinvocation state under key.
+func (r *Reinvocation) SetValue(key string, v any) {
+	if r.values == nil {
+		r.values = map[string]any{}
+	}
+	r.values[key] = v
+}
+
+// AddAnnotation records an audit annotation (safe for concurrent use:
+// validating webhooks run in parallel). skiff has no audit log: the
+// annotations stay on the attributes and plugins log them at debug level.
+func (a *Attributes) AddAnnotation(key, value string) {
+	a.annotationsMu.Lock()
+	defer a.annotationsMu.Unlock()
+	if a.annotations == nil {
+		a.annotations = map[string]string{}
+	}
+	a.annotations[key] = value
+}
+
+// Annotations returns a copy of the audit annotations recorded so far.
+func (a *Attributes) Annotations() map[string]string {
+	a.annotationsMu.Lock()
+	defer a.annotationsMu.Unlock()
+	out := make(map[string]string, len(a.annotations))
+	for k, v := range a.annotations {
+		out[k] = v
+	}
+	return out
+}
+
+type warningsKey struct{}
+
+// WithWarnings returns a context whose AddWarning calls reach add (the
+// API server writes them as HTTP Warning headers; add must be safe for
+// concurrent use).
+func WithWarnings(ctx context.Context, add func(text string)) context.Context {
+	return context.WithValue(ctx, warningsKey{}, add)
+}
+
+// AddWarning passes a warning to the client of the request ctx serves (a
+// no-op outside a request).
+func AddWarning(ctx context.Context, text string) {
+	if add, ok := ctx.Value(warningsKey{}).(func(string)); ok && text != "" {
+		add(text)
+	}
 }
 
 // Getter reads stored objects (served from the watch cache).
@@ -81,8 +182,21 @@ type Chain struct {
 // NewChain returns a chain of the given plugins.
 func NewChain(plugins ...Plugin) *Chain { return &Chain{plugins: plugins} }
 
-// Admit runs every mutating plugin.
+// Admit runs every mutating plugin, and all of them once more when one
+// asks for reinvocation (upstream's reinvoker: a webhook with
+// reinvocationPolicy IfNeeded sees what later plugins changed).
 func (c *Chain) Admit(ctx context.Context, a *Attributes) error {
+	if err := c.admit(ctx, a); err != nil {
+		return err
+	}
+	if a.Reinvocation.ShouldReinvoke && !a.Reinvocation.IsReinvoke {
+		a.Reinvocation.IsReinvoke = true
+		return c.admit(ctx, a)
+	}
+	return nil
+}
+
+func (c *Chain) admit(ctx context.Context, a *Attributes) error {
 	for _, p := range c.plugins {
 		if m, ok := p.(Mutator); ok && p.Handles(a.Operation) {
 			if err := m.Admit(ctx, a); err != nil {

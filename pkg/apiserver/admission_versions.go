@@ -1,0 +1,81 @@
+package apiserver
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/skiff-sh/skiff/pkg/storage"
+)
+
+// admissionVersions implements admission.Versions for one endpoint: the
+// conversions between the storage form and the served versions of the
+// endpoint's resource that admission webhooks need.
+type admissionVersions struct {
+	s *Server
+	e *endpoint
+}
+
+// endpointFor finds the served endpoint gvr of the same stored resource.
+func (v *admissionVersions) endpointFor(gvr schema.GroupVersionResource) *endpoint {
+	if gvr == v.e.gvr {
+		return v.e
+	}
+	e := v.s.endpoints[gvr]
+	if e == nil {
+		e = v.s.crs.Load().endpoints[gvr]
+	}
+	if e == nil || e.qualified != v.e.qualified || e.review != nil || e.computed {
+		return nil
+	}
+	return e
+}
+
+func (v *admissionVersions) Equivalents() []schema.GroupVersionResource {
+	var out []schema.GroupVersionResource
+	add := func(eps map[schema.GroupVersionResource]*endpoint) {
+		for gvr, e := range eps {
+			if e.qualified == v.e.qualified && e.review == nil && !e.computed {
+				out = append(out, gvr)
+			}
+		}
+	}
+	add(v.s.endpoints)
+	if v.e.cr != nil {
+		add(v.s.crs.Load().endpoints)
+	}
+	return out
+}
+
+func (v *admissionVersions) KindFor(gvr schema.GroupVersionResource) schema.GroupVersionKind {
+	if e := v.endpointFor(gvr); e != nil {
+		return e.gvk
+	}
+	return schema.GroupVersionKind{}
+}
+
+func (v *admissionVersions) ToVersion(obj runtime.Object, gvr schema.GroupVersionResource) (runtime.Object, error) {
+	e := v.endpointFor(gvr)
+	if e == nil {
+		return nil, fmt.Errorf("unable to convert to %v: unknown kind", gvr)
+	}
+	out, err := e.fromStorage(storage.Unwrap(obj).DeepCopyObject())
+	if err != nil {
+		return nil, err
+	}
+	out.GetObjectKind().SetGroupVersionKind(e.gvk)
+	return out, nil
+}
+
+func (v *admissionVersions) FromJSON(data []byte, gvr schema.GroupVersionResource) (runtime.Object, error) {
+	e := v.endpointFor(gvr)
+	if e == nil {
+		return nil, fmt.Errorf("unable to convert from %v: unknown kind", gvr)
+	}
+	res, err := v.s.codecs.decode(bodyJSON, data, e.gvk, e.newObj())
+	if err != nil {
+		return nil, err
+	}
+	return v.s.defaultAndConvert(e, res.obj)
+}
