@@ -99,6 +99,10 @@ func TestDependencyRules(t *testing.T) {
 		{from: mod + "pkg/auth/bootstrappolicy", forbidden: []string{mod + "pkg/"}},
 		// API types depend on apimachinery only.
 		{from: mod + "pkg/apis/", forbidden: []string{mod + "pkg", "k8s.io/api/"}},
+		// Authorization (the contract and RBAC) is pure policy over k8s.io/api
+		// types: the API server and the registry use it, never the reverse.
+		{from: mod + "pkg/auth", forbidden: []string{mod + "pkg/apiserver", mod + "pkg/registry", mod + "pkg/storage", mod + "pkg/client", mod + "pkg/cluster"}},
+		{from: mod + "pkg/auth", forbidden: []string{"net/http"}, direct: true},
 		{from: mod + "pkg/registry/admissionregistration", forbidden: []string{mod + "pkg/storage", mod + "pkg/client", mod + "pkg/registry/core"}, direct: true},
 	}
 	for _, p := range listPackages(t) {
