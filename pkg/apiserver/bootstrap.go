@@ -30,8 +30,8 @@ func registryListAll() registry.ListOptions { return registry.ListOptions{} }
 var SystemNamespaces = []string{"default", "kube-system", "kube-public", "kube-node-lease"}
 
 // bootstrap creates what upstream's API server creates at start-up: the
-// system namespaces, the system priority classes, the "kubernetes" service
-// and its endpoints. It also rebuilds the service allocator.
+// system namespaces, the system priority classes, the bootstrap RBAC policy
+// (bootstrap_rbac.go), the "kubernetes" service and its endpoints. It also rebuilds the service allocator.
 func (s *Server) bootstrap(ctx context.Context) error {
 	// Wait for the watch caches; a consistent list on the namespaces store
 	// is served once its cache is filled.
@@ -62,6 +62,9 @@ func (s *Server) bootstrap(ctx context.Context) error {
 		return err
 	}
 	if err := s.ensureFlowControl(ctx); err != nil {
+		return err
+	}
+	if err := s.ensureRBACPolicy(ctx); err != nil {
 		return err
 	}
 	if err := s.syncAPIServices(ctx, false); err != nil {

@@ -85,6 +85,16 @@ func (s *Server) healthChecks(kind string) []healthCheck {
 					return fmt.Errorf("not finished")
 				}
 			}},
+			// The bootstrap RBAC policy is reconciled before the server
+			// is ready (bootstrap_rbac.go), as upstream's post-start hook.
+			healthCheck{"poststarthook/rbac/bootstrap-roles", func(context.Context) error {
+				select {
+				case <-s.ready:
+					return nil
+				default:
+					return fmt.Errorf("not finished")
+				}
+			}},
 			healthCheck{"shutdown", func(context.Context) error {
 				select {
 				case <-s.stopping:

@@ -8,8 +8,12 @@
 // kube-system service accounts, and the namespaced Roles/RoleBindings of
 // kube-system and kube-public.
 //
-// The API server creates and reconciles these objects at start
-// (pkg/apiserver/bootstrap_rbac.go); the controller manager uses the
+// ReconcileClusterRole, ReconcileRole, ReconcileClusterRoleBinding and
+// ReconcileRoleBinding compute, as pure functions, how a stored bootstrap
+// object is completed at start (upstream's union reconciliation: never
+// removing what a user added, leaving objects annotated autoupdate=false
+// alone); the API server applies them (pkg/apiserver/bootstrap_rbac.go).
+// The controller manager uses the
 // controller service account names when it runs with
 // --use-service-account-credentials.
 //
