@@ -115,6 +115,10 @@ func newAPIServer(logger func() *slog.Logger) *cobra.Command {
 	f.BoolVar(&cfg.Profiling, "profiling", true, "Enable profiling via web interface host:port/debug/pprof/")
 	f.StringVar(&cfg.ServiceAccountSigningKeyFile, "service-account-signing-key-file", "", "ECDSA P-256 key (PEM) that signs service account tokens; enables TokenRequest and token authentication")
 	f.StringVar(&cfg.ServiceAccountIssuer, "service-account-issuer", "", "issuer and audience of service account tokens (default https://kubernetes.default.svc.cluster.local)")
+	f.StringVar(&cfg.ProxyClientCertFile, "proxy-client-cert-file", "", "client certificate the API server presents to aggregated API servers")
+	f.StringVar(&cfg.ProxyClientKeyFile, "proxy-client-key-file", "", "key of --proxy-client-cert-file")
+	f.StringVar(&cfg.RequestHeaderClientCAFile, "requestheader-client-ca-file", "", "CA of --proxy-client-cert-file, published for aggregated API servers")
+	f.StringSliceVar(&cfg.RequestHeaderAllowedNames, "requestheader-allowed-names", nil, "common names aggregated API servers accept on --proxy-client-cert-file (empty: any)")
 	return cmd
 }
 

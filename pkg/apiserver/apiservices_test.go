@@ -83,7 +83,7 @@ func TestAPIServices(t *testing.T) {
 	})
 
 	// An APIService served elsewhere: its service is missing, then has no
-	// endpoints; skiff does not proxy, so it never becomes Available.
+	// EndpointSlices (aggregator_test.go goes on to serve it).
 	c.call(http.MethodPost, base, map[string]any{
 		"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService", "metadata": map[string]any{"name": "v1beta1.metrics.k8s.io"},
 		"spec": map[string]any{"group": "metrics.k8s.io", "version": "v1beta1", "groupPriorityMinimum": 100, "versionPriority": 100,

@@ -21,6 +21,7 @@ type User struct {
 	Name   string
 	UID    string
 	Groups []string
+	Extra  map[string][]string
 }
 
 // Authenticator identifies the sender of a request. ok is false when the

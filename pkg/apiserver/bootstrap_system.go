@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base32"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -52,6 +53,15 @@ func (s *Server) ensureSystemConfigMaps(ctx context.Context) error {
 	}
 	if len(s.cfg.ClientCAPEM) > 0 {
 		auth.Data["client-ca-file"] = string(s.cfg.ClientCAPEM)
+	}
+	if len(s.cfg.RequestHeaderCAPEM) > 0 {
+		// As upstream's, the lists are JSON arrays.
+		names, _ := json.Marshal(append([]string{}, s.cfg.RequestHeaderAllowedNames...))
+		auth.Data["requestheader-client-ca-file"] = string(s.cfg.RequestHeaderCAPEM)
+		auth.Data["requestheader-allowed-names"] = string(names)
+		auth.Data["requestheader-username-headers"] = `["X-Remote-User"]`
+		auth.Data["requestheader-group-headers"] = `["X-Remote-Group"]`
+		auth.Data["requestheader-extra-headers-prefix"] = `["X-Remote-Extra-"]`
 	}
 	if err := s.ensureData(ctx, auth); err != nil {
 		return err

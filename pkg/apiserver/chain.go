@@ -182,6 +182,10 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	case p == "/":
 		s.serveRootPaths(w, r)
 	default:
+		if rem := s.agg.lookup(p); rem != nil {
+			s.serveAggregated(w, r, rem)
+			return
+		}
 		info := r.Context().Value(requestInfoKey).(*RequestInfo)
 		if !info.IsResourceRequest {
 			if info.APIPrefix != "" && s.serveGroupDiscovery(w, r, info) {

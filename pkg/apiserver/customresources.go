@@ -490,6 +490,8 @@ func (c *crdController) serve(ctx context.Context, crd *apiextensionsv1.CustomRe
 // publish swaps in a snapshot of the current serving state and rebuilds
 // discovery and OpenAPI.
 func (c *crdController) publish() {
+	c.s.publishMu.Lock()
+	defer c.s.publishMu.Unlock()
 	cs := &crState{endpoints: map[schema.GroupVersionResource]*endpoint{}, stores: map[schema.GroupResource]*registry.Store{},
 		kinds: map[schema.GroupVersionKind]*endpoint{}}
 	for _, sv := range c.serving {

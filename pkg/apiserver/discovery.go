@@ -7,6 +7,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 
@@ -144,6 +145,16 @@ func (s *Server) buildDiscovery(endpoints map[schema.GroupVersionResource]*endpo
 	for g := range versions {
 		sort.Slice(versions[g], func(i, j int) bool { return versionLess(versions[g][i], versions[g][j]) })
 	}
+	// The group/versions other servers serve (aggregator.go).
+	remote := s.agg.state.Load()
+	remoteVersions, priority := remote.remoteGroups()
+	for g, vs := range remoteVersions {
+		for _, v := range vs {
+			if !slices.Contains(versions[g], v) {
+				versions[g] = append(versions[g], v)
+			}
+		}
+	}
 	d.apiVersions = &metav1.APIVersions{
 		TypeMeta: metav1.TypeMeta{Kind: "APIVersions"},
 		Versions: versions[""],
@@ -152,7 +163,7 @@ func (s *Server) buildDiscovery(endpoints map[schema.GroupVersionResource]*endpo
 		}},
 	}
 	d.groups = &metav1.APIGroupList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupList", APIVersion: "v1"}}
-	for _, g := range orderedGroups(versions) {
+	for _, g := range orderedGroups(versions, priority) {
 		if g == "" {
 			continue
 		}
@@ -167,7 +178,7 @@ func (s *Server) buildDiscovery(endpoints map[schema.GroupVersionResource]*endpo
 	}
 	for _, dv := range []string{"v2", "v2beta1"} {
 		for _, prefix := range []string{"api", "apis"} {
-			data := s.aggregatedDiscovery(endpoints, versions, prefix == "api", dv)
+			data := s.aggregatedDiscovery(endpoints, remote, versions, priority, prefix == "api", dv)
 			sum := sha256.Sum256(data)
 			d.aggregated[prefix+dv] = data
 			d.aggregatedEt[prefix+dv] = fmt.Sprintf("%q", fmt.Sprintf("%X", sum[:16]))
@@ -176,7 +187,16 @@ func (s *Server) buildDiscovery(endpoints map[schema.GroupVersionResource]*endpo
 	return d
 }
 
-func orderedGroups(versions map[string][]string) []string {
+// orderedGroups lists groups in upstream's order: the built-in ones in
+// groupOrder, then the others by APIService groupPriorityMinimum (priority;
+// 1000, a custom resource group's, when not given), then by name.
+func orderedGroups(versions map[string][]string, priority map[string]int32) []string {
+	prio := func(g string) int32 {
+		if p, ok := priority[g]; ok {
+			return p
+		}
+		return 1000
+	}
 	rank := map[string]int{}
 	for i, g := range groupOrder {
 		rank[g] = i
@@ -194,6 +214,9 @@ func orderedGroups(versions map[string][]string) []string {
 		case oki != okj:
 			return oki
 		}
+		if pi, pj := prio(out[i]), prio(out[j]); pi != pj {
+			return pi > pj
+		}
 		return out[i] < out[j]
 	})
 	return out
@@ -201,15 +224,21 @@ func orderedGroups(versions map[string][]string) []string {
 
 // aggregatedDiscovery builds the apidiscovery.k8s.io document for the core
 // group (/api) or all named groups (/apis).
-func (s *Server) aggregatedDiscovery(endpoints map[schema.GroupVersionResource]*endpoint, versions map[string][]string, core bool, dv string) []byte {
+func (s *Server) aggregatedDiscovery(endpoints map[schema.GroupVersionResource]*endpoint, remote *aggState, versions map[string][]string, priority map[string]int32, core bool, dv string) []byte {
 	list := &apidiscoveryv2.APIGroupDiscoveryList{TypeMeta: metav1.TypeMeta{Kind: "APIGroupDiscoveryList", APIVersion: "apidiscovery.k8s.io/" + dv}}
 	list.Items = []apidiscoveryv2.APIGroupDiscovery{}
-	for _, g := range orderedGroups(versions) {
+	for _, g := range orderedGroups(versions, priority) {
 		if (g == "") != core {
 			continue
 		}
 		gd := apidiscoveryv2.APIGroupDiscovery{ObjectMeta: metav1.ObjectMeta{Name: g}}
 		for _, v := range versions[g] {
+			if r := remote.byGV[schema.GroupVersion{Group: g, Version: v}]; r != nil {
+				if vd, ok := r.versionDiscovery(); ok {
+					gd.Versions = append(gd.Versions, vd)
+				}
+				continue
+			}
 			vd := apidiscoveryv2.APIVersionDiscovery{Version: v, Freshness: apidiscoveryv2.DiscoveryFreshnessCurrent}
 			for _, e := range resourceList(endpoints, schema.GroupVersion{Group: g, Version: v}) {
 				scope := apidiscoveryv2.ScopeCluster
@@ -237,7 +266,9 @@ func (s *Server) aggregatedDiscovery(endpoints map[schema.GroupVersionResource]*
 			}
 			gd.Versions = append(gd.Versions, vd)
 		}
-		list.Items = append(list.Items, gd)
+		if len(gd.Versions) > 0 {
+			list.Items = append(list.Items, gd)
+		}
 	}
 	var out any = list
 	if dv == "v2beta1" {

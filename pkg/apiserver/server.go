@@ -89,6 +89,16 @@ type Config struct {
 	// ClientCAPEM is the CA client certificates are checked against,
 	// published as kube-system/extension-apiserver-authentication.
 	ClientCAPEM []byte
+	// ProxyClientCert is the client certificate the API server presents to
+	// aggregated API servers (upstream's --proxy-client-cert-file and
+	// --proxy-client-key-file); RequestHeaderCAPEM is the CA that signed it
+	// and RequestHeaderAllowedNames the common names it may carry, published
+	// with upstream's X-Remote-* header names in
+	// extension-apiserver-authentication so that those servers trust the
+	// identity headers it sends.
+	ProxyClientCert           *tls.Certificate
+	RequestHeaderCAPEM        []byte
+	RequestHeaderAllowedNames []string
 
 	// CompactionInterval is how often old revisions are compacted (5 min).
 	CompactionInterval time.Duration
@@ -226,6 +236,11 @@ type Server struct {
 	crds *crdController
 	// apiServices keeps the local APIServices in step (apiservices.go).
 	apiServices *apiServiceController
+	// agg serves the APIServices of other servers (aggregator.go).
+	agg *aggregator
+	// publishMu orders the swaps of crs that rebuild discovery (the CRD
+	// controller's and the aggregator's).
+	publishMu sync.Mutex
 	// apf classifies requests by the flowcontrol configuration (rebuilt
 	// by the status loop; nil until the first build).
 	apf atomic.Pointer[flowcontrol.Classifier]
@@ -296,6 +311,7 @@ func New(cfg Config) (*Server, error) {
 		}
 	}
 	s.fields = s.newFieldManagers()
+	s.agg = newAggregator(s)
 	s.crs.Store(&crState{discovery: s.buildDiscovery(s.endpoints)})
 	s.crds = newCRDController(s)
 	s.apiServices = newAPIServiceController(s)
@@ -539,6 +555,7 @@ func (s *Server) Start(ctx context.Context) error {
 	go s.identityLoop(ctx, s.identityHolder())
 	go s.crds.run(ctx)
 	go s.apiServices.run(ctx)
+	go s.agg.run(ctx)
 	go s.statusLoop(ctx)
 	go s.metrics.observeStorage(ctx, s)
 	s.readyOnce.Do(func() { close(s.ready) })

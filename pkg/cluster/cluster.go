@@ -189,6 +189,16 @@ func (u *Up) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("service account signing key: %w", err)
 	}
+	// The front-proxy CA and the client certificate the API server
+	// presents to aggregated API servers, as kubeadm makes them.
+	frontProxyCA, err := pki.EnsureNamedCA(pkiDir, "front-proxy-ca", "front-proxy-ca", now)
+	if err != nil {
+		return fmt.Errorf("front-proxy CA: %w", err)
+	}
+	frontProxy, err := pki.EnsureClient(pkiDir, "front-proxy-client", frontProxyCA, "front-proxy-client", nil, now)
+	if err != nil {
+		return fmt.Errorf("front-proxy client certificate: %w", err)
+	}
 
 	var kv storage.KV
 	switch cfg.Storage {
@@ -221,6 +231,8 @@ func (u *Up) Run(ctx context.Context) error {
 		SecurePort: cfg.SecurePort, BindAddress: cfg.BindAddress, AdvertiseAddress: cfg.AdvertiseAddress,
 		EndpointAddress: endpointIP, TLS: ServingTLS(serving, nil), Authenticator: authn,
 		ServiceAccountSigner: saKey, ClientCAPEM: ca.CertPEM, Profiling: cfg.Profiling,
+		ProxyClientCert:    &tls.Certificate{Certificate: [][]byte{frontProxy.Cert.Raw}, PrivateKey: frontProxy.Key, Leaf: frontProxy.Cert},
+		RequestHeaderCAPEM: frontProxyCA.CertPEM, RequestHeaderAllowedNames: []string{"front-proxy-client"},
 		Clock: cfg.Clock, Logger: cfg.Logger,
 	})
 	if err != nil {
@@ -409,7 +421,14 @@ type APIServerConfig struct {
 	ServiceAccountIssuer string
 	// Profiling serves /debug/pprof/ (upstream's --profiling).
 	Profiling bool
-	Logger    *slog.Logger
+	// ProxyClientCertFile and ProxyClientKeyFile are the client certificate
+	// presented to aggregated API servers; RequestHeaderClientCAFile its CA
+	// and RequestHeaderAllowedNames its allowed common names, published for
+	// those servers (upstream's flags of the same names).
+	ProxyClientCertFile, ProxyClientKeyFile string
+	RequestHeaderClientCAFile               string
+	RequestHeaderAllowedNames               []string
+	Logger                                  *slog.Logger
 }
 
 // RunAPIServer runs a standalone API server until ctx ends.
@@ -451,6 +470,20 @@ func RunAPIServer(ctx context.Context, cfg APIServerConfig) error {
 			return fmt.Errorf("--service-account-signing-key-file: %w", err)
 		}
 	}
+	var proxyCert *tls.Certificate
+	if cfg.ProxyClientCertFile != "" || cfg.ProxyClientKeyFile != "" {
+		c, err := tls.LoadX509KeyPair(cfg.ProxyClientCertFile, cfg.ProxyClientKeyFile)
+		if err != nil {
+			return fmt.Errorf("--proxy-client-cert-file/--proxy-client-key-file: %w", err)
+		}
+		proxyCert = &c
+	}
+	var requestHeaderCA []byte
+	if cfg.RequestHeaderClientCAFile != "" {
+		if requestHeaderCA, err = os.ReadFile(cfg.RequestHeaderClientCAFile); err != nil {
+			return err
+		}
+	}
 	var kv storage.KV
 	switch cfg.Storage {
 	case "memory":
@@ -476,6 +509,7 @@ func RunAPIServer(ctx context.Context, cfg APIServerConfig) error {
 		Authenticator: authn, Logger: cfg.Logger,
 		ServiceAccountSigner: saKey, ServiceAccountIssuer: cfg.ServiceAccountIssuer,
 		ClientCAPEM: clientCA, Profiling: cfg.Profiling,
+		ProxyClientCert: proxyCert, RequestHeaderCAPEM: requestHeaderCA, RequestHeaderAllowedNames: cfg.RequestHeaderAllowedNames,
 	})
 	if err != nil {
 		return err

@@ -115,7 +115,14 @@ func fresh(kp *KeyPair, now time.Time) bool {
 
 // EnsureCA loads or creates the cluster CA ("ca.crt", "ca.key" in dir).
 func EnsureCA(dir string, now time.Time) (*KeyPair, error) {
-	if kp, err := Load(dir, "ca"); err == nil && fresh(kp, now) {
+	return EnsureNamedCA(dir, "ca", "skiff-ca", now)
+}
+
+// EnsureNamedCA loads or creates a CA stored as <name>.crt and <name>.key
+// in dir, with commonName as its subject (e.g. the front-proxy CA that
+// signs the certificate the API server presents to aggregated servers).
+func EnsureNamedCA(dir, name, commonName string, now time.Time) (*KeyPair, error) {
+	if kp, err := Load(dir, name); err == nil && fresh(kp, now) {
 		return kp, nil
 	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
@@ -125,7 +132,7 @@ func EnsureCA(dir string, now time.Time) (*KeyPair, error) {
 		return nil, err
 	}
 	kp, err := sign(&x509.Certificate{
-		SerialNumber: sn, Subject: pkix.Name{CommonName: "skiff-ca"},
+		SerialNumber: sn, Subject: pkix.Name{CommonName: commonName},
 		NotBefore: now.Add(-time.Hour), NotAfter: now.AddDate(10, 0, 0),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
 		BasicConstraintsValid: true, IsCA: true,
@@ -133,7 +140,7 @@ func EnsureCA(dir string, now time.Time) (*KeyPair, error) {
 	if err != nil {
 		return nil, err
 	}
-	return kp, kp.save(dir, "ca")
+	return kp, kp.save(dir, name)
 }
 
 // EnsureServing loads or (re)creates a serving certificate signed by ca

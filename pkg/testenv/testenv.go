@@ -55,6 +55,9 @@ type Environment struct {
 	// CAData, CertData and KeyData are PEM: the cluster CA and the admin
 	// client certificate and key.
 	CAData, CertData, KeyData []byte
+	// FrontProxyCAData (PEM) signs the client certificate (CN
+	// front-proxy-client) the server presents to aggregated API servers.
+	FrontProxyCAData []byte
 	// KubeconfigPath is an admin kubeconfig for this server.
 	KubeconfigPath string
 	Server         *apiserver.Server
@@ -111,6 +114,14 @@ func Start(ctx context.Context, cfg Config) (*Environment, error) {
 	if err != nil {
 		return nil, err
 	}
+	frontProxyCA, err := pki.EnsureNamedCA(dir, "front-proxy-ca", "front-proxy-ca", now)
+	if err != nil {
+		return nil, err
+	}
+	frontProxy, err := pki.EnsureClient(dir, "front-proxy-client", frontProxyCA, "front-proxy-client", nil, now)
+	if err != nil {
+		return nil, err
+	}
 	var kv storage.KV
 	switch cfg.Storage {
 	case "", "memory":
@@ -145,6 +156,8 @@ func Start(ctx context.Context, cfg Config) (*Environment, error) {
 		Logger:               cfg.Logger,
 		ClientCAPEM:          ca.CertPEM,
 		ServiceAccountSigner: saKey,
+		ProxyClientCert:      &tls.Certificate{Certificate: [][]byte{frontProxy.Cert.Raw}, PrivateKey: frontProxy.Key, Leaf: frontProxy.Cert},
+		RequestHeaderCAPEM:   frontProxyCA.CertPEM, RequestHeaderAllowedNames: []string{"front-proxy-client"},
 	}
 	if cfg.Tweak != nil {
 		cfg.Tweak(&acfg)
@@ -173,6 +186,7 @@ func Start(ctx context.Context, cfg Config) (*Environment, error) {
 	}
 	env.URL = fmt.Sprintf("https://127.0.0.1:%d", port)
 	env.CAData, env.CertData, env.KeyData = ca.CertPEM, admin.CertPEM, admin.KeyPEM
+	env.FrontProxyCAData = frontProxyCA.CertPEM
 	env.Server = srv
 	env.KubeconfigPath = filepath.Join(dir, "kubeconfig")
 	if err := kubeconfig.Write(env.KubeconfigPath, kubeconfig.New("skiff-testenv", env.URL, ca.CertPEM, admin.CertPEM, admin.KeyPEM)); err != nil {

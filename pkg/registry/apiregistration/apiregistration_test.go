@@ -1,6 +1,7 @@
 package apiregistration
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -116,18 +117,24 @@ func TestSetRemoteAvailable(t *testing.T) {
 	}{
 		{Remote{}, "ServiceNotFound", `service/metrics-server in "kube-system" is not present`},
 		{Remote{ServiceFound: true}, "ServicePortError", `service/metrics-server in "kube-system" is not listening on port 443`},
-		{Remote{ServiceFound: true, Port: true, PortName: "https"}, "EndpointsNotFound", `cannot find endpoints for service/metrics-server in "kube-system"`},
-		{Remote{ServiceFound: true, Port: true, PortName: "https", EndpointsFound: true}, "MissingEndpoints",
-			`endpoints for service/metrics-server in "kube-system" have no addresses with port name "https"`},
-		{Remote{ServiceFound: true, Port: true, PortName: "https", EndpointsFound: true, Addresses: true}, "FailedDiscoveryCheck",
-			"failing or missing response from https://metrics-server.kube-system.svc:443/apis/metrics.k8s.io/v1beta1: skiff does not proxy aggregated API servers yet"},
+		{Remote{ServiceFound: true, Port: true, PortName: "https"}, "EndpointsNotFound", `cannot find endpointslices for service/metrics-server in "kube-system"`},
+		{Remote{ServiceFound: true, Port: true, PortName: "https", SlicesFound: true}, "MissingEndpoints",
+			`endpointslices for service/metrics-server in "kube-system" have no addresses with port name "https"`},
+		{Remote{ServiceFound: true, Port: true, PortName: "https", SlicesFound: true, Addresses: true,
+			DiscoveryErr: errors.New("failing or missing response from https://10.0.0.1:443/apis/metrics.k8s.io/v1beta1: bad status from https://10.0.0.1:443/apis/metrics.k8s.io/v1beta1: 403")}, "FailedDiscoveryCheck",
+			"failing or missing response from https://10.0.0.1:443/apis/metrics.k8s.io/v1beta1: bad status from https://10.0.0.1:443/apis/metrics.k8s.io/v1beta1: 403"},
+		{Remote{ServiceFound: true, Port: true, PortName: "https", SlicesFound: true, Addresses: true}, "Passed", "all checks passed"},
 	}
 	for _, tt := range tests {
 		if !SetRemoteAvailable(a, tt.r, t0) {
 			t.Errorf("%+v: no change reported", tt.r)
 		}
 		c := a.Status.Conditions[0]
-		if len(a.Status.Conditions) != 1 || c.Status != "False" || c.Reason != tt.reason || c.Message != tt.message {
+		want := apiregistrationv1.ConditionFalse
+		if tt.reason == "Passed" {
+			want = apiregistrationv1.ConditionTrue
+		}
+		if len(a.Status.Conditions) != 1 || c.Status != want || c.Reason != tt.reason || c.Message != tt.message {
 			t.Errorf("%+v: condition %+v", tt.r, c)
 		}
 		if SetRemoteAvailable(a, tt.r, t0) {

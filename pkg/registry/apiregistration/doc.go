@@ -7,7 +7,7 @@
 //
 // Invariants: an APIService is named version.group; local APIServices
 // (spec.service nil) carry no CA bundle; the local objects built here are
-// fresh, valid and already defaulted. skiff proxies nothing: an APIService
-// naming a service is stored but not served, and its Available condition
-// (SetRemoteAvailable) says why it is not available.
+// fresh, valid and already defaulted. An APIService naming a service is
+// served by the API server's proxy (pkg/apiserver/aggregator.go); its
+// Available condition (SetRemoteAvailable) carries upstream's reasons.
 package apiregistration

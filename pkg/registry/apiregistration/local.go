@@ -95,16 +95,18 @@ type Remote struct {
 	// name.
 	ServiceFound, Port bool
 	PortName           string
-	// EndpointsFound: the service's Endpoints exist; Addresses: they have
-	// a ready address on PortName.
-	EndpointsFound, Addresses bool
+	// SlicesFound: the service has EndpointSlices; Addresses: one of them
+	// has a ready endpoint and a port named PortName.
+	SlicesFound, Addresses bool
+	// DiscoveryErr is why the request for the group/version's discovery
+	// document (GET /apis/<group>/<version> on the server) failed; nil
+	// when it answered 2xx.
+	DiscoveryErr error
 }
 
 // SetRemoteAvailable records the availability of an APIService served by
 // another server, with the reasons and messages of upstream's remote
-// availability controller. skiff does not proxy aggregated APIs yet, so
-// the last check (a discovery request to the server) always fails. It
-// reports whether the status changed.
+// availability controller. It reports whether the status changed.
 func SetRemoteAvailable(a *apiregistrationv1.APIService, r Remote, now metav1.Time) bool {
 	s := a.Spec.Service
 	port := int32(443)
@@ -117,14 +119,14 @@ func SetRemoteAvailable(a *apiregistrationv1.APIService, r Remote, now metav1.Ti
 		c.Reason, c.Message = "ServiceNotFound", fmt.Sprintf("service/%s in %q is not present", s.Name, s.Namespace)
 	case !r.Port:
 		c.Reason, c.Message = "ServicePortError", fmt.Sprintf("service/%s in %q is not listening on port %d", s.Name, s.Namespace, port)
-	case !r.EndpointsFound:
-		c.Reason, c.Message = "EndpointsNotFound", fmt.Sprintf("cannot find endpoints for service/%s in %q", s.Name, s.Namespace)
+	case !r.SlicesFound:
+		c.Reason, c.Message = "EndpointsNotFound", fmt.Sprintf("cannot find endpointslices for service/%s in %q", s.Name, s.Namespace)
 	case !r.Addresses:
-		c.Reason, c.Message = "MissingEndpoints", fmt.Sprintf("endpoints for service/%s in %q have no addresses with port name %q", s.Name, s.Namespace, r.PortName)
+		c.Reason, c.Message = "MissingEndpoints", fmt.Sprintf("endpointslices for service/%s in %q have no addresses with port name %q", s.Name, s.Namespace, r.PortName)
+	case r.DiscoveryErr != nil:
+		c.Reason, c.Message = "FailedDiscoveryCheck", r.DiscoveryErr.Error()
 	default:
-		c.Reason = "FailedDiscoveryCheck"
-		c.Message = fmt.Sprintf("failing or missing response from https://%s.%s.svc:%d/apis/%s/%s: skiff does not proxy aggregated API servers yet",
-			s.Name, s.Namespace, port, a.Spec.Group, a.Spec.Version)
+		c.Status, c.Reason, c.Message = apiregistrationv1.ConditionTrue, "Passed", "all checks passed"
 	}
 	return setAvailable(a, c)
 }
