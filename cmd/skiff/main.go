@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skiff-sh/skiff/pkg/apiserver"
+	"github.com/skiff-sh/skiff/pkg/apiserver/admission"
 	"github.com/skiff-sh/skiff/pkg/cluster"
 )
 
@@ -85,6 +86,8 @@ func newUp(logger func() *slog.Logger) *cobra.Command {
 	f.BoolVar(&cfg.Profiling, "profiling", true, "Enable profiling via web interface host:port/debug/pprof/")
 	f.IntVar(&cfg.ControllerManagerSecurePort, "controller-manager-secure-port", 0, "serve the controller manager's /healthz and /metrics over HTTPS on 127.0.0.1 at this port (upstream's: 10257); 0 does not serve them")
 	f.IntVar(&cfg.SchedulerSecurePort, "scheduler-secure-port", 0, "serve the scheduler's /healthz and /metrics over HTTPS on 127.0.0.1 at this port (upstream's: 10259); 0 does not serve them")
+	f.StringSliceVar(&cfg.EnableAdmissionPlugins, "enable-admission-plugins", nil, "admission plugins to enable besides the default ones ("+admissionDefaults()+"), comma separated; they run in upstream's order whatever the order given")
+	f.StringSliceVar(&cfg.DisableAdmissionPlugins, "disable-admission-plugins", nil, "admission plugins to disable although on by default, comma separated")
 	f.StringSliceVar(&cfg.Disable, "disable", nil, "components to leave out, comma separated ("+strings.Join(cluster.Components, ", ")+"), e.g. to run upstream's in their place")
 	return cmd
 }
@@ -114,6 +117,8 @@ func newAPIServer(logger func() *slog.Logger) *cobra.Command {
 	f.StringVar(&cfg.TokenAuthFile, "token-auth-file", "", "static bearer tokens, CSV: token,user,uid[,\"group1,group2\"]")
 	f.BoolVar(&cfg.Profiling, "profiling", true, "Enable profiling via web interface host:port/debug/pprof/")
 	f.StringVar(&cfg.ServiceAccountSigningKeyFile, "service-account-signing-key-file", "", "ECDSA P-256 key (PEM) that signs service account tokens; enables TokenRequest and token authentication")
+	f.StringSliceVar(&cfg.EnableAdmissionPlugins, "enable-admission-plugins", nil, "admission plugins to enable besides the default ones ("+admissionDefaults()+"), comma separated; they run in upstream's order whatever the order given")
+	f.StringSliceVar(&cfg.DisableAdmissionPlugins, "disable-admission-plugins", nil, "admission plugins to disable although on by default, comma separated")
 	f.StringVar(&cfg.ServiceAccountIssuer, "service-account-issuer", "", "issuer and audience of service account tokens (default https://kubernetes.default.svc.cluster.local)")
 	f.StringVar(&cfg.ProxyClientCertFile, "proxy-client-cert-file", "", "client certificate the API server presents to aggregated API servers")
 	f.StringVar(&cfg.ProxyClientKeyFile, "proxy-client-key-file", "", "key of --proxy-client-cert-file")
@@ -136,3 +141,9 @@ func newVersion() *cobra.Command {
 
 // skiffVersion is set at build time with -ldflags "-X main.skiffVersion=...".
 var skiffVersion = "dev"
+
+// admissionDefaults lists upstream's default-on admission plugins.
+func admissionDefaults() string {
+	names, _ := admission.EnabledPlugins(nil, nil)
+	return strings.Join(names, ", ")
+}

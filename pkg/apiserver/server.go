@@ -103,6 +103,12 @@ type Config struct {
 	// CompactionInterval is how often old revisions are compacted (5 min).
 	CompactionInterval time.Duration
 
+	// EnableAdmissionPlugins and DisableAdmissionPlugins change upstream's
+	// default admission plugins (--enable-admission-plugins,
+	// --disable-admission-plugins); see admission.EnabledPlugins.
+	EnableAdmissionPlugins  []string
+	DisableAdmissionPlugins []string
+
 	Clock  clock.Clock
 	Rand   *rand.Rand
 	Logger *slog.Logger
@@ -300,7 +306,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	var err error
 	s.crs.Store(&crState{})
-	s.admission = admission.NewDefaultChain(admission.Deps{Getter: s, Clock: cfg.Clock, Rand: cfg.Rand})
+	if s.admission, err = s.newAdmission(); err != nil {
+		return nil, err
+	}
 	if s.openapi, err = openapi.New(openapi.Info{Title: "Kubernetes", Version: gitVersion}, s.openAPIResources(s.endpoints)); err != nil {
 		return nil, fmt.Errorf("building OpenAPI: %w", err)
 	}

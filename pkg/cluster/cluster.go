@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/skiff-sh/skiff/pkg/apiserver"
+	"github.com/skiff-sh/skiff/pkg/apiserver/admission"
 	"github.com/skiff-sh/skiff/pkg/client"
 	"github.com/skiff-sh/skiff/pkg/clock"
 	"github.com/skiff-sh/skiff/pkg/component"
@@ -54,6 +55,10 @@ type UpConfig struct {
 	// /metrics over HTTPS on 127.0.0.1 (upstream's port is 10259); 0 does
 	// not serve them.
 	SchedulerSecurePort int
+	// EnableAdmissionPlugins and DisableAdmissionPlugins change upstream's
+	// default admission plugins (see apiserver.Config).
+	EnableAdmissionPlugins  []string
+	DisableAdmissionPlugins []string
 	// Out receives the one-line "ready" message.
 	Out    io.Writer
 	Logger *slog.Logger
@@ -104,6 +109,9 @@ func NewUp(cfg UpConfig) (*Up, error) {
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real{}
+	}
+	if _, err := admission.EnabledPlugins(cfg.EnableAdmissionPlugins, cfg.DisableAdmissionPlugins); err != nil {
+		return nil, err
 	}
 	disabled := map[string]bool{}
 	for _, d := range cfg.Disable {
@@ -234,6 +242,7 @@ func (u *Up) Run(ctx context.Context) error {
 		ProxyClientCert:    &tls.Certificate{Certificate: [][]byte{frontProxy.Cert.Raw}, PrivateKey: frontProxy.Key, Leaf: frontProxy.Cert},
 		RequestHeaderCAPEM: frontProxyCA.CertPEM, RequestHeaderAllowedNames: []string{"front-proxy-client"},
 		Clock: cfg.Clock, Logger: cfg.Logger,
+		EnableAdmissionPlugins: cfg.EnableAdmissionPlugins, DisableAdmissionPlugins: cfg.DisableAdmissionPlugins,
 	})
 	if err != nil {
 		ln.Close()
@@ -428,11 +437,18 @@ type APIServerConfig struct {
 	ProxyClientCertFile, ProxyClientKeyFile string
 	RequestHeaderClientCAFile               string
 	RequestHeaderAllowedNames               []string
-	Logger                                  *slog.Logger
+	// EnableAdmissionPlugins and DisableAdmissionPlugins change upstream's
+	// default admission plugins (see apiserver.Config).
+	EnableAdmissionPlugins  []string
+	DisableAdmissionPlugins []string
+	Logger                  *slog.Logger
 }
 
 // RunAPIServer runs a standalone API server until ctx ends.
 func RunAPIServer(ctx context.Context, cfg APIServerConfig) error {
+	if _, err := admission.EnabledPlugins(cfg.EnableAdmissionPlugins, cfg.DisableAdmissionPlugins); err != nil {
+		return err
+	}
 	if cfg.TLSCertFile == "" || cfg.TLSKeyFile == "" {
 		return errors.New("--tls-cert-file and --tls-private-key-file are required")
 	}
@@ -510,6 +526,7 @@ func RunAPIServer(ctx context.Context, cfg APIServerConfig) error {
 		ServiceAccountSigner: saKey, ServiceAccountIssuer: cfg.ServiceAccountIssuer,
 		ClientCAPEM: clientCA, Profiling: cfg.Profiling,
 		ProxyClientCert: proxyCert, RequestHeaderCAPEM: requestHeaderCA, RequestHeaderAllowedNames: cfg.RequestHeaderAllowedNames,
+		EnableAdmissionPlugins: cfg.EnableAdmissionPlugins, DisableAdmissionPlugins: cfg.DisableAdmissionPlugins,
 	})
 	if err != nil {
 		return err

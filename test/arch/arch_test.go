@@ -97,6 +97,11 @@ func TestDependencyRules(t *testing.T) {
 		// The bootstrap RBAC policy is data: k8s.io/api and apimachinery only,
 		// so that the API server, the controller manager and tests share it.
 		{from: mod + "pkg/auth/bootstrappolicy", forbidden: []string{mod + "pkg/"}},
+		// What the quota controller and the ResourceQuota admission plugin
+		// share (usage evaluators) depends on k8s.io/api and apimachinery
+		// only; the Pod Security Standards checks likewise.
+		{from: mod + "pkg/quota", forbidden: []string{mod + "pkg/"}},
+		{from: mod + "pkg/podsecurity", forbidden: []string{mod + "pkg/"}},
 		// API types depend on apimachinery only.
 		{from: mod + "pkg/apis/", forbidden: []string{mod + "pkg", "k8s.io/api/"}},
 		// Authorization (the contract and RBAC) is pure policy over k8s.io/api

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
-	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 
@@ -150,9 +149,20 @@ type Getter interface {
 	ListConsistent(ctx context.Context, gr schema.GroupResource, ns string) ([]runtime.Object, error)
 }
 
+// StatusWriter writes the status of stored objects (the ResourceQuota
+// plugin charges quotas through it).
+type StatusWriter interface {
+	// UpdateStatus stores obj's status if the stored object still has
+	// obj's resourceVersion, else it fails with a 409 Conflict.
+	UpdateStatus(ctx context.Context, gr schema.GroupResource, obj runtime.Object) (runtime.Object, error)
+}
+
 // Deps are what plugins may use.
 type Deps struct {
 	Getter Getter
+	// Status is nil in tests that need no writes; plugins that write
+	// then do nothing.
+	Status StatusWriter
 	Clock  clock.Clock
 	Rand   *rand.Rand
 }
@@ -244,17 +254,10 @@ func forbidden(a *Attributes, err error) error {
 
 func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
 
-// NewDefaultChain is upstream's default plugin chain, in upstream order.
+// NewDefaultChain is upstream's default plugin chain, in upstream order
+// (the plugins skiff implements of those upstream enables by default).
 func NewDefaultChain(d Deps) *Chain {
-	return NewChain(
-		&namespaceLifecycle{d: d, deleted: map[string]time.Time{}},
-		&limitRanger{d: d},
-		&serviceAccount{d: d},
-		&taintNodesByCondition{},
-		&priority{d: d},
-		&defaultTolerationSeconds{},
-		&defaultStorageClass{d: d},
-		&certificateSubjectRestriction{},
-		&defaultIngressClass{d: d},
-	)
+	names, _ := EnabledPlugins(nil, nil)
+	c, _ := NewChainFor(names, d)
+	return c
 }

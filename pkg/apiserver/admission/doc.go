@@ -3,10 +3,19 @@
 // (mutating) and then each may reject it (validating), as upstream's
 // default plugin chain does (NamespaceLifecycle, LimitRanger,
 // ServiceAccount, TaintNodesByCondition, Priority, DefaultTolerationSeconds,
-// DefaultStorageClass, DefaultIngressClass).
+// DefaultStorageClass, CertificateSubjectRestriction, DefaultIngressClass,
+// ResourceQuota, and AlwaysAdmit/AlwaysDeny on request).
+//
+// registry.go holds upstream's plugin names in upstream's recommended
+// order and its default-on set: --enable-admission-plugins and
+// --disable-admission-plugins (EnabledPlugins) change the set, never the
+// order; names upstream has and skiff does not implement are accepted and
+// left out. Plugins add warnings with AddWarning (sent as HTTP Warning
+// headers).
 //
 // Invariants: plugins see the object in its storage version; mutation
-// happens before the registry's own validation, validation after it; a
-// plugin never writes to storage; rejections are 403 Forbidden (or 422
-// Invalid for bad values) in upstream's wording.
+// happens before the registry's own validation, validation after it; the
+// only plugin that writes is ResourceQuota (a quota's status.used, through
+// Deps.Status, with the resourceVersion precondition); rejections are 403
+// Forbidden (or 422 Invalid for bad values) in upstream's wording.
 package admission

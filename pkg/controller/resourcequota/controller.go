@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -26,6 +25,7 @@ import (
 	"github.com/skiff-sh/skiff/pkg/client/record"
 	"github.com/skiff-sh/skiff/pkg/client/workqueue"
 	"github.com/skiff-sh/skiff/pkg/clock"
+	"github.com/skiff-sh/skiff/pkg/quota"
 )
 
 // QueueName is upstream's queue name.
@@ -101,7 +101,7 @@ func New(cfg Config) (*Controller, error) {
 		UpdateFunc: func(old, q *corev1.ResourceQuota) {
 			// Status changes are this controller's own: only spec.hard
 			// changes call for a recalculation (resyncs do the rest).
-			if !equalLists(old.Spec.Hard, q.Spec.Hard) {
+			if !quota.Equals(old.Spec.Hard, q.Spec.Hard) {
 				c.enqueue(q)
 			}
 		},
@@ -114,37 +114,37 @@ func New(cfg Config) (*Controller, error) {
 		return nil, err
 	}
 	if _, err := pods.AddEventHandler(cache.TypedResourceEventHandlerFuncs[*corev1.Pod]{
-		AddFunc: func(p *corev1.Pod, _ bool) { c.replenish(p.Namespace, matchingPodResources) },
+		AddFunc: func(p *corev1.Pod, _ bool) { c.replenish(p.Namespace, quota.MatchingPodResources) },
 		UpdateFunc: func(old, p *corev1.Pod) {
 			now := c.cfg.Clock.Now()
-			if QuotaPod(old, now) && !QuotaPod(p, now) {
-				c.replenish(p.Namespace, matchingPodResources)
+			if quota.QuotaPod(old, now) && !quota.QuotaPod(p, now) {
+				c.replenish(p.Namespace, quota.MatchingPodResources)
 			}
 		},
-		DeleteFunc: func(d cache.DeletedObject[*corev1.Pod]) { c.replenishKey(d.Key(), matchingPodResources) },
+		DeleteFunc: func(d cache.DeletedObject[*corev1.Pod]) { c.replenishKey(d.Key(), quota.MatchingPodResources) },
 	}); err != nil {
 		return nil, err
 	}
 	if _, err := svcs.AddEventHandler(cache.TypedResourceEventHandlerFuncs[*corev1.Service]{
-		AddFunc: func(s *corev1.Service, _ bool) { c.replenish(s.Namespace, matchingServiceResources) },
+		AddFunc: func(s *corev1.Service, _ bool) { c.replenish(s.Namespace, quota.MatchingServiceResources) },
 		UpdateFunc: func(old, s *corev1.Service) {
-			if quotaServiceType(old) != quotaServiceType(s) {
-				c.replenish(s.Namespace, matchingServiceResources)
+			if quota.QuotaServiceType(old) != quota.QuotaServiceType(s) {
+				c.replenish(s.Namespace, quota.MatchingServiceResources)
 			}
 		},
-		DeleteFunc: func(d cache.DeletedObject[*corev1.Service]) { c.replenishKey(d.Key(), matchingServiceResources) },
+		DeleteFunc: func(d cache.DeletedObject[*corev1.Service]) { c.replenishKey(d.Key(), quota.MatchingServiceResources) },
 	}); err != nil {
 		return nil, err
 	}
 	if _, err := pvcs.AddEventHandler(cache.TypedResourceEventHandlerFuncs[*corev1.PersistentVolumeClaim]{
-		AddFunc: func(p *corev1.PersistentVolumeClaim, _ bool) { c.replenish(p.Namespace, matchingPVCResources) },
+		AddFunc: func(p *corev1.PersistentVolumeClaim, _ bool) { c.replenish(p.Namespace, quota.MatchingPVCResources) },
 		UpdateFunc: func(old, p *corev1.PersistentVolumeClaim) {
-			if !equality.Semantic.DeepEqual(pvcStorage(old), pvcStorage(p)) {
-				c.replenish(p.Namespace, matchingPVCResources)
+			if !equality.Semantic.DeepEqual(quota.PVCStorage(old), quota.PVCStorage(p)) {
+				c.replenish(p.Namespace, quota.MatchingPVCResources)
 			}
 		},
 		DeleteFunc: func(d cache.DeletedObject[*corev1.PersistentVolumeClaim]) {
-			c.replenishKey(d.Key(), matchingPVCResources)
+			c.replenishKey(d.Key(), quota.MatchingPVCResources)
 		},
 	}); err != nil {
 		return nil, err
@@ -172,7 +172,7 @@ func (c *Controller) replenish(ns string, matching func([]corev1.ResourceName) [
 		return
 	}
 	for _, q := range qs {
-		if len(matching(names(q.Spec.Hard))) > 0 {
+		if len(matching(quota.ResourceNames(q.Spec.Hard))) > 0 {
 			c.enqueue(q)
 		}
 	}
@@ -249,7 +249,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	dirty := !equalLists(q.Spec.Hard, q.Status.Hard) || q.Status.Hard == nil || q.Status.Used == nil
+	dirty := !quota.Equals(q.Spec.Hard, q.Status.Hard) || q.Status.Hard == nil || q.Status.Used == nil
 	used := corev1.ResourceList{}
 	for k, v := range q.Status.Used {
 		used[k] = v.DeepCopy()
@@ -267,7 +267,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 			delete(used, k)
 		}
 	}
-	dirty = dirty || !equalLists(used, q.Status.Used)
+	dirty = dirty || !quota.Equals(used, q.Status.Used)
 	var errs []error
 	if calcErr != nil {
 		errs = append(errs, calcErr)
@@ -286,68 +286,68 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 // the resources of spec.hard it tracks, masked to them; the resources of
 // an evaluator that failed are left out.
 func (c *Controller) calculateUsage(ctx context.Context, q *corev1.ResourceQuota) (corev1.ResourceList, error) {
-	hard := names(q.Spec.Hard)
+	hard := quota.ResourceNames(q.Spec.Hard)
 	now := c.cfg.Clock.Now()
 	scoped := len(q.Spec.Scopes) > 0 || (q.Spec.ScopeSelector != nil && len(q.Spec.ScopeSelector.MatchExpressions) > 0)
 	usage := corev1.ResourceList{}
 	var errs []error
 
 	// Pods.
-	if tracked := matchingPodResources(hard); len(tracked) > 0 {
-		stats := zeroed(tracked)
+	if tracked := quota.MatchingPodResources(hard); len(tracked) > 0 {
+		stats := quota.Zeroed(tracked)
 		pods, err := c.pods.Namespace(q.Namespace).List(labels.Everything())
 		if err != nil {
 			errs = append(errs, err)
 		} else {
 			for _, p := range pods {
-				ok, err := podMatchesQuota(q, p)
+				ok, err := quota.PodMatchesQuota(q, p)
 				if err != nil {
 					errs = append(errs, err)
 					break
 				}
 				if ok {
-					addTo(stats, PodUsage(p, now))
+					quota.Add(stats, quota.PodUsage(p, now))
 				}
 			}
-			mergeMasked(usage, stats, tracked)
+			quota.MergeMasked(usage, stats, tracked)
 		}
 	}
 	// Services and claims: nothing under a scope (upstream's
 	// MatchesNoScopeFunc).
-	if tracked := matchingServiceResources(hard); len(tracked) > 0 {
-		stats := zeroed(tracked)
+	if tracked := quota.MatchingServiceResources(hard); len(tracked) > 0 {
+		stats := quota.Zeroed(tracked)
 		if !scoped {
 			svcs, err := c.services.Namespace(q.Namespace).List(labels.Everything())
 			if err != nil {
 				errs = append(errs, err)
 			}
 			for _, s := range svcs {
-				addTo(stats, ServiceUsage(s))
+				quota.Add(stats, quota.ServiceUsage(s))
 			}
 		}
-		mergeMasked(usage, stats, tracked)
+		quota.MergeMasked(usage, stats, tracked)
 	}
-	if tracked := matchingPVCResources(hard); len(tracked) > 0 {
-		stats := zeroed(tracked)
+	if tracked := quota.MatchingPVCResources(hard); len(tracked) > 0 {
+		stats := quota.Zeroed(tracked)
 		if !scoped {
 			pvcs, err := c.pvcs.Namespace(q.Namespace).List(labels.Everything())
 			if err != nil {
 				errs = append(errs, err)
 			}
 			for _, p := range pvcs {
-				addTo(stats, PVCUsage(p))
+				quota.Add(stats, quota.PVCUsage(p))
 			}
 		}
-		mergeMasked(usage, stats, tracked)
+		quota.MergeMasked(usage, stats, tracked)
 	}
 	// Object counts.
 	for _, name := range hard {
-		gr, ok := countedResource(name)
+		gr, ok := quota.CountedResource(name)
 		if !ok {
 			continue
 		}
 		if scoped {
-			usage[name] = zero()
+			usage[name] = quota.Zero()
 			continue
 		}
 		n, err := c.count(ctx, gr, q.Namespace)
@@ -360,54 +360,11 @@ func (c *Controller) calculateUsage(ctx context.Context, q *corev1.ResourceQuota
 	return usage, errors.Join(errs...)
 }
 
-// podMatchesQuota: the pod matches every scope and every expression of
-// the scopeSelector.
-func podMatchesQuota(q *corev1.ResourceQuota, p *corev1.Pod) (bool, error) {
-	for _, s := range q.Spec.Scopes {
-		ok, err := PodMatchesScope(corev1.ScopedResourceSelectorRequirement{ScopeName: s, Operator: corev1.ScopeSelectorOpExists}, p)
-		if err != nil || !ok {
-			return false, err
-		}
-	}
-	if q.Spec.ScopeSelector != nil {
-		for _, e := range q.Spec.ScopeSelector.MatchExpressions {
-			ok, err := PodMatchesScope(e, p)
-			if err != nil || !ok {
-				return false, err
-			}
-		}
-	}
-	return true, nil
-}
-
-// legacyCounts are the object counts upstream also names without count/.
-var legacyCounts = map[corev1.ResourceName]schema.GroupResource{
-	corev1.ResourceConfigMaps:             {Resource: "configmaps"},
-	corev1.ResourceSecrets:                {Resource: "secrets"},
-	corev1.ResourceReplicationControllers: {Resource: "replicationcontrollers"},
-	corev1.ResourceQuotas:                 {Resource: "resourcequotas"},
-}
-
-// countedResource is the resource an object count names
-// (count/<resource>[.<group>], or a legacy name), except those the typed
-// evaluators count.
-func countedResource(name corev1.ResourceName) (schema.GroupResource, bool) {
-	if gr, ok := legacyCounts[name]; ok {
-		return gr, true
-	}
-	s, ok := strings.CutPrefix(string(name), "count/")
-	if !ok || name == podCount || name == serviceCount || name == pvcCount {
-		return schema.GroupResource{}, false
-	}
-	res, group, _ := strings.Cut(s, ".")
-	return schema.GroupResource{Group: group, Resource: res}, res != ""
-}
-
 // matchingQuotaCounts: the names that count resourcequotas.
 func matchingQuotaCounts(names []corev1.ResourceName) []corev1.ResourceName {
 	var out []corev1.ResourceName
 	for _, n := range names {
-		if gr, ok := countedResource(n); ok && gr == (schema.GroupResource{Resource: "resourcequotas"}) {
+		if gr, ok := quota.CountedResource(n); ok && gr == (schema.GroupResource{Resource: "resourcequotas"}) {
 			out = append(out, n)
 		}
 	}
@@ -519,7 +476,7 @@ func (c *Controller) monitor(res client.Resource) *metadata.Informer {
 	matching := func(names []corev1.ResourceName) []corev1.ResourceName {
 		var out []corev1.ResourceName
 		for _, n := range names {
-			if g, ok := countedResource(n); ok && g == gr {
+			if g, ok := quota.CountedResource(n); ok && g == gr {
 				out = append(out, n)
 			}
 		}
@@ -532,46 +489,4 @@ func (c *Controller) monitor(res client.Resource) *metadata.Informer {
 	c.monitors[gvr] = inf
 	c.meta.Start(c.runCtx)
 	return inf
-}
-
-func names(l corev1.ResourceList) []corev1.ResourceName {
-	out := make([]corev1.ResourceName, 0, len(l))
-	for k := range l {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
-
-func zeroed(ns []corev1.ResourceName) corev1.ResourceList {
-	out := corev1.ResourceList{}
-	for _, n := range ns {
-		out[n] = zero()
-	}
-	return out
-}
-
-// mergeMasked adds to dst the values of src for the names in mask.
-func mergeMasked(dst, src corev1.ResourceList, mask []corev1.ResourceName) {
-	for _, n := range mask {
-		if v, ok := src[n]; ok {
-			sum := dst[n].DeepCopy()
-			sum.Add(v)
-			dst[n] = sum
-		}
-	}
-}
-
-// equalLists compares quantities by value, as upstream's quota.Equals.
-func equalLists(a, b corev1.ResourceList) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		w, ok := b[k]
-		if !ok || v.Cmp(w) != 0 {
-			return false
-		}
-	}
-	return true
 }

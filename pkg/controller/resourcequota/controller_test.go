@@ -13,6 +13,7 @@ import (
 	"github.com/skiff-sh/skiff/pkg/client"
 	"github.com/skiff-sh/skiff/pkg/client/informers"
 	"github.com/skiff-sh/skiff/pkg/clock"
+	"github.com/skiff-sh/skiff/pkg/quota"
 	"github.com/skiff-sh/skiff/pkg/testenv"
 )
 
@@ -197,7 +198,7 @@ func TestSync(t *testing.T) {
 			if got := show(q.Status.Used); got != tt.used {
 				t.Errorf("used\n  %s\nwant\n  %s", got, tt.used)
 			}
-			if !equalLists(q.Status.Hard, q.Spec.Hard) {
+			if !quota.Equals(q.Status.Hard, q.Spec.Hard) {
 				t.Errorf("status.hard %v, want spec.hard %v", q.Status.Hard, q.Spec.Hard)
 			}
 			// Current: a second sync writes nothing.

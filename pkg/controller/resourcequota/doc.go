@@ -28,8 +28,10 @@
 // its usage (a pod turning terminal, a service changing type, a claim's
 // storage changing), and every ResyncPeriod
 // (--resource-quota-sync-period, 5m) for all quotas. (Upstream skips adds:
-// its quota admission has charged them already; skiff has no quota
-// admission yet, so adds recalculate.) Object counts other than pods,
+// its quota admission has charged them already; skiff's adds recalculate,
+// which also corrects charges of requests that failed after admission.)
+// The evaluators live in pkg/quota, shared with the ResourceQuota
+// admission plugin. Object counts other than pods,
 // services and claims are followed with metadata informers started for the
 // resources quotas name.
 //

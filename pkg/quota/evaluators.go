@@ -1,4 +1,4 @@
-package resourcequota
+package quota
 
 import (
 	"slices"
@@ -13,9 +13,9 @@ import (
 
 // The object count names of the typed evaluators.
 const (
-	podCount     corev1.ResourceName = "count/pods"
-	serviceCount corev1.ResourceName = "count/services"
-	pvcCount     corev1.ResourceName = "count/persistentvolumeclaims"
+	PodCount     corev1.ResourceName = "count/pods"
+	ServiceCount corev1.ResourceName = "count/services"
+	PVCCount     corev1.ResourceName = "count/persistentvolumeclaims"
 
 	storageClassSuffix = ".storageclass.storage.k8s.io/"
 	// betaStorageClassAnnotation is the storage class of a claim before
@@ -24,20 +24,20 @@ const (
 )
 
 var podResources = []corev1.ResourceName{
-	podCount, corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourceEphemeralStorage,
+	PodCount, corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourceEphemeralStorage,
 	corev1.ResourceRequestsCPU, corev1.ResourceRequestsMemory, corev1.ResourceRequestsEphemeralStorage,
 	corev1.ResourceLimitsCPU, corev1.ResourceLimitsMemory, corev1.ResourceLimitsEphemeralStorage, corev1.ResourcePods,
 }
 
 var serviceResources = []corev1.ResourceName{
-	serviceCount, corev1.ResourceServices, corev1.ResourceServicesNodePorts, corev1.ResourceServicesLoadBalancers,
+	ServiceCount, corev1.ResourceServices, corev1.ResourceServicesNodePorts, corev1.ResourceServicesLoadBalancers,
 }
 
-var pvcResources = []corev1.ResourceName{pvcCount, corev1.ResourcePersistentVolumeClaims, corev1.ResourceRequestsStorage}
+var pvcResources = []corev1.ResourceName{PVCCount, corev1.ResourcePersistentVolumeClaims, corev1.ResourceRequestsStorage}
 
 func one() resource.Quantity { return *resource.NewQuantity(1, resource.DecimalSI) }
 
-func zero() resource.Quantity { return resource.Quantity{Format: resource.DecimalSI} }
+func Zero() resource.Quantity { return resource.Quantity{Format: resource.DecimalSI} }
 
 // isExtendedResourceName: a name outside kubernetes.io (and not
 // requests.*) with a domain, as upstream's helper.
@@ -52,8 +52,8 @@ func isExtendedResourceName(name corev1.ResourceName) bool {
 	return true
 }
 
-// matchingPodResources is the subset of names the pod evaluator tracks.
-func matchingPodResources(names []corev1.ResourceName) []corev1.ResourceName {
+// MatchingPodResources is the subset of names the pod evaluator tracks.
+func MatchingPodResources(names []corev1.ResourceName) []corev1.ResourceName {
 	var out []corev1.ResourceName
 	for _, n := range names {
 		s := string(n)
@@ -68,7 +68,7 @@ func matchingPodResources(names []corev1.ResourceName) []corev1.ResourceName {
 	return out
 }
 
-func matchingServiceResources(names []corev1.ResourceName) []corev1.ResourceName {
+func MatchingServiceResources(names []corev1.ResourceName) []corev1.ResourceName {
 	var out []corev1.ResourceName
 	for _, n := range names {
 		if slices.Contains(serviceResources, n) {
@@ -78,7 +78,7 @@ func matchingServiceResources(names []corev1.ResourceName) []corev1.ResourceName
 	return out
 }
 
-func matchingPVCResources(names []corev1.ResourceName) []corev1.ResourceName {
+func MatchingPVCResources(names []corev1.ResourceName) []corev1.ResourceName {
 	var out []corev1.ResourceName
 	for _, n := range names {
 		s := string(n)
@@ -107,7 +107,7 @@ func QuotaPod(pod *corev1.Pod, now time.Time) bool {
 // PodUsage is what a pod counts against a quota: count/pods always;
 // pods and its requests and limits while QuotaPod.
 func PodUsage(pod *corev1.Pod, now time.Time) corev1.ResourceList {
-	result := corev1.ResourceList{podCount: one()}
+	result := corev1.ResourceList{PodCount: one()}
 	if !QuotaPod(pod, now) {
 		return result
 	}
@@ -138,7 +138,7 @@ func PodUsage(pod *corev1.Pod, now time.Time) corev1.ResourceList {
 	return result
 }
 
-func addTo(dst corev1.ResourceList, src corev1.ResourceList) {
+func Add(dst corev1.ResourceList, src corev1.ResourceList) {
 	for k, v := range src {
 		sum := dst[k].DeepCopy()
 		sum.Add(v)
@@ -161,21 +161,21 @@ func maxInto(dst corev1.ResourceList, src corev1.ResourceList) {
 func podResourceList(pod *corev1.Pod, of func(corev1.ResourceRequirements) corev1.ResourceList, limits bool) corev1.ResourceList {
 	reqs := corev1.ResourceList{}
 	for _, c := range pod.Spec.Containers {
-		addTo(reqs, of(c.Resources))
+		Add(reqs, of(c.Resources))
 	}
 	sidecars := corev1.ResourceList{}
 	initMax := corev1.ResourceList{}
 	for _, c := range pod.Spec.InitContainers {
 		r := of(c.Resources)
 		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
-			addTo(reqs, r)
-			addTo(sidecars, r)
+			Add(reqs, r)
+			Add(sidecars, r)
 			maxInto(initMax, sidecars)
 			continue
 		}
 		tmp := corev1.ResourceList{}
-		addTo(tmp, r)
-		addTo(tmp, sidecars)
+		Add(tmp, r)
+		Add(tmp, sidecars)
 		maxInto(initMax, tmp)
 	}
 	maxInto(reqs, initMax)
@@ -313,8 +313,8 @@ func (e *unknownOperatorError) Error() string {
 func ServiceUsage(svc *corev1.Service) corev1.ResourceList {
 	ports := *resource.NewQuantity(int64(len(svc.Spec.Ports)), resource.DecimalSI)
 	result := corev1.ResourceList{
-		serviceCount: one(), corev1.ResourceServices: one(),
-		corev1.ResourceServicesLoadBalancers: zero(), corev1.ResourceServicesNodePorts: zero(),
+		ServiceCount: one(), corev1.ResourceServices: one(),
+		corev1.ResourceServicesLoadBalancers: Zero(), corev1.ResourceServicesNodePorts: Zero(),
 	}
 	switch svc.Spec.Type {
 	case corev1.ServiceTypeNodePort:
@@ -326,9 +326,9 @@ func ServiceUsage(svc *corev1.Service) corev1.ResourceList {
 	return result
 }
 
-// quotaServiceType is the service type quota cares about ("" for the
+// QuotaServiceType is the service type quota cares about ("" for the
 // others).
-func quotaServiceType(svc *corev1.Service) corev1.ServiceType {
+func QuotaServiceType(svc *corev1.Service) corev1.ServiceType {
 	switch svc.Spec.Type {
 	case corev1.ServiceTypeNodePort, corev1.ServiceTypeLoadBalancer:
 		return svc.Spec.Type
@@ -347,9 +347,9 @@ func pvcClass(pvc *corev1.PersistentVolumeClaim) string {
 	return ""
 }
 
-// pvcStorage is the storage a claim is charged: its request (rounded up
+// PVCStorage is the storage a claim is charged: its request (rounded up
 // to a whole byte), or what was allocated to it when that is more.
-func pvcStorage(pvc *corev1.PersistentVolumeClaim) *resource.Quantity {
+func PVCStorage(pvc *corev1.PersistentVolumeClaim) *resource.Quantity {
 	var out *resource.Quantity
 	if req, ok := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; ok {
 		q := req.DeepCopy()
@@ -367,12 +367,12 @@ func pvcStorage(pvc *corev1.PersistentVolumeClaim) *resource.Quantity {
 // PVCUsage is what a claim counts: one claim (also against its class) and
 // its storage (also against its class).
 func PVCUsage(pvc *corev1.PersistentVolumeClaim) corev1.ResourceList {
-	result := corev1.ResourceList{corev1.ResourcePersistentVolumeClaims: one(), pvcCount: one()}
+	result := corev1.ResourceList{corev1.ResourcePersistentVolumeClaims: one(), PVCCount: one()}
 	class := pvcClass(pvc)
 	if class != "" {
 		result[corev1.ResourceName(class+storageClassSuffix+string(corev1.ResourcePersistentVolumeClaims))] = one()
 	}
-	if s := pvcStorage(pvc); s != nil {
+	if s := PVCStorage(pvc); s != nil {
 		result[corev1.ResourceRequestsStorage] = *s
 		if class != "" {
 			result[corev1.ResourceName(class+storageClassSuffix+string(corev1.ResourceRequestsStorage))] = *s

@@ -1,0 +1,252 @@
+package admission
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/skiff-sh/skiff/pkg/quota"
+)
+
+var (
+	grResourceQuotas = schema.GroupResource{Resource: "resourcequotas"}
+	grServicesQ      = schema.GroupResource{Resource: "services"}
+	grClaimsQ        = schema.GroupResource{Resource: "persistentvolumeclaims"}
+	grNamespacesQ    = schema.GroupResource{Resource: "namespaces"}
+)
+
+// quotaRetries is how often a charge that lost a race with another quota
+// write is checked again against the stored quota (upstream's 3).
+const quotaRetries = 3
+
+// resourceQuota is upstream's ResourceQuota plugin: an object created (or
+// updated in a way that changes its usage) in a namespace with
+// ResourceQuotas is charged to every quota that matches it; a charge past
+// a quota's status.hard is refused ("exceeded quota: ..."), and a charge
+// that fits is written to the quota's status.used before the object is
+// stored, with optimistic concurrency, so that two requests cannot both
+// take the last room. The quota controller recalculates usage later
+// (deletions, and charges of requests that then failed).
+//
+// Charges in one namespace are serialised in this process (upstream
+// batches them per namespace); writes from elsewhere (the controller, a
+// second API server) are detected by the resourceVersion precondition.
+type resourceQuota struct {
+	d     Deps
+	mu    sync.Mutex
+	locks map[string]*sync.Mutex
+}
+
+func newResourceQuota(d Deps) *resourceQuota {
+	return &resourceQuota{d: d, locks: map[string]*sync.Mutex{}}
+}
+
+func (*resourceQuota) Name() string              { return "ResourceQuota" }
+func (*resourceQuota) Handles(op Operation) bool { return op == Create || op == Update }
+
+func (p *resourceQuota) lock(ns string) func() {
+	p.mu.Lock()
+	l := p.locks[ns]
+	if l == nil {
+		l = &sync.Mutex{}
+		p.locks[ns] = l
+	}
+	p.mu.Unlock()
+	l.Lock()
+	return l.Unlock
+}
+
+// quotaHandles is each evaluator's Handles: which operations can change
+// what an object counts.
+func quotaHandles(a *Attributes) bool {
+	switch a.Resource {
+	case grPods:
+		switch a.Subresource {
+		case "":
+			if a.Operation == Update {
+				np, ok1 := a.Object.(*corev1.Pod)
+				op, ok2 := a.OldObject.(*corev1.Pod)
+				if ok1 && ok2 && isTerminatingPod(np) != isTerminatingPod(op) {
+					return true
+				}
+			}
+			return a.Operation == Create
+		case "resize":
+			return a.Operation == Update
+		}
+		return false
+	case grServicesQ, grClaimsQ:
+		return a.Subresource == "" && (a.Operation == Create || a.Operation == Update)
+	}
+	return a.Subresource == "" && a.Operation == Create
+}
+
+func isTerminatingPod(p *corev1.Pod) bool {
+	return p.Spec.ActiveDeadlineSeconds != nil && *p.Spec.ActiveDeadlineSeconds >= 0
+}
+
+func (p *resourceQuota) Validate(ctx context.Context, a *Attributes) error {
+	if a.Namespace == "" || (a.Resource == grNamespacesQ && a.Operation == Create) || !quotaHandles(a) {
+		return nil
+	}
+	objs, err := p.d.Getter.List(ctx, grResourceQuotas, a.Namespace)
+	if err != nil || len(objs) == 0 {
+		return nil
+	}
+	defer p.lock(a.Namespace)()
+	// Read again under the lock: a charge made a moment ago by another
+	// request must be seen (the watch cache may lag behind it).
+	if objs, err = p.d.Getter.ListConsistent(ctx, grResourceQuotas, a.Namespace); err != nil {
+		return err
+	}
+	quotas := make([]corev1.ResourceQuota, 0, len(objs))
+	for _, o := range objs {
+		if q, ok := o.(*corev1.ResourceQuota); ok {
+			quotas = append(quotas, *q.DeepCopy())
+		}
+	}
+	ev := quota.EvaluatorFor(a.Resource)
+	for attempt := 0; ; attempt++ {
+		charged, err := p.check(quotas, a, ev)
+		if err != nil || a.DryRun || p.d.Status == nil {
+			return err
+		}
+		var failed []string
+		var lastErr error
+		for i := range charged {
+			if quota.Equals(charged[i].Status.Used, quotas[i].Status.Used) {
+				continue
+			}
+			if _, err := p.d.Status.UpdateStatus(ctx, grResourceQuotas, &charged[i]); err != nil {
+				failed, lastErr = append(failed, charged[i].Name), err
+			}
+		}
+		if len(failed) == 0 {
+			return nil
+		}
+		if attempt >= quotaRetries || !apierrors.IsConflict(lastErr) {
+			return lastErr
+		}
+		// Check again against the current version of the quotas whose
+		// write lost (those written are charged already).
+		quotas = quotas[:0]
+		for _, name := range failed {
+			o, err := p.d.Getter.GetConsistent(ctx, grResourceQuotas, a.Namespace, name)
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			quotas = append(quotas, *o.(*corev1.ResourceQuota).DeepCopy())
+		}
+	}
+}
+
+// check is upstream's CheckRequest: the quotas with this request's usage
+// added to the ones it matches, or the refusal.
+func (p *resourceQuota) check(quotas []corev1.ResourceQuota, a *Attributes, ev *quota.Evaluator) ([]corev1.ResourceQuota, error) {
+	obj := a.Object
+	var interesting []int
+	for i := range quotas {
+		q := &quotas[i]
+		ok, err := ev.Matches(q, obj)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		restricted := ev.MatchingResources(quota.ResourceNames(q.Status.Hard))
+		if ev.Constraints != nil {
+			if err := ev.Constraints(restricted, obj); err != nil {
+				return nil, forbidden(a, fmt.Errorf("failed quota: %s: %v", q.Name, err))
+			}
+		}
+		for _, r := range restricted {
+			if _, ok := q.Status.Used[r]; !ok {
+				return nil, forbidden(a, fmt.Errorf("status unknown for quota: %s, resources: %s", q.Name, joinNames(restricted)))
+			}
+		}
+		interesting = append(interesting, i)
+	}
+	if len(interesting) == 0 {
+		return quotas, nil
+	}
+	if m, err := meta.Accessor(obj); err == nil && m.GetNamespace() == "" {
+		m.SetNamespace(a.Namespace)
+	}
+	now := p.d.Clock.Now()
+	usage, err := ev.Usage(obj, now)
+	if err != nil {
+		return nil, err
+	}
+	if neg := quota.IsNegative(usage); len(neg) > 0 {
+		return nil, forbidden(a, fmt.Errorf("quota usage is negative for resource(s): %s", joinNames(neg)))
+	}
+	delta := map[int]corev1.ResourceList{}
+	for _, i := range interesting {
+		delta[i] = usage
+	}
+	if a.Operation == Update {
+		if a.OldObject == nil {
+			return nil, forbidden(a, errors.New("unable to get previous usage since prior version of object was not found"))
+		}
+		if m, err := meta.Accessor(a.OldObject); err == nil && m.GetResourceVersion() != "" {
+			prev, err := ev.Usage(a.OldObject, now)
+			if err != nil {
+				return nil, err
+			}
+			d := quota.SubtractNonNegative(usage, prev)
+			for _, i := range interesting {
+				ok, err := ev.Matches(&quotas[i], a.OldObject)
+				if err != nil {
+					return nil, err
+				}
+				if ok {
+					delta[i] = d
+				}
+			}
+		}
+	}
+	out := make([]corev1.ResourceQuota, len(quotas))
+	for i := range quotas {
+		out[i] = *quotas[i].DeepCopy()
+	}
+	for _, i := range interesting {
+		d := quota.RemoveZeros(delta[i])
+		if len(d) == 0 {
+			continue
+		}
+		q := &out[i]
+		hard := quota.ResourceNames(q.Status.Hard)
+		requested := quota.Mask(d, hard)
+		used := quota.Sum(q.Status.Used, requested)
+		if a.Subresource != "status" {
+			if ok, exceeded := quota.LessThanOrEqual(quota.Mask(used, quota.ResourceNames(requested)), q.Status.Hard); !ok {
+				return nil, forbidden(a, fmt.Errorf("exceeded quota: %s, requested: %s, used: %s, limited: %s", q.Name,
+					quota.String(quota.Mask(requested, exceeded)), quota.String(quota.Mask(q.Status.Used, exceeded)),
+					quota.String(quota.Mask(q.Status.Hard, exceeded))))
+			}
+		}
+		q.Status.Used = used
+	}
+	return out, nil
+}
+
+func joinNames(ns []corev1.ResourceName) string {
+	s := make([]string, len(ns))
+	for i, n := range ns {
+		s[i] = string(n)
+	}
+	sort.Strings(s)
+	return strings.Join(s, ",")
+}
