@@ -82,6 +82,7 @@ func newControllerManager(logger func() *slog.Logger) *cobra.Command {
 	f.Float32Var(&cfg.KubeAPIQPS, "kube-api-qps", cfg.KubeAPIQPS, "QPS to use while talking with kubernetes apiserver (negative: no client-side throttling)")
 	f.IntVar(&cfg.KubeAPIBurst, "kube-api-burst", cfg.KubeAPIBurst, "Burst to use while talking with kubernetes apiserver")
 	f.StringVar(&cfg.KubeAPIContentType, "kube-api-content-type", cfg.KubeAPIContentType, "Content type of requests sent to apiserver")
+	f.BoolVar(&cfg.UseServiceAccountCredentials, "use-service-account-credentials", false, "If true, use individual service account credentials for each controller.")
 	component.AddLeaderElectionFlags(f, &cfg.LeaderElection)
 	component.AddServingFlags(f, &cfg.Serving)
 	f.DurationVar(&cfg.MinResyncPeriod, "min-resync-period", cfg.MinResyncPeriod, "The resync period in reflectors will be random between MinResyncPeriod and 2*MinResyncPeriod")

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -33,6 +34,11 @@ type Config struct {
 	// BearerToken, or BearerTokenFile (re-read as it rotates).
 	BearerToken     string
 	BearerTokenFile string
+	// TokenSource, when set, supplies the bearer token of every request
+	// instead (tokens that expire, such as a service account's from the
+	// TokenRequest API); a 401 answer resets it, so that the next request
+	// carries a fresh token, as client-go's resettable token sources.
+	TokenSource TokenSource
 
 	// QPS and Burst set the client-side token bucket (client-go's defaults:
 	// 5 and 10). A negative QPS disables throttling.
@@ -116,10 +122,42 @@ func (c *Config) transport() (http.RoundTripper, error) {
 		TLSHandshakeTimeout: 10 * time.Second,
 		DialContext:         (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 	}
-	if c.BearerToken != "" || c.BearerTokenFile != "" {
+	switch {
+	case c.TokenSource != nil:
+		rt = &tokenSourceAuth{src: c.TokenSource, next: rt}
+	case c.BearerToken != "" || c.BearerTokenFile != "":
 		rt = &bearerAuth{token: c.BearerToken, file: c.BearerTokenFile, next: rt}
 	}
 	return rt, nil
+}
+
+// TokenSource supplies bearer tokens (see Config.TokenSource). Token may
+// cache; ResetToken drops what is cached.
+type TokenSource interface {
+	Token(ctx context.Context) (string, error)
+	ResetToken()
+}
+
+type tokenSourceAuth struct {
+	src  TokenSource
+	next http.RoundTripper
+}
+
+func (t *tokenSourceAuth) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Header.Get("Authorization") != "" {
+		return t.next.RoundTrip(r)
+	}
+	tok, err := t.src.Token(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := t.next.RoundTrip(r)
+	if err == nil && resp.StatusCode == http.StatusUnauthorized {
+		t.src.ResetToken()
+	}
+	return resp, err
 }
 
 type bearerAuth struct {

@@ -269,6 +269,9 @@ func (u *Up) Run(ctx context.Context) error {
 		caCert, caKey := pki.Files(pkiDir, "ca")
 		mcfg := controllermanager.Config{
 			ClientConfig: &client.Config{Host: server, CAData: ca.CertPEM, CertData: kcm.CertPEM, KeyData: kcm.KeyPEM},
+			// As kubeadm runs upstream's: each controller with its own
+			// service account and upstream's system:controller:* role.
+			UseServiceAccountCredentials: true,
 			// One skiff up is one process over its own data directory:
 			// there is no second instance to elect against (see doc.go).
 			LeaderElection: component.LeaderElectionConfig{LeaderElect: false},

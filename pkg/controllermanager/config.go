@@ -40,6 +40,11 @@ type Config struct {
 	KubeAPIBurst       int
 	KubeAPIContentType string
 
+	// UseServiceAccountCredentials is upstream's
+	// --use-service-account-credentials: each controller runs as its own
+	// service account in kube-system (identities.go) instead of with the
+	// manager's credentials.
+	UseServiceAccountCredentials bool
 	// LeaderElection is the --leader-elect* flags (zero fields:
 	// upstream's defaults on kube-system/kube-controller-manager).
 	LeaderElection component.LeaderElectionConfig

@@ -30,7 +30,13 @@
 //     broadcaster writing to the Events API, then calls the InitFunc of
 //     every enabled controller of the table (Controllers), in table order,
 //     then starts the informers and runs each controller's Run until the
-//     context ends.
+//     context ends. Each controller gets its own client; with
+//     UseServiceAccountCredentials (upstream's
+//     --use-service-account-credentials, set by `skiff up` as kubeadm
+//     does) it authenticates as upstream's service account for that
+//     controller, kube-system/<ServiceAccountName>, created if missing and
+//     holding tokens from the TokenRequest API (identities.go); the
+//     informers, events and leader election keep the manager's identity.
 //
 // The table (Controllers) lists upstream's controllers by their canonical
 // names ("replicaset-controller", ...) with upstream's aliases

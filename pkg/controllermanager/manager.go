@@ -181,6 +181,7 @@ func (m *Manager) runControllers(ctx context.Context, broadcaster record.EventBr
 	factory := informers.NewSharedInformerFactory(m.client, resync, informers.WithTransform(transform))
 	defer factory.Shutdown()
 
+	ids := &identities{root: m.client, base: m.clientCfg, useSA: m.cfg.UseServiceAccountCredentials, clock: m.cfg.Clock}
 	type started struct {
 		name string
 		c    Controller
@@ -195,8 +196,15 @@ func (m *Manager) runControllers(ctx context.Context, broadcaster record.EventBr
 		// Each controller has its own client, so its own token bucket, as
 		// upstream's client builder gives each controller: one busy
 		// controller does not throttle the others.
-		ccfg := m.clientCfg
-		ccfg.UserAgent = m.clientCfg.UserAgent + "/" + name
+		// With UseServiceAccountCredentials, its own identity too
+		// (identities.go).
+		ccfg, err := ids.clientConfig(ctx, name)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil // stopped while starting
+			}
+			return fmt.Errorf("error starting controller %q: %w", name, err)
+		}
 		cl, err := client.New(&ccfg)
 		if err != nil {
 			return err
