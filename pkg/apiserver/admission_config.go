@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/skiff-sh/skiff/pkg/apiserver/admission"
+	"github.com/skiff-sh/skiff/pkg/apiserver/admission/webhook"
 	"github.com/skiff-sh/skiff/pkg/registry"
 )
 
@@ -21,7 +22,12 @@ func (s *Server) newAdmission() (*admission.Chain, error) {
 	if err != nil {
 		return nil, err
 	}
-	chain, skipped := admission.NewChainFor(names, admission.Deps{Getter: s, Status: s, Clock: s.cfg.Clock, Rand: s.cfg.Rand})
+	hooks := webhook.Config{Getter: s, Logger: s.cfg.Logger}
+	chain, skipped := admission.NewChainFor(names, admission.Deps{Getter: s, Status: s, Clock: s.cfg.Clock, Rand: s.cfg.Rand,
+		External: map[string]admission.Plugin{
+			webhook.MutatingPluginName:   webhook.NewMutating(hooks),
+			webhook.ValidatingPluginName: webhook.NewValidating(hooks),
+		}})
 	var explicit []string
 	for _, n := range skipped {
 		for _, e := range s.cfg.EnableAdmissionPlugins {

@@ -108,6 +108,11 @@ func TestDependencyRules(t *testing.T) {
 		// types: the API server and the registry use it, never the reverse.
 		{from: mod + "pkg/auth", forbidden: []string{mod + "pkg/apiserver", mod + "pkg/registry", mod + "pkg/storage", mod + "pkg/client", mod + "pkg/cluster"}},
 		{from: mod + "pkg/auth", forbidden: []string{"net/http"}, direct: true},
+		// Admission webhooks see the server only through admission's Getter
+		// and Versions.
+		{from: mod + "pkg/apiserver/admission/webhook", forbidden: []string{mod + "pkg/apiserver/fieldmanager", mod + "pkg/storage", mod + "pkg/client"}},
+		{from: mod + "pkg/apiserver/admission/webhook", forbidden: []string{mod + "pkg/apiserver"}, direct: true,
+			except: []string{mod + "pkg/apiserver/admission"}},
 		{from: mod + "pkg/registry/admissionregistration", forbidden: []string{mod + "pkg/storage", mod + "pkg/client", mod + "pkg/registry/core"}, direct: true},
 	}
 	for _, p := range listPackages(t) {

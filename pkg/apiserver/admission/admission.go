@@ -165,6 +165,11 @@ type Deps struct {
 	Status StatusWriter
 	Clock  clock.Clock
 	Rand   *rand.Rand
+	// External are plugins built outside this package, by upstream name:
+	// MutatingAdmissionWebhook and ValidatingAdmissionWebhook (package
+	// webhook, which depends on this one). The chain places them by name
+	// like the others.
+	External map[string]Plugin
 }
 
 // Mutator changes objects.

@@ -4,7 +4,9 @@
 // default plugin chain does (NamespaceLifecycle, LimitRanger,
 // ServiceAccount, TaintNodesByCondition, Priority, DefaultTolerationSeconds,
 // DefaultStorageClass, CertificateSubjectRestriction, DefaultIngressClass,
-// ResourceQuota, and AlwaysAdmit/AlwaysDeny on request).
+// MutatingAdmissionWebhook and ValidatingAdmissionWebhook (package webhook,
+// given through Deps.External), ResourceQuota, and AlwaysAdmit/AlwaysDeny
+// on request).
 //
 // registry.go holds upstream's plugin names in upstream's recommended
 // order and its default-on set: --enable-admission-plugins and
@@ -12,6 +14,11 @@
 // order; names upstream has and skiff does not implement are accepted and
 // left out. Plugins add warnings with AddWarning (sent as HTTP Warning
 // headers).
+//
+// Attributes carry the requesting user, the request's served version and
+// options, and a converter between the storage form and served versions
+// (Versions); a mutating plugin may ask for the mutating chain to run once
+// more (Reinvocation), as upstream's reinvocation.
 //
 // Invariants: plugins see the object in its storage version; mutation
 // happens before the registry's own validation, validation after it; the

@@ -82,8 +82,11 @@ var factories = map[string]func(Deps) Plugin{
 	"ResourceQuota":                 func(d Deps) Plugin { return newResourceQuota(d) },
 }
 
-// Implemented reports whether skiff has the plugin named.
-func Implemented(name string) bool { return factories[name] != nil }
+// Implemented reports whether skiff has the plugin named (the webhook
+// plugins are built by package webhook).
+func Implemented(name string) bool {
+	return factories[name] != nil || name == "MutatingAdmissionWebhook" || name == "ValidatingAdmissionWebhook"
+}
 
 // EnabledPlugins is upstream's enabledPluginNames: the default-on plugins,
 // plus enable, minus disable, in upstream's recommended order. An unknown
@@ -129,6 +132,10 @@ func EnabledPlugins(enable, disable []string) ([]string, error) {
 func NewChainFor(names []string, d Deps) (c *Chain, skipped []string) {
 	var ps []Plugin
 	for _, n := range names {
+		if p := d.External[n]; p != nil {
+			ps = append(ps, p)
+			continue
+		}
 		f := factories[n]
 		if f == nil {
 			skipped = append(skipped, n)

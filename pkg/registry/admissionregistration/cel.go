@@ -11,8 +11,9 @@ import (
 
 // CEL expressions of webhooks and admission policies are parsed when
 // written, as upstream compiles them, so a syntax error is refused with
-// upstream's "compilation failed: ..." message. skiff does not evaluate
-// them yet and does not declare upstream's full typed environment (the
+// upstream's "compilation failed: ..." message. (Webhooks' matchConditions
+// are evaluated by pkg/apiserver/admission/webhook; policies' expressions
+// are not evaluated yet.) This environment does not declare upstream's full typed environment (the
 // typed request and namespace objects, the authorizer and the Kubernetes
 // function libraries), so a type check is only used to refuse an
 // expression whose result is definitely of the wrong type ("must evaluate

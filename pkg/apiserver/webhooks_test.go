@@ -1,0 +1,512 @@
+package apiserver_test
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// --- a real HTTPS admission webhook server for the tests ---------------------
+
+// webhookCerts makes a CA and a serving certificate for dnsNames and ips,
+// returning the CA (PEM, the caBundle) and the serving certificate.
+func webhookCerts(t testing.TB, dnsNames []string, ips []net.IP) ([]byte, tls.Certificate) {
+	t.Helper()
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "webhook-test-ca"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, _ := x509.ParseCertificate(caDER)
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "webhook"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour), DNSNames: dnsNames, IPAddresses: ips,
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, _ := x509.MarshalECPrivateKey(key)
+	cert, err := tls.X509KeyPair(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), cert
+}
+
+// hookFunc answers one AdmissionRequest.
+type hookFunc func(r *http.Request, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse
+
+// hookServer is an HTTPS admission webhook server: each path answers with
+// its hookFunc and records the requests it got.
+type hookServer struct {
+	srv    *httptest.Server
+	caPEM  []byte
+	port   int
+	mu     sync.Mutex
+	hooks  map[string]hookFunc
+	got    map[string][]*admissionv1.AdmissionReview
+	stopCh chan struct{}
+}
+
+// startHookServer listens on every interface (a service's endpoint may not
+// be a loopback address) with a certificate for 127.0.0.1, ip and the
+// service names given.
+func startHookServer(t testing.TB, ip net.IP, svcNames ...string) *hookServer {
+	t.Helper()
+	ips := []net.IP{net.ParseIP("127.0.0.1")}
+	if ip != nil {
+		ips = append(ips, ip)
+	}
+	caPEM, cert := webhookCerts(t, svcNames, ips)
+	hs := &hookServer{caPEM: caPEM, hooks: map[string]hookFunc{}, got: map[string][]*admissionv1.AdmissionReview{}, stopCh: make(chan struct{})}
+	l, err := net.Listen("tcp", ":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs.srv = httptest.NewUnstartedServer(http.HandlerFunc(hs.serve))
+	hs.srv.Listener.Close()
+	hs.srv.Listener = l
+	hs.srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	hs.srv.StartTLS()
+	hs.port = l.Addr().(*net.TCPAddr).Port
+	t.Cleanup(func() {
+		close(hs.stopCh)
+		hs.srv.Close()
+	})
+	return hs
+}
+
+func (hs *hookServer) handle(path string, f hookFunc) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	hs.hooks[path] = f
+}
+
+// requests returns what path was sent so far.
+func (hs *hookServer) requests(path string) []*admissionv1.AdmissionReview {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	return append([]*admissionv1.AdmissionReview(nil), hs.got[path]...)
+}
+
+func (hs *hookServer) serve(w http.ResponseWriter, r *http.Request) {
+	var review admissionv1.AdmissionReview
+	if err := json.NewDecoder(r.Body).Decode(&review); err != nil || review.Request == nil {
+		http.Error(w, "bad review", http.StatusBadRequest)
+		return
+	}
+	hs.mu.Lock()
+	f := hs.hooks[r.URL.Path]
+	hs.got[r.URL.Path] = append(hs.got[r.URL.Path], &review)
+	hs.mu.Unlock()
+	if f == nil {
+		http.NotFound(w, r)
+		return
+	}
+	resp := f(r, review.Request)
+	if resp == nil {
+		return
+	}
+	resp.UID = review.Request.UID
+	out := admissionv1.AdmissionReview{TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"}, Response: resp}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(out)
+}
+
+// url is the address of path on this server, by IP.
+func (hs *hookServer) url(path string) string {
+	return "https://127.0.0.1:" + strconv.Itoa(hs.port) + path
+}
+
+func allow() *admissionv1.AdmissionResponse { return &admissionv1.AdmissionResponse{Allowed: true} }
+
+func jsonPatch(ops ...map[string]any) *admissionv1.AdmissionResponse {
+	data, _ := json.Marshal(ops)
+	pt := admissionv1.PatchTypeJSONPatch
+	return &admissionv1.AdmissionResponse{Allowed: true, Patch: data, PatchType: &pt}
+}
+
+// hostIP is a non-loopback address of this machine (endpoints may not be
+// loopback addresses), or nil.
+func hostIP() net.IP {
+	addrs, _ := net.InterfaceAddrs()
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() && !n.IP.IsLinkLocalUnicast() {
+			return n.IP.To4()
+		}
+	}
+	return nil
+}
+
+// webhookDef is one webhook of a test configuration.
+type webhookDef struct {
+	name          string
+	clientConfig  map[string]any
+	rules         []any // default: CREATE configmaps
+	failurePolicy string
+	sideEffects   string
+	timeout       int
+	nsLabels      map[string]string // namespaceSelector matchLabels
+	objLabels     map[string]string // objectSelector matchLabels
+	conditions    []map[string]string
+	reinvoke      bool
+	matchPolicy   string
+}
+
+func (d webhookDef) body(mutating bool) map[string]any {
+	rules := d.rules
+	if rules == nil {
+		rules = []any{map[string]any{"operations": []string{"CREATE"}, "apiGroups": []string{""}, "apiVersions": []string{"v1"}, "resources": []string{"configmaps"}}}
+	}
+	w := map[string]any{"name": d.name, "clientConfig": d.clientConfig, "rules": rules,
+		"admissionReviewVersions": []string{"v1"}, "sideEffects": "None"}
+	if d.failurePolicy != "" {
+		w["failurePolicy"] = d.failurePolicy
+	}
+	if d.sideEffects != "" {
+		w["sideEffects"] = d.sideEffects
+	}
+	if d.timeout != 0 {
+		w["timeoutSeconds"] = d.timeout
+	}
+	if d.nsLabels != nil {
+		w["namespaceSelector"] = map[string]any{"matchLabels": d.nsLabels}
+	}
+	if d.objLabels != nil {
+		w["objectSelector"] = map[string]any{"matchLabels": d.objLabels}
+	}
+	if d.conditions != nil {
+		w["matchConditions"] = d.conditions
+	}
+	if d.matchPolicy != "" {
+		w["matchPolicy"] = d.matchPolicy
+	}
+	if mutating && d.reinvoke {
+		w["reinvocationPolicy"] = "IfNeeded"
+	}
+	return w
+}
+
+// webhookConfig creates a Mutating- or ValidatingWebhookConfiguration and
+// waits until the watch cache serves it (admission reads it there).
+func (c *client) webhookConfig(mutating bool, name string, hooks ...webhookDef) {
+	c.t.Helper()
+	kind, res := "ValidatingWebhookConfiguration", "validatingwebhookconfigurations"
+	if mutating {
+		kind, res = "MutatingWebhookConfiguration", "mutatingwebhookconfigurations"
+	}
+	var ws []any
+	for _, h := range hooks {
+		ws = append(ws, h.body(mutating))
+	}
+	path := "/apis/admissionregistration.k8s.io/v1/" + res
+	c.call(http.MethodPost, path, map[string]any{"apiVersion": "admissionregistration.k8s.io/v1", "kind": kind,
+		"metadata": map[string]any{"name": name}, "webhooks": ws}, http.StatusCreated, nil)
+	c.t.Cleanup(func() { c.do(http.MethodDelete, path+"/"+name, nil, "", "") })
+	eventually(c.t, kind+" "+name+" in the watch cache", func() bool {
+		_, _, data := c.do(http.MethodGet, path+"?resourceVersion=0&fieldSelector=metadata.name%3D"+name, nil, "", "")
+		return strings.Contains(string(data), `"name":"`+name+`"`)
+	})
+}
+
+// labeledNamespace creates a namespace with labels.
+func (c *client) labeledNamespace(name string, labels map[string]string) string {
+	c.t.Helper()
+	c.call(http.MethodPost, "/api/v1/namespaces", map[string]any{
+		"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name, "labels": labels},
+	}, http.StatusCreated, nil)
+	return name
+}
+
+// nsOnly selects the test's own namespace.
+func nsOnly(ns string) map[string]string { return map[string]string{"kubernetes.io/metadata.name": ns} }
+
+func urlConfig(hs *hookServer, path string) map[string]any {
+	return map[string]any{"url": hs.url(path), "caBundle": hs.caPEM}
+}
+
+func TestAdmissionWebhooks(t *testing.T) {
+	c := start(t)
+	hs := startHookServer(t, hostIP())
+
+	t.Run("mutating patch applied", func(t *testing.T) {
+		c := c.on(t)
+		ns := c.namespace("wh-mutate")
+		hs.handle("/add", func(_ *http.Request, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+			return jsonPatch(map[string]any{"op": "add", "path": "/data/added", "value": "by-webhook"})
+		})
+		c.webhookConfig(true, "mutate-add", webhookDef{name: "add.example.com", clientConfig: urlConfig(hs, "/add"), nsLabels: nsOnly(ns)})
+		var cm struct {
+			Data map[string]string `json:"data"`
+		}
+		c.call(http.MethodPost, "/api/v1/namespaces/"+ns+"/configmaps", configMap("one", nil, map[string]string{"a": "b"}), http.StatusCreated, &cm)
+		if cm.Data["added"] != "by-webhook" || cm.Data["a"] != "b" {
+			t.Errorf("created data = %v, want the webhook's key added", cm.Data)
+		}
+		c.call(http.MethodGet, "/api/v1/namespaces/"+ns+"/configmaps/one", nil, http.StatusOK, &cm)
+		if cm.Data["added"] != "by-webhook" {
+			t.Errorf("stored data = %v, want the webhook's key", cm.Data)
+		}
+		got := hs.requests("/add")
+		if len(got) != 1 {
+			t.Fatalf("webhook called %d times, want 1", len(got))
+		}
+		r := got[0].Request
+		if got[0].APIVersion != "admission.k8s.io/v1" || got[0].Kind != "AdmissionReview" {
+			t.Errorf("review type %s %s", got[0].APIVersion, got[0].Kind)
+		}
+		if r.Kind != (metav1.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}) || r.Resource != (metav1.GroupVersionResource{Version: "v1", Resource: "configmaps"}) ||
+			r.RequestKind == nil || *r.RequestKind != r.Kind || r.Operation != admissionv1.Create || r.Namespace != ns || r.Name != "one" {
+			t.Errorf("request = %+v", r)
+		}
+		if r.UserInfo.Username == "" || r.DryRun == nil || *r.DryRun {
+			t.Errorf("userInfo %+v dryRun %v", r.UserInfo, r.DryRun)
+		}
+		if !strings.Contains(string(r.Options.Raw), `"kind":"CreateOptions"`) || !strings.Contains(string(r.Object.Raw), `"name":"one"`) {
+			t.Errorf("options %s object %s", r.Options.Raw, r.Object.Raw)
+		}
+	})
+
+	t.Run("validating denial", func(t *testing.T) {
+		c := c.on(t)
+		ns := c.namespace("wh-deny")
+		hs.handle("/deny", func(_ *http.Request, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+			return &admissionv1.AdmissionResponse{Allowed: false, Result: &metav1.Status{Code: 403, Message: "configmaps are not welcome here"}}
+		})
+		c.webhookConfig(false, "deny", webhookDef{name: "deny.example.com", clientConfig: urlConfig(hs, "/deny"), nsLabels: nsOnly(ns)})
+		code, _, data := c.do(http.MethodPost, "/api/v1/namespaces/"+ns+"/configmaps", configMap("x", nil, nil), "", "")
+		expectStatus(t, code, data, http.StatusForbidden, "", `admission webhook "deny.example.com" denied the request: configmaps are not welcome here`)
+		// without a code or message: 400 "without explanation"
+		hs.handle("/deny", func(_ *http.Request, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+			return &admissionv1.AdmissionResponse{Allowed: false}
+		})
+		code, _, data = c.do(http.MethodPost, "/api/v1/namespaces/"+ns+"/configmaps", configMap("x", nil, nil), "", "")
+		expectStatus(t, code, data, http.StatusBadRequest, "", `admission webhook "deny.example.com" denied the request without explanation`)
+	})
+
+	t.Run("timeout", func(t *testing.T) {
+		c := c.on(t)
+		hs.handle("/slow", func(r *http.Request, _ *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+			select { // answer only after the caller gave up
+			case <-r.Context().Done():
+			case <-hs.stopCh:
+			}
+			return nil
+		})
+		nsFail := c.namespace("wh-timeout-fail")
+		nsIgnore := c.namespace("wh-timeout-ignore")
+		c.webhookConfig(false, "slow", webhookDef{name: "slow-fail.example.com", clientConfig: urlConfig(hs, "/slow"), nsLabels: nsOnly(nsFail), timeout: 1, failurePolicy: "Fail"},
+			webhookDef{name: "slow-ignore.example.com", clientConfig: urlConfig(hs, "/slow"), nsLabels: nsOnly(nsIgnore), timeout: 1, failurePolicy: "Ignore"})
+		code, _, data := c.do(http.MethodPost, "/api/v1/namespaces/"+nsFail+"/configmaps", configMap("x", nil, nil), "", "")
+		expectStatus(t, code, data, http.StatusInternalServerError, metav1.StatusReasonInternalError,
+			fmt.Sprintf(`Internal error occurred: failed calling webhook "slow-fail.example.com": failed to call webhook: Post "%s?timeout=1s": context deadline exceeded`, hs.url("/slow")))
+		c.call(http.MethodPost, "/api/v1/namespaces/"+nsIgnore+"/configmaps", configMap("x", nil, nil), http.StatusCreated, nil)
+	})
+
+	t.Run("unreachable service", func(t *testing.T) {
+		c := c.on(t)
+		ns := c.namespace("wh-unreachable")
+		c.call(http.MethodPost, "/api/v1/namespaces/"+ns+"/services", map[string]any{"apiVersion": "v1", "kind": "Service",
+			"metadata": map[string]any{"name": "gone"}, "spec": map[string]any{"ports": []any{map[string]any{"port": 443, "targetPort": 8443}}}}, http.StatusCreated, nil)
+		svc := func(name string) map[string]any {
+			return map[string]any{"service": map[string]any{"namespace": ns, "name": name, "path": "/x"}, "caBundle": hs.caPEM}
+		}
+		c.webhookConfig(false, "unreachable", webhookDef{name: "noendpoints.example.com", clientConfig: svc("gone"), nsLabels: nsOnly(ns), failurePolicy: "Fail"},
+			webhookDef{name: "noservice.example.com", clientConfig: svc("missing"), nsLabels: nsOnly(ns), failurePolicy: "Ignore",
+				rules: []any{map[string]any{"operations": []string{"UPDATE"}, "apiGroups": []string{""}, "apiVersions": []string{"v1"}, "resources": []string{"configmaps"}}}})
+		code, _, data := c.do(http.MethodPost, "/api/v1/namespaces/"+ns+"/configmaps", configMap("x", nil, nil), "", "")
+		expectStatus(t, code, data, http.StatusInternalServerError, metav1.StatusReasonInternalError,
+			fmt.Sprintf(`Internal error occurred: failed calling webhook "noendpoints.example.com": failed to call webhook: Post "https://gone.%s.svc:443/x?timeout=10s": no endpoints available for service "gone"`, ns))
+	})
+
+	t.Run("service reference resolved through endpoints", func(t *testing.T) {
+		ip := hostIP()
+		if ip == nil {
+			t.Skip("no non-loopback address for an endpoint")
+		}
+		for _, kind := range []string{"Endpoints", "EndpointSlice"} {
+			t.Run(kind, func(t *testing.T) {
+				c := c.on(t)
+				ns := c.namespace("wh-svc-" + strings.ToLower(kind))
+				shs := startHookServer(t, ip, "hooks."+ns+".svc")
+				shs.handle("/svc", func(_ *http.Request, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+					return &admissionv1.AdmissionResponse{Allowed: false, Result: &metav1.Status{Message: "via the service"}}
+				})
+				c.call(http.MethodPost, "/api/v1/namespaces/"+ns+"/services", map[string]any{"apiVersion": "v1", "kind": "Service",
+					"metadata": map[string]any{"name": "hooks"}, "spec": map[string]any{"ports": []any{map[string]any{"name": "https", "port": 8443, "targetPort": shs.port}}}}, http.StatusCreated, nil)
+				if kind == "Endpoints" {
+					c.call(http.MethodPost, "/api/v1/namespaces/"+ns+"/endpoints", map[string]any{"apiVersion": "v1", "kind": "Endpoints",
+						"metadata": map[string]any{"name": "hooks"}, "subsets": []any{map[string]any{
+							"addresses": []any{map[string]any{"ip": ip.String()}}, "ports": []any{map[string]any{"name": "https", "port": shs.port}}}}}, http.StatusCreated, nil)
+				} else {
+					c.call(http.MethodPost, "/apis/discovery.k8s.io/v1/namespaces/"+ns+"/endpointslices", map[string]any{"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+						"metadata": map[string]any{"name": "hooks-abc", "labels": map[string]string{"kubernetes.io/service-name": "hooks"}}, "addressType": "IPv4",
+						"endpoints": []any{map[string]any{"addresses": []string{ip.String()}, "conditions": map[string]any{"ready": true}}},
+						"ports":     []any{map[string]any{"name": "https", "port": shs.port}}}, http.StatusCreated, nil)
+				}
+				c.webhookConfig(false, "svc-"+strings.ToLower(kind), webhookDef{name: "svc.example.com", nsLabels: nsOnly(ns),
+					clientConfig: map[string]any{"service": map[string]any{"namespace": ns, "name": "hooks", "port": 8443, "path": "/svc"}, "caBundle": shs.caPEM}})
+				code, _, data := c.do(http.MethodPost, "/api/v1/namespaces/"+ns+"/configmaps", configMap("x", nil, nil), "", "")
+				expectStatus(t, code, data, http.StatusBadRequest, "", `admission webhook "svc.example.com" denied the request: via the service`)
+			})
+		}
+	})
+
+	t.Run("dry run", func(t *testing.T) {
+		c := c.on(t)
+		ns := c.namespace("wh-dryrun")
+		hs.handle("/dry", func(_ *http.Request, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+			return allow()
+		})
+		c.webhookConfig(false, "dry", webhookDef{name: "dry.example.com", clientConfig: urlConfig(hs, "/dry"), nsLabels: nsOnly(ns), sideEffects: "NoneOnDryRun"})
+		c.call(http.MethodPost, "/api/v1/namespaces/"+ns+"/configmaps?dryRun=All", configMap("x", nil, nil), http.StatusCreated, nil)
+		got := hs.requests("/dry")
+		if len(got) != 1 || got[0].Request.DryRun == nil || !*got[0].Request.DryRun {
+			t.Fatalf("want one call with dryRun=true, got %d", len(got))
+		}
+		c.call(http.MethodGet, "/api/v1/namespaces/"+ns+"/configmaps/x", nil, http.StatusNotFound, nil)
+	})
+
+	t.Run("reinvocation", func(t *testing.T) {
+		c := c.on(t)
+		ns := c.namespace("wh-reinvoke")
+		// "first" (IfNeeded) records whether "second"'s key is there yet;
+		// "second" adds its key: first is called again and sees it.
+		hs.handle("/first", func(_ *http.Request, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+			var cm struct {
+				Data map[string]string `json:"data"`
+			}
+			json.Unmarshal(req.Object.Raw, &cm)
+			_, seen := cm.Data["second"]
+			return jsonPatch(map[string]any{"op": "add", "path": "/data/first-saw-second", "value": strconv.FormatBool(seen)})
+		})
+		hs.handle("/second", func(_ *http.Request, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+			return jsonPatch(map[string]any{"op": "add", "path": "/data/second", "value": "yes"})
+		})
+		c.webhookConfig(true, "reinvoke-a", webhookDef{name: "first.example.com", clientConfig: urlConfig(hs, "/first"), nsLabels: nsOnly(ns), reinvoke: true})
+		c.webhookConfig(true, "reinvoke-b", webhookDef{name: "second.example.com", clientConfig: urlConfig(hs, "/second"), nsLabels: nsOnly(ns)})
+		var cm struct {
+			Data map[string]string `json:"data"`
+		}
+		c.call(http.MethodPost, "/api/v1/namespaces/"+ns+"/configmaps", configMap("x", nil, map[string]string{"k": "v"}), http.StatusCreated, &cm)
+		if cm.Data["first-saw-second"] != "true" || cm.Data["second"] != "yes" {
+			t.Errorf("data = %v, want first reinvoked after second", cm.Data)
+		}
+		if n, m := len(hs.requests("/first")), len(hs.requests("/second")); n != 2 || m != 1 {
+			t.Errorf("first called %d times (want 2), second %d (want 1)", n, m)
+		}
+	})
+
+	t.Run("selectors", func(t *testing.T) {
+		c := c.on(t)
+		prod := c.labeledNamespace("wh-sel-prod", map[string]string{"env": "prod"})
+		dev := c.labeledNamespace("wh-sel-dev", map[string]string{"env": "dev"})
+		hs.handle("/sel", func(_ *http.Request, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+			return &admissionv1.AdmissionResponse{Allowed: false, Result: &metav1.Status{Message: "selected"}}
+		})
+		c.webhookConfig(false, "sel", webhookDef{name: "sel.example.com", clientConfig: urlConfig(hs, "/sel"),
+			nsLabels: map[string]string{"env": "prod"}, objLabels: map[string]string{"check": "yes"}})
+		code, _, data := c.do(http.MethodPost, "/api/v1/namespaces/"+prod+"/configmaps", configMap("a", map[string]string{"check": "yes"}, nil), "", "")
+		expectStatus(t, code, data, http.StatusBadRequest, "", `admission webhook "sel.example.com" denied the request: selected`)
+		c.call(http.MethodPost, "/api/v1/namespaces/"+prod+"/configmaps", configMap("b", map[string]string{"check": "no"}, nil), http.StatusCreated, nil)
+		c.call(http.MethodPost, "/api/v1/namespaces/"+dev+"/configmaps", configMap("c", map[string]string{"check": "yes"}, nil), http.StatusCreated, nil)
+	})
+
+	t.Run("match conditions", func(t *testing.T) {
+		c := c.on(t)
+		ns := c.namespace("wh-conditions")
+		nsErr := c.namespace("wh-conditions-err")
+		hs.handle("/cond", func(_ *http.Request, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+			return &admissionv1.AdmissionResponse{Allowed: false, Result: &metav1.Status{Message: "bad name"}}
+		})
+		c.webhookConfig(false, "cond", webhookDef{name: "cond.example.com", clientConfig: urlConfig(hs, "/cond"), nsLabels: nsOnly(ns),
+			conditions: []map[string]string{{"name": "bad-only", "expression": "object.metadata.name.startsWith('bad') && request.userInfo.username != ''"}}},
+			webhookDef{name: "cond-error.example.com", clientConfig: urlConfig(hs, "/cond"), nsLabels: nsOnly(nsErr), failurePolicy: "Fail",
+				conditions: []map[string]string{{"name": "missing", "expression": "object.data.missing == 'x'"}}})
+		code, _, data := c.do(http.MethodPost, "/api/v1/namespaces/"+ns+"/configmaps", configMap("bad-one", nil, nil), "", "")
+		expectStatus(t, code, data, http.StatusBadRequest, "", `admission webhook "cond.example.com" denied the request: bad name`)
+		c.call(http.MethodPost, "/api/v1/namespaces/"+ns+"/configmaps", configMap("good-one", nil, nil), http.StatusCreated, nil)
+		code, _, data = c.do(http.MethodPost, "/api/v1/namespaces/"+nsErr+"/configmaps", configMap("x", nil, map[string]string{"k": "v"}), "", "")
+		st := expectStatus(t, code, data, http.StatusForbidden, metav1.StatusReasonForbidden, "")
+		if !strings.HasPrefix(st.Message, `configmaps "x" is forbidden: expression 'object.data.missing == 'x'' resulted in error: `) {
+			t.Errorf("message = %q", st.Message)
+		}
+	})
+
+	t.Run("warnings", func(t *testing.T) {
+		c := c.on(t)
+		ns := c.namespace("wh-warn")
+		hs.handle("/warn", func(_ *http.Request, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+			return &admissionv1.AdmissionResponse{Allowed: true, Warnings: []string{"configmaps are deprecated here"},
+				AuditAnnotations: map[string]string{"checked": "yes"}}
+		})
+		c.webhookConfig(false, "warn", webhookDef{name: "warn.example.com", clientConfig: urlConfig(hs, "/warn"), nsLabels: nsOnly(ns)})
+		code, hdr, data := c.do(http.MethodPost, "/api/v1/namespaces/"+ns+"/configmaps", configMap("x", nil, nil), "", "")
+		if code != http.StatusCreated {
+			t.Fatalf("create: %d %s", code, data)
+		}
+		if got := hdr.Values("Warning"); len(got) != 1 || got[0] != `299 - "configmaps are deprecated here"` {
+			t.Errorf("Warning headers = %q", got)
+		}
+	})
+
+	t.Run("match policy", func(t *testing.T) {
+		c := c.on(t)
+		ns := c.namespace("wh-matchpolicy")
+		hs.handle("/events", func(_ *http.Request, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+			return &admissionv1.AdmissionResponse{Allowed: false, Result: &metav1.Status{Message: req.Kind.Group + "/" + req.Kind.Version + " " + req.Kind.Kind}}
+		})
+		eventsRule := []any{map[string]any{"operations": []string{"CREATE"}, "apiGroups": []string{"events.k8s.io"}, "apiVersions": []string{"v1"}, "resources": []string{"events"}}}
+		c.webhookConfig(false, "events", webhookDef{name: "exact.example.com", clientConfig: urlConfig(hs, "/events"), nsLabels: nsOnly(ns),
+			rules: eventsRule, matchPolicy: "Exact", objLabels: map[string]string{"policy": "exact"}},
+			webhookDef{name: "equivalent.example.com", clientConfig: urlConfig(hs, "/events"), nsLabels: nsOnly(ns),
+				rules: eventsRule, matchPolicy: "Equivalent", objLabels: map[string]string{"policy": "equivalent"}})
+		event := func(name, policy string) map[string]any {
+			return map[string]any{"apiVersion": "v1", "kind": "Event", "metadata": map[string]any{"name": name, "labels": map[string]string{"policy": policy}},
+				"involvedObject": map[string]any{"kind": "Pod", "name": "p", "namespace": ns}, "reason": "Test", "message": "m", "type": "Normal",
+				"firstTimestamp": "2024-01-01T00:00:00Z", "lastTimestamp": "2024-01-01T00:00:00Z", "count": 1, "source": map[string]any{"component": "test"}}
+		}
+		// a core/v1 request matches an events.k8s.io/v1 rule only with
+		// Equivalent, and the webhook gets the event in the version it asked
+		c.call(http.MethodPost, "/api/v1/namespaces/"+ns+"/events", event("exact", "exact"), http.StatusCreated, nil)
+		code, _, data := c.do(http.MethodPost, "/api/v1/namespaces/"+ns+"/events", event("equivalent", "equivalent"), "", "")
+		expectStatus(t, code, data, http.StatusBadRequest, "", `admission webhook "equivalent.example.com" denied the request: events.k8s.io/v1 Event`)
+		got := hs.requests("/events")
+		if len(got) != 1 {
+			t.Fatalf("webhook called %d times, want 1", len(got))
+		}
+		r := got[0].Request
+		if r.RequestKind == nil || *r.RequestKind != (metav1.GroupVersionKind{Version: "v1", Kind: "Event"}) ||
+			r.Resource != (metav1.GroupVersionResource{Group: "events.k8s.io", Version: "v1", Resource: "events"}) ||
+			!strings.Contains(string(r.Object.Raw), `"apiVersion":"events.k8s.io/v1"`) || !strings.Contains(string(r.Object.Raw), `"note":"m"`) {
+			t.Errorf("request kind %v requestKind %v resource %v object %s", r.Kind, r.RequestKind, r.Resource, r.Object.Raw)
+		}
+	})
+}
