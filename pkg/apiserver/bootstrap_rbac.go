@@ -36,7 +36,9 @@ func (s *Server) ensureRBACPolicy(ctx context.Context) error {
 	if s.stores[grClusterRoles] == nil || s.stores[grClusterRoleBindings] == nil || s.stores[grRoles] == nil || s.stores[grRoleBindings] == nil {
 		return nil
 	}
-	for _, r := range append(bootstrappolicy.ClusterRoles(), bootstrappolicy.ControllerRoles()...) {
+	// Upstream's policy, then skiff's additions for its own controllers.
+	roles := append(bootstrappolicy.ClusterRoles(), bootstrappolicy.ControllerRoles()...)
+	for _, r := range append(roles, bootstrappolicy.SkiffClusterRoles()...) {
 		want := r
 		err := s.reconcileRBAC(ctx, grClusterRoles, &want, func(cur runtime.Object) (runtime.Object, rbacOutcome) {
 			out, res := bootstrappolicy.ReconcileClusterRole(cur.(*rbacv1.ClusterRole), &want)
@@ -46,7 +48,8 @@ func (s *Server) ensureRBACPolicy(ctx context.Context) error {
 			return err
 		}
 	}
-	for _, b := range append(bootstrappolicy.ClusterRoleBindings(), bootstrappolicy.ControllerRoleBindings()...) {
+	bindings := append(bootstrappolicy.ClusterRoleBindings(), bootstrappolicy.ControllerRoleBindings()...)
+	for _, b := range append(bindings, bootstrappolicy.SkiffClusterRoleBindings()...) {
 		want := b
 		err := s.reconcileRBAC(ctx, grClusterRoleBindings, &want, func(cur runtime.Object) (runtime.Object, rbacOutcome) {
 			out, res := bootstrappolicy.ReconcileClusterRoleBinding(cur.(*rbacv1.ClusterRoleBinding), &want)

@@ -79,12 +79,12 @@ func TestBootstrapRBACReconciledAtStart(t *testing.T) {
 
 	var crs rbacv1.ClusterRoleList
 	first.do(http.MethodGet, rbacPath+"clusterroles?labelSelector=kubernetes.io/bootstrapping%3Drbac-defaults", nil, http.StatusOK, &crs)
-	if want := len(bootstrappolicy.ClusterRoles()) + len(bootstrappolicy.ControllerRoles()); len(crs.Items) != want {
+	if want := len(bootstrappolicy.ClusterRoles()) + len(bootstrappolicy.ControllerRoles()) + len(bootstrappolicy.SkiffClusterRoles()); len(crs.Items) != want {
 		t.Fatalf("%d bootstrap cluster roles, want %d", len(crs.Items), want)
 	}
 	var crbs rbacv1.ClusterRoleBindingList
 	first.do(http.MethodGet, rbacPath+"clusterrolebindings", nil, http.StatusOK, &crbs)
-	if want := len(bootstrappolicy.ClusterRoleBindings()) + len(bootstrappolicy.ControllerRoleBindings()); len(crbs.Items) != want {
+	if want := len(bootstrappolicy.ClusterRoleBindings()) + len(bootstrappolicy.ControllerRoleBindings()) + len(bootstrappolicy.SkiffClusterRoleBindings()); len(crbs.Items) != want {
 		t.Fatalf("%d cluster role bindings, want %d", len(crbs.Items), want)
 	}
 	var leader rbacv1.RoleBinding

@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/skiff-sh/skiff/pkg/auth/bootstrappolicy"
 	"github.com/skiff-sh/skiff/pkg/client"
 	"github.com/skiff-sh/skiff/pkg/clock"
 )
@@ -33,8 +34,9 @@ const ControllerNamespace = "kube-system"
 
 // ServiceAccountName is the service account (in kube-system) a controller
 // runs as with UseServiceAccountCredentials: the name upstream's
-// controller asks its client builder for. Controllers not in upstream's
-// table (skiff's own) have none and keep the manager's identity.
+// controller asks its client builder for (skiff's own controllers: the
+// account skiff's additions to the bootstrap policy bind). A controller
+// without one (upstream's token controller) keeps the manager's identity.
 func ServiceAccountName(controller string) (string, bool) {
 	name, ok := map[string]string{
 		"endpoints-controller":                           "endpoint-controller",
@@ -78,6 +80,9 @@ func ServiceAccountName(controller string) (string, bool) {
 		"validatingadmissionpolicy-status-controller":    "validatingadmissionpolicy-status-controller",
 		"service-cidr-controller":                        "service-cidrs-controller",
 		"selinux-warning-controller":                     "selinux-warning-controller",
+		// skiff's own: bound to skiff's skiff:local-path-provisioner role
+		// (bootstrappolicy.SkiffClusterRoles).
+		"skiff-local-path-provisioner": bootstrappolicy.LocalPathProvisionerServiceAccount,
 	}[controller]
 	return name, ok
 }

@@ -43,7 +43,7 @@ func whoami(t *testing.T, cfg client.Config) string {
 // every such account is bound to its system:controller: role.
 func TestEveryControllerHasItsServiceAccount(t *testing.T) {
 	bound := map[string]bool{}
-	for _, b := range bootstrappolicy.ControllerRoleBindings() {
+	for _, b := range append(bootstrappolicy.ControllerRoleBindings(), bootstrappolicy.SkiffClusterRoleBindings()...) {
 		for _, s := range b.Subjects {
 			bound[s.Namespace+"/"+s.Name] = true
 		}
@@ -51,10 +51,9 @@ func TestEveryControllerHasItsServiceAccount(t *testing.T) {
 	for _, d := range controllermanager.Controllers() {
 		sa, ok := controllermanager.ServiceAccountName(d.Name)
 		if !ok {
-			// skiff's own controllers and upstream's token controller
-			// (which upstream runs with the manager's root client) keep
-			// the manager's identity.
-			if !strings.HasPrefix(d.Name, "skiff-") && d.Name != "serviceaccount-token-controller" {
+			// Upstream runs its token controller with the manager's root
+			// client.
+			if d.Name != "serviceaccount-token-controller" {
 				t.Errorf("%s: no service account", d.Name)
 			}
 			continue
@@ -128,13 +127,13 @@ func TestControllerIdentities(t *testing.T) {
 		t.Errorf("after renewals: %q", got)
 	}
 
-	// skiff's own controllers keep the manager's identity.
-	cfg, err = controllermanager.ControllerClientConfig(ctx, root, true, fake, "skiff-local-path-provisioner")
+	// Upstream's token controller keeps the manager's identity.
+	cfg, err = controllermanager.ControllerClientConfig(ctx, root, true, fake, "serviceaccount-token-controller")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := whoami(t, cfg); got != "kubernetes-admin" {
-		t.Errorf("skiff-local-path-provisioner: %q, want the manager's identity", got)
+		t.Errorf("serviceaccount-token-controller: %q, want the manager's identity", got)
 	}
 }
 

@@ -275,3 +275,33 @@ func TestCallsReturnFreshObjects(t *testing.T) {
 		}
 	}
 }
+
+// Skiff's additions never take an upstream name, are marked like the rest
+// and bind only roles that exist.
+func TestSkiffAdditions(t *testing.T) {
+	upstream := map[string]bool{}
+	for _, r := range append(ClusterRoles(), ControllerRoles()...) {
+		upstream[r.Name] = true
+	}
+	for _, b := range append(ClusterRoleBindings(), ControllerRoleBindings()...) {
+		upstream["binding "+b.Name] = true
+	}
+	roles := map[string]bool{}
+	for _, r := range SkiffClusterRoles() {
+		if upstream[r.Name] || !strings.HasPrefix(r.Name, "skiff:") {
+			t.Errorf("skiff role %q: upstream's name, or not under skiff:", r.Name)
+		}
+		if r.Labels[BootstrappingLabel] != BootstrappingValue || r.Annotations[rbacv1.AutoUpdateAnnotationKey] != "true" {
+			t.Errorf("skiff role %q not marked", r.Name)
+		}
+		roles[r.Name] = true
+	}
+	for _, b := range SkiffClusterRoleBindings() {
+		if upstream["binding "+b.Name] || !strings.HasPrefix(b.Name, "skiff:") {
+			t.Errorf("skiff binding %q: upstream's name, or not under skiff:", b.Name)
+		}
+		if !roles[b.RoleRef.Name] && !upstream[b.RoleRef.Name] {
+			t.Errorf("skiff binding %q binds unknown role %q", b.Name, b.RoleRef.Name)
+		}
+	}
+}
