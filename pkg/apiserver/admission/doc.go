@@ -4,8 +4,9 @@
 // default plugin chain does (NamespaceLifecycle, LimitRanger,
 // ServiceAccount, TaintNodesByCondition, Priority, DefaultTolerationSeconds,
 // DefaultStorageClass, CertificateSubjectRestriction, DefaultIngressClass,
-// MutatingAdmissionWebhook and ValidatingAdmissionWebhook (package webhook,
-// given through Deps.External), ResourceQuota, and AlwaysAdmit/AlwaysDeny
+// PodSecurity (pkg/podsecurity), MutatingAdmissionWebhook and
+// ValidatingAdmissionWebhook (package webhook, given through
+// Deps.External), ResourceQuota, and AlwaysAdmit/AlwaysDeny
 // on request).
 //
 // registry.go holds upstream's plugin names in upstream's recommended

@@ -80,6 +80,7 @@ var factories = map[string]func(Deps) Plugin{
 	"CertificateSubjectRestriction": func(Deps) Plugin { return &certificateSubjectRestriction{} },
 	"DefaultIngressClass":           func(d Deps) Plugin { return &defaultIngressClass{d: d} },
 	"ResourceQuota":                 func(d Deps) Plugin { return newResourceQuota(d) },
+	"PodSecurity":                   func(d Deps) Plugin { return newPodSecurity(d) },
 }
 
 // Implemented reports whether skiff has the plugin named (the webhook
