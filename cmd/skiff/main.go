@@ -14,6 +14,7 @@ import (
 
 	"github.com/skiff-sh/skiff/pkg/apiserver"
 	"github.com/skiff-sh/skiff/pkg/apiserver/admission"
+	"github.com/skiff-sh/skiff/pkg/auth/authorizer"
 	"github.com/skiff-sh/skiff/pkg/cluster"
 )
 
@@ -83,6 +84,8 @@ func newUp(logger func() *slog.Logger) *cobra.Command {
 	f.IntVar(&cfg.SecurePort, "secure-port", 6443, "port the API server serves HTTPS on")
 	f.StringVar(&cfg.AdvertiseAddress, "advertise-address", "", "address clients reach the API server at (default: the bind address)")
 	f.StringVar(&cfg.TokenAuthFile, "token-auth-file", "", "static bearer tokens, CSV: token,user,uid[,\"group1,group2\"]")
+	f.StringVar(&cfg.AuthorizationMode, "authorization-mode", cluster.DefaultAuthorizationMode, "ordered comma-separated list of authorization modes: "+strings.Join(authorizer.Modes, ", ")+" (upstream's default: Node,RBAC)")
+	f.BoolVar(&cfg.AnonymousAuth, "anonymous-auth", true, "requests without credentials are system:anonymous (group system:unauthenticated), then authorized; off with AlwaysAllow")
 	f.BoolVar(&cfg.Profiling, "profiling", true, "Enable profiling via web interface host:port/debug/pprof/")
 	f.IntVar(&cfg.ControllerManagerSecurePort, "controller-manager-secure-port", 0, "serve the controller manager's /healthz and /metrics over HTTPS on 127.0.0.1 at this port (upstream's: 10257); 0 does not serve them")
 	f.IntVar(&cfg.SchedulerSecurePort, "scheduler-secure-port", 0, "serve the scheduler's /healthz and /metrics over HTTPS on 127.0.0.1 at this port (upstream's: 10259); 0 does not serve them")
@@ -115,6 +118,8 @@ func newAPIServer(logger func() *slog.Logger) *cobra.Command {
 	f.StringVar(&cfg.TLSKeyFile, "tls-private-key-file", "", "serving key (PEM)")
 	f.StringVar(&cfg.ClientCAFile, "client-ca-file", "", "CA that signs client certificates")
 	f.StringVar(&cfg.TokenAuthFile, "token-auth-file", "", "static bearer tokens, CSV: token,user,uid[,\"group1,group2\"]")
+	f.StringVar(&cfg.AuthorizationMode, "authorization-mode", cluster.DefaultAuthorizationMode, "ordered comma-separated list of authorization modes: "+strings.Join(authorizer.Modes, ", ")+" (upstream's default: Node,RBAC)")
+	f.BoolVar(&cfg.AnonymousAuth, "anonymous-auth", true, "requests without credentials are system:anonymous (group system:unauthenticated), then authorized; off with AlwaysAllow")
 	f.BoolVar(&cfg.Profiling, "profiling", true, "Enable profiling via web interface host:port/debug/pprof/")
 	f.StringVar(&cfg.ServiceAccountSigningKeyFile, "service-account-signing-key-file", "", "ECDSA P-256 key (PEM) that signs service account tokens; enables TokenRequest and token authentication")
 	f.StringSliceVar(&cfg.EnableAdmissionPlugins, "enable-admission-plugins", nil, "admission plugins to enable besides the default ones ("+admissionDefaults()+"), comma separated; they run in upstream's order whatever the order given")

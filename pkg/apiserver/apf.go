@@ -8,7 +8,8 @@ import (
 	"github.com/skiff-sh/skiff/pkg/registry/flowcontrol"
 )
 
-// anonymousUser is who a request to a public path is, for classification.
+// anonymousUser is who a request without credentials is (with anonymous
+// authentication on, or on a public path).
 var anonymousUser = &User{Name: "system:anonymous", Groups: []string{"system:unauthenticated"}}
 
 // notePriority classifies the request by the flowcontrol configuration and

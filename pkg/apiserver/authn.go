@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
@@ -21,8 +22,27 @@ type User struct {
 	Name   string
 	UID    string
 	Groups []string
-	Extra  map[string][]string
+	// Extra is what the authenticator adds (a service account token's
+	// credential id, pod and node), as upstream's user.Info.
+	Extra map[string][]string
 }
+
+// userInfo is u as the API's UserInfo (what authorizers, reviews and
+// strategies see).
+func (u *User) userInfo() *authenticationv1.UserInfo {
+	ui := &authenticationv1.UserInfo{Username: u.Name, UID: u.UID, Groups: u.Groups}
+	if len(u.Extra) > 0 {
+		ui.Extra = make(map[string]authenticationv1.ExtraValue, len(u.Extra))
+		for k, v := range u.Extra {
+			ui.Extra[k] = v
+		}
+	}
+	return ui
+}
+
+// adminUser is every request's user when the server has no authenticator
+// (in-process tests).
+var adminUser = &User{Name: "system:admin", Groups: []string{"system:masters", "system:authenticated"}}
 
 // Authenticator identifies the sender of a request. ok is false when the
 // request carries no credentials this authenticator understands.
@@ -169,12 +189,21 @@ func (t *TokenAuthenticator) Authenticate(r *http.Request) (*User, bool, error) 
 	return nil, false, fmt.Errorf("invalid bearer token")
 }
 
-// authenticate identifies the request's user or fails with 401.
+// authenticate identifies the request's user or fails with 401. A request
+// without credentials is system:anonymous (in system:unauthenticated) when
+// AnonymousAuth is on; invalid credentials are never anonymous.
 func (s *Server) authenticate(r *http.Request) (*User, error) {
 	if s.cfg.Authenticator == nil {
-		return &User{Name: "system:admin", Groups: []string{"system:masters", "system:authenticated"}}, nil
+		return adminUser, nil
 	}
 	u, ok, err := s.cfg.Authenticator.Authenticate(r)
+	if err == nil && !ok && s.cfg.AnonymousAuth {
+		// A bearer token no authenticator accepts is invalid, not
+		// absent (upstream's bearer token authenticator).
+		if _, has := bearerToken(r); !has {
+			return anonymousUser, nil
+		}
+	}
 	if err != nil || !ok {
 		return nil, apierrors.NewUnauthorized("Unauthorized")
 	}

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -67,7 +66,7 @@ func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter 
 
 // buildHandlerChain wraps the router in the filters every request passes, in
 // upstream's order: panic recovery, request info, metrics, authentication,
-// in-flight limit, timeout.
+// impersonation, in-flight limit, timeout, authorization.
 func (s *Server) buildHandlerChain() http.Handler {
 	router := http.HandlerFunc(s.route)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -94,20 +93,29 @@ func (s *Server) buildHandlerChain() http.Handler {
 		ctx := context.WithValue(r.Context(), requestInfoKey, info)
 		r = r.WithContext(ctx)
 
-		if isPublicPath(r.URL.Path) {
-			s.notePriority(rec, info, anonymousUser)
-		} else {
-			user, err := s.authenticate(r)
-			if err != nil {
-				s.writeError(rec, r, err)
-				return
-			}
-			s.notePriority(rec, info, user)
-			ctx := context.WithValue(r.Context(), userKey, user)
-			ctx = registry.WithUser(ctx, &authenticationv1.UserInfo{Username: user.Name, UID: user.UID, Groups: user.Groups})
-			r = r.WithContext(ctx)
-			userName = user.Name
+		user, err := s.authenticate(r)
+		// Without anonymous authentication the health and version paths
+		// stay open to anyone, unauthorized (they were before skiff
+		// authorized requests); with it they are authorized like every
+		// path (upstream's system:public-info-viewer grants them).
+		public := err != nil && !s.cfg.AnonymousAuth && isPublicPath(r.URL.Path)
+		if public {
+			user, err = anonymousUser, nil
 		}
+		if err != nil {
+			s.writeError(rec, r, err)
+			return
+		}
+		if user, err = s.impersonate(r.Context(), r, user); err != nil {
+			s.writeAuthzError(rec, r, err)
+			return
+		}
+		s.notePriority(rec, info, user)
+		ui := user.userInfo()
+		ctx = context.WithValue(r.Context(), userKey, user)
+		ctx = registry.WithUser(ctx, ui)
+		r = r.WithContext(ctx)
+		userName = user.Name
 
 		longRunning := info.Verb == "watch" || (info.IsResourceRequest && info.Subresource != "" && isLongRunningSubresource(info.Subresource))
 		if !longRunning {
@@ -131,6 +139,12 @@ func (s *Server) buildHandlerChain() http.Handler {
 			ctx, cancel := context.WithTimeout(r.Context(), timeout)
 			defer cancel()
 			r = r.WithContext(ctx)
+		}
+		if s.authorizer != nil && !public {
+			if err := s.authorize(r.Context(), requestAttributes(r, info, ui)); err != nil {
+				s.writeAuthzError(rec, r, err)
+				return
+			}
 		}
 		router.ServeHTTP(rec, r)
 	})

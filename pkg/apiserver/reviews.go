@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/skiff-sh/skiff/pkg/registry"
 )
 
 // A review is a create-only resource that is answered, not stored: "who am
@@ -20,16 +22,13 @@ type review struct {
 	kind       string
 	namespaced bool
 	newObj     func() runtime.Object
-	answer     func(ctx context.Context, u *User, obj runtime.Object) runtime.Object
+	// answer answers a review posted by u (in namespace ns for a
+	// namespaced review).
+	answer func(s *Server, ctx context.Context, ns string, u *authenticationv1.UserInfo, obj runtime.Object) (runtime.Object, error)
 	// serve, if set, answers the create itself (core/v1 bindings, which
 	// writes a pod and answers with a Status).
 	serve func(s *Server, w http.ResponseWriter, r *http.Request, info *RequestInfo) error
 }
-
-// allowAll is the decision every access review gets while skiff has no
-// authorizer: any authenticated user may do anything (RBAC objects are
-// stored but not enforced yet).
-const allowAllReason = "skiff does not enforce authorization yet: every authenticated user is allowed"
 
 func reviews() []*review {
 	authn := func(v string) schema.GroupVersionResource {
@@ -38,52 +37,32 @@ func reviews() []*review {
 	authz := func(v string) schema.GroupVersionResource {
 		return schema.GroupVersionResource{Group: "authorization.k8s.io", Version: "v1", Resource: v}
 	}
-	allowed := authorizationv1.SubjectAccessReviewStatus{Allowed: true, Reason: allowAllReason}
 	return []*review{
 		{gvr: schema.GroupVersionResource{Version: "v1", Resource: "bindings"}, kind: "Binding", namespaced: true,
 			newObj: func() runtime.Object { return &corev1.Binding{} },
 			serve:  (*Server).serveBindings},
 		{gvr: authn("selfsubjectreviews"), kind: "SelfSubjectReview",
 			newObj: func() runtime.Object { return &authenticationv1.SelfSubjectReview{} },
-			answer: func(_ context.Context, u *User, obj runtime.Object) runtime.Object {
+			answer: func(_ *Server, _ context.Context, _ string, u *authenticationv1.UserInfo, obj runtime.Object) (runtime.Object, error) {
 				r := obj.(*authenticationv1.SelfSubjectReview)
-				r.Status.UserInfo = authenticationv1.UserInfo{Username: u.Name, UID: u.UID, Groups: u.Groups}
-				return r
+				r.Status.UserInfo = *u
+				return r, nil
 			}},
 		{gvr: authn("tokenreviews"), kind: "TokenReview",
 			newObj: func() runtime.Object { return &authenticationv1.TokenReview{} },
 			answer: nil}, // answered in serveReview: it needs the authenticator
 		{gvr: authz("selfsubjectaccessreviews"), kind: "SelfSubjectAccessReview",
 			newObj: func() runtime.Object { return &authorizationv1.SelfSubjectAccessReview{} },
-			answer: func(_ context.Context, _ *User, obj runtime.Object) runtime.Object {
-				r := obj.(*authorizationv1.SelfSubjectAccessReview)
-				r.Status = allowed
-				return r
-			}},
+			answer: (*Server).selfSubjectAccessReview},
 		{gvr: authz("subjectaccessreviews"), kind: "SubjectAccessReview",
 			newObj: func() runtime.Object { return &authorizationv1.SubjectAccessReview{} },
-			answer: func(_ context.Context, _ *User, obj runtime.Object) runtime.Object {
-				r := obj.(*authorizationv1.SubjectAccessReview)
-				r.Status = allowed
-				return r
-			}},
+			answer: (*Server).subjectAccessReview},
 		{gvr: authz("localsubjectaccessreviews"), kind: "LocalSubjectAccessReview", namespaced: true,
 			newObj: func() runtime.Object { return &authorizationv1.LocalSubjectAccessReview{} },
-			answer: func(_ context.Context, _ *User, obj runtime.Object) runtime.Object {
-				r := obj.(*authorizationv1.LocalSubjectAccessReview)
-				r.Status = allowed
-				return r
-			}},
+			answer: (*Server).localSubjectAccessReview},
 		{gvr: authz("selfsubjectrulesreviews"), kind: "SelfSubjectRulesReview",
 			newObj: func() runtime.Object { return &authorizationv1.SelfSubjectRulesReview{} },
-			answer: func(_ context.Context, _ *User, obj runtime.Object) runtime.Object {
-				r := obj.(*authorizationv1.SelfSubjectRulesReview)
-				r.Status = authorizationv1.SubjectRulesReviewStatus{
-					ResourceRules:    []authorizationv1.ResourceRule{{Verbs: []string{"*"}, APIGroups: []string{"*"}, Resources: []string{"*"}}},
-					NonResourceRules: []authorizationv1.NonResourceRule{{Verbs: []string{"*"}, NonResourceURLs: []string{"*"}}},
-				}
-				return r
-			}},
+			answer: (*Server).selfSubjectRulesReview},
 	}
 }
 
@@ -104,15 +83,15 @@ func (s *Server) serveReview(w http.ResponseWriter, r *http.Request, info *Reque
 	if err != nil {
 		return err
 	}
-	u, _ := r.Context().Value(userKey).(*User)
+	u := registry.UserFrom(r.Context())
 	if u == nil {
-		u = &User{}
+		u = &authenticationv1.UserInfo{}
 	}
 	var out runtime.Object
 	if rv.answer == nil {
 		out = s.tokenReview(r, obj.(*authenticationv1.TokenReview))
-	} else {
-		out = rv.answer(r.Context(), u, obj)
+	} else if out, err = rv.answer(s, r.Context(), info.Namespace, u, obj); err != nil {
+		return err
 	}
 	if a, ok := out.(metav1.Object); ok {
 		a.SetCreationTimestamp(metav1.Time{})
@@ -134,8 +113,9 @@ func (s *Server) tokenReview(r *http.Request, tr *authenticationv1.TokenReview) 
 	case err != nil || !ok:
 		tr.Status = authenticationv1.TokenReviewStatus{Error: "invalid bearer token"}
 	default:
-		tr.Status = authenticationv1.TokenReviewStatus{Authenticated: true,
-			User: authenticationv1.UserInfo{Username: u.Name, UID: u.UID, Groups: withAuthenticated(u.Groups)}}
+		c := *u
+		c.Groups = withAuthenticated(u.Groups)
+		tr.Status = authenticationv1.TokenReviewStatus{Authenticated: true, User: *c.userInfo()}
 	}
 	return tr
 }

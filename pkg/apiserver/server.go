@@ -25,6 +25,8 @@ import (
 	"github.com/skiff-sh/skiff/pkg/apiserver/admission"
 	"github.com/skiff-sh/skiff/pkg/apiserver/fieldmanager"
 	"github.com/skiff-sh/skiff/pkg/apiserver/openapi"
+	"github.com/skiff-sh/skiff/pkg/auth/authorizer"
+	"github.com/skiff-sh/skiff/pkg/auth/rbac"
 	"github.com/skiff-sh/skiff/pkg/clock"
 	"github.com/skiff-sh/skiff/pkg/registry"
 	"github.com/skiff-sh/skiff/pkg/registry/flowcontrol"
@@ -49,6 +51,18 @@ type Config struct {
 	Insecure bool
 	// Authenticator decides who a request is; nil allows everyone (tests).
 	Authenticator Authenticator
+	// AnonymousAuth makes a request without credentials system:anonymous
+	// (group system:unauthenticated), then authorized like any other
+	// (upstream's --anonymous-auth, default true there); off, it gets 401
+	// (except the health and version paths, served to anyone).
+	AnonymousAuth bool
+	// Authorizer decides what a user may do. nil with no
+	// AuthorizationModes allows everything (tests).
+	Authorizer authorizer.Authorizer
+	// AuthorizationModes builds the authorizer when Authorizer is nil:
+	// upstream's --authorization-mode names in order (RBAC, Node,
+	// AlwaysAllow, AlwaysDeny), system:masters always allowed first.
+	AuthorizationModes []string
 
 	// MaxRequestsInFlight and MaxMutatingRequestsInFlight cap concurrent
 	// requests (429 beyond); 0 means the upstream defaults 400 and 200.
@@ -254,6 +268,16 @@ type Server struct {
 	inflight         chan struct{}
 	inflightMutating chan struct{}
 
+	// authorizer is nil when everything is allowed; ruleResolver answers
+	// SelfSubjectRulesReview; the RBAC index is filled before the first
+	// request is authorized (authzSynced) and kept in step with the watch
+	// caches (authz.go).
+	authorizer   authorizer.Authorizer
+	ruleResolver authorizer.RuleResolver
+	rbacIndex    *rbac.Index
+	rbac         *rbac.Authorizer
+	authzSynced  chan struct{}
+
 	// active counts requests being served (for graceful shutdown).
 	active activeRequests
 
@@ -279,6 +303,9 @@ func New(cfg Config) (*Server, error) {
 		stopping:         make(chan struct{}),
 	}
 	s.codecs = newCodecs(s.scheme)
+	if err := s.setupAuthorization(); err != nil {
+		return nil, err
+	}
 	if cfg.ServiceAccountSigner != nil && cfg.Authenticator != nil {
 		s.cfg.Authenticator = UnionAuthenticator{cfg.Authenticator, saTokenAuthenticator{s}}
 	}
@@ -435,6 +462,7 @@ func (s *Server) installHooks() error {
 		},
 		Clock: s.cfg.Clock, Rand: s.cfg.Rand,
 		ServiceClusterIPRange: s.cfg.ServiceClusterIPRange, ServiceNodePortRange: s.cfg.ServiceNodePortRange,
+		Authorizer: s.authorizer, RBACRules: s.rbac,
 	}
 	for _, def := range s.cfg.Definitions {
 		if def.NewHooks == nil {
@@ -556,6 +584,9 @@ func (s *Server) Start(ctx context.Context) error {
 		go c.Run(ctx)
 	}
 	if err := s.bootstrap(ctx); err != nil {
+		return err
+	}
+	if err := s.startRBACIndex(ctx); err != nil {
 		return err
 	}
 	go s.compactLoop(ctx)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/skiff-sh/skiff/pkg/apiserver"
 	"github.com/skiff-sh/skiff/pkg/apiserver/admission"
+	"github.com/skiff-sh/skiff/pkg/auth/authorizer"
 	"github.com/skiff-sh/skiff/pkg/client"
 	"github.com/skiff-sh/skiff/pkg/clock"
 	"github.com/skiff-sh/skiff/pkg/component"
@@ -41,6 +42,12 @@ type UpConfig struct {
 	SecurePort       int
 	AdvertiseAddress string
 	TokenAuthFile    string
+	// AuthorizationMode is upstream's --authorization-mode (comma
+	// separated); empty means DefaultAuthorizationMode.
+	AuthorizationMode string
+	// AnonymousAuth is upstream's --anonymous-auth (off with AlwaysAllow,
+	// as upstream resets it).
+	AnonymousAuth bool
 	// Profiling serves /debug/pprof/ on the API server (and the controller
 	// manager's secure port), upstream's --profiling.
 	Profiling bool
@@ -144,6 +151,29 @@ func ControllerManagerKubeconfigPath(dataDir string) string {
 	return filepath.Join(dataDir, "controller-manager.kubeconfig")
 }
 
+// DefaultAuthorizationMode is --authorization-mode's default. Upstream's is
+// "Node,RBAC"; skiff keeps AlwaysAllow until the bootstrap policy gives the
+// in-process controller manager and scheduler their permissions.
+const DefaultAuthorizationMode = "AlwaysAllow"
+
+// authorization parses the --authorization-mode and --anonymous-auth
+// flags as upstream: anonymous authentication is turned off when
+// AlwaysAllow is among the modes.
+func authorization(mode string, anonymous bool, logger *slog.Logger) ([]string, bool, error) {
+	if mode == "" {
+		mode = DefaultAuthorizationMode
+	}
+	modes, err := authorizer.ParseModes(mode)
+	if err != nil {
+		return nil, false, fmt.Errorf("--authorization-mode: %w", err)
+	}
+	if anonymous && slices.Contains(modes, "AlwaysAllow") {
+		logger.Warn("AnonymousAuth is not allowed with the AlwaysAllow authorizer. Resetting AnonymousAuth to false. You should use a different authorizer")
+		anonymous = false
+	}
+	return modes, anonymous, nil
+}
+
 // serviceFirstIP is the first address of the default service range, which
 // the serving certificate must cover (in-cluster clients use it).
 const serviceFirstIP = "10.96.0.1"
@@ -230,11 +260,16 @@ func (u *Up) Run(ctx context.Context) error {
 		}
 		authn = append(authn, t)
 	}
+	modes, anonymous, err := authorization(cfg.AuthorizationMode, cfg.AnonymousAuth, cfg.Logger)
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.BindAddress, strconv.Itoa(cfg.SecurePort)))
 	if err != nil {
 		return err
 	}
 	srv, err := apiserver.New(apiserver.Config{
+		AuthorizationModes: modes, AnonymousAuth: anonymous,
 		KV: kv, Definitions: builtin.Definitions(), Listener: ln,
 		SecurePort: cfg.SecurePort, BindAddress: cfg.BindAddress, AdvertiseAddress: cfg.AdvertiseAddress,
 		EndpointAddress: endpointIP, TLS: ServingTLS(serving, nil), Authenticator: authn,
@@ -424,6 +459,9 @@ type APIServerConfig struct {
 	TLSKeyFile       string
 	ClientCAFile     string
 	TokenAuthFile    string
+	// AuthorizationMode and AnonymousAuth are as in UpConfig.
+	AuthorizationMode string
+	AnonymousAuth     bool
 	// ServiceAccountSigningKeyFile (ECDSA P-256, PEM) enables the
 	// TokenRequest API and service account token authentication; without it
 	// serviceaccounts/<name>/token is not served, as upstream.
@@ -483,6 +521,10 @@ func RunAPIServer(ctx context.Context, cfg APIServerConfig) error {
 	if len(authn) == 0 {
 		return errors.New("configure at least one of --client-ca-file or --token-auth-file")
 	}
+	modes, anonymous, err := authorization(cfg.AuthorizationMode, cfg.AnonymousAuth, cfg.Logger)
+	if err != nil {
+		return err
+	}
 	var saKey crypto.Signer
 	if cfg.ServiceAccountSigningKeyFile != "" {
 		if saKey, err = pki.LoadSigningKey(cfg.ServiceAccountSigningKeyFile); err != nil {
@@ -521,6 +563,7 @@ func RunAPIServer(ctx context.Context, cfg APIServerConfig) error {
 	}
 	defer kv.Close()
 	srv, err := apiserver.New(apiserver.Config{
+		AuthorizationModes: modes, AnonymousAuth: anonymous,
 		KV: kv, Definitions: builtin.Definitions(),
 		SecurePort: cfg.SecurePort, BindAddress: cfg.BindAddress, AdvertiseAddress: cfg.AdvertiseAddress,
 		TLS: &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}, ClientAuth: tls.RequestClientCert,

@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/skiff-sh/skiff/pkg/auth/authorizer"
+	"github.com/skiff-sh/skiff/pkg/auth/rbac"
 	"github.com/skiff-sh/skiff/pkg/clock"
 	"github.com/skiff-sh/skiff/pkg/storage"
 )
@@ -60,6 +62,13 @@ type HookEnv struct {
 	// Service allocators ("10.96.0.0/12", "30000-32767").
 	ServiceClusterIPRange string
 	ServiceNodePortRange  string
+	// Authorizer is the server's authorizer, for checks a strategy makes
+	// on behalf of the requesting user (the RBAC registry's escalate and
+	// bind checks); nil when authorization is off (everything allowed).
+	Authorizer authorizer.Authorizer
+	// RBACRules resolves users' RBAC rules and roles' rules (privilege
+	// escalation prevention).
+	RBACRules rbac.PolicyRuleResolver
 }
 
 // undoList collects the undo functions of hooks that ran.

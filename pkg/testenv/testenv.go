@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
@@ -34,6 +35,12 @@ type Config struct {
 	Dir    string
 	Clock  clock.Clock
 	Logger *slog.Logger
+	// RBAC makes the server authorize as upstream's defaults do
+	// (--authorization-mode=Node,RBAC, --anonymous-auth=true); off, every
+	// authenticated request is allowed (what most tests want). The admin
+	// client stays in system:masters either way; UserCertificate gives
+	// clients of other identities.
+	RBAC bool
 	// Tweak adjusts the API server configuration before it starts.
 	Tweak func(*apiserver.Config)
 	// ControllerManager, when set, runs from Start to Stop against the
@@ -68,6 +75,8 @@ type Environment struct {
 	cleanup []func()
 
 	comps []*runningComponent
+	ca    *pki.KeyPair
+	dir   string
 	cmErr error // what a component (controller manager, scheduler) returned, if it failed
 }
 
@@ -159,6 +168,9 @@ func Start(ctx context.Context, cfg Config) (*Environment, error) {
 		ProxyClientCert:      &tls.Certificate{Certificate: [][]byte{frontProxy.Cert.Raw}, PrivateKey: frontProxy.Key, Leaf: frontProxy.Cert},
 		RequestHeaderCAPEM:   frontProxyCA.CertPEM, RequestHeaderAllowedNames: []string{"front-proxy-client"},
 	}
+	if cfg.RBAC {
+		acfg.AuthorizationModes, acfg.AnonymousAuth = []string{"Node", "RBAC"}, true
+	}
 	if cfg.Tweak != nil {
 		cfg.Tweak(&acfg)
 	}
@@ -187,6 +199,7 @@ func Start(ctx context.Context, cfg Config) (*Environment, error) {
 	env.URL = fmt.Sprintf("https://127.0.0.1:%d", port)
 	env.CAData, env.CertData, env.KeyData = ca.CertPEM, admin.CertPEM, admin.KeyPEM
 	env.FrontProxyCAData = frontProxyCA.CertPEM
+	env.ca, env.dir = ca, dir
 	env.Server = srv
 	env.KubeconfigPath = filepath.Join(dir, "kubeconfig")
 	if err := kubeconfig.Write(env.KubeconfigPath, kubeconfig.New("skiff-testenv", env.URL, ca.CertPEM, admin.CertPEM, admin.KeyPEM)); err != nil {
@@ -206,6 +219,17 @@ func Start(ctx context.Context, cfg Config) (*Environment, error) {
 		go func() { rc.done <- c.run(cctx, env.KubeconfigPath) }()
 	}
 	return env, nil
+}
+
+// UserCertificate issues a client certificate (PEM) for user in groups,
+// signed by the environment's CA: a client of that identity.
+func (env *Environment) UserCertificate(user string, groups ...string) (certPEM, keyPEM []byte, err error) {
+	name := fmt.Sprintf("user-%x", sha256.Sum256([]byte(user+"\x00"+strings.Join(groups, "\x00"))))[:21]
+	c, err := pki.EnsureClient(env.dir, name, env.ca, user, groups, time.Now())
+	if err != nil {
+		return nil, nil, err
+	}
+	return c.CertPEM, c.KeyPEM, nil
 }
 
 // StartT starts an Environment for a test and stops it at the test's end.

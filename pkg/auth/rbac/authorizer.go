@@ -12,6 +12,13 @@ import (
 	"github.com/skiff-sh/skiff/pkg/auth/authorizer"
 )
 
+// PolicyRuleResolver resolves RBAC rules: a user's in a namespace, and a
+// binding's role's (what the escalation checks of the RBAC registry need).
+type PolicyRuleResolver interface {
+	PolicyRulesFor(ctx context.Context, user *authenticationv1.UserInfo, namespace string) ([]rbacv1.PolicyRule, error)
+	GetRoleReferenceRules(ctx context.Context, ref rbacv1.RoleRef, bindingNS string) ([]rbacv1.PolicyRule, error)
+}
+
 // Authorizer is the RBAC authorizer over an Index. It allows or has no
 // opinion, never denies (RBAC is deny by default through the union).
 type Authorizer struct {

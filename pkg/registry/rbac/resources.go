@@ -9,10 +9,10 @@ import (
 
 const group = "rbac.authorization.k8s.io"
 
-// Definitions are the rbac.authorization.k8s.io/v1 resources (stored and
-// served; authorization does not enforce them yet).
+// Definitions are the rbac.authorization.k8s.io/v1 resources, with
+// upstream's privilege-escalation checks (escalation.go).
 func Definitions() []*registry.Definition {
-	return []*registry.Definition{
+	defs := []*registry.Definition{
 		registry.NewDefinition(group, "v1", "roles", "Role", true,
 			func() runtime.Object { return &rbacv1.Role{} }, func() runtime.Object { return &rbacv1.RoleList{} },
 			&registry.Strategy{Default: registry.Default(DefaultRole), Validate: registry.Validate(ValidateRole),
@@ -30,4 +30,9 @@ func Definitions() []*registry.Definition {
 			&registry.Strategy{Default: registry.Default(DefaultClusterRoleBinding), Validate: registry.Validate(ValidateClusterRoleBinding),
 				ValidateUpdate: registry.ValidateUpdate(ValidateClusterRoleBindingUpdate)}),
 	}
+	defs[0].NewHooks = roleHooks(grRoles)
+	defs[1].NewHooks = roleHooks(grClusterRoles)
+	defs[2].NewHooks = bindingHooks(grRoleBindings)
+	defs[3].NewHooks = bindingHooks(grClusterRoleBindings)
+	return defs
 }
