@@ -23,11 +23,11 @@ func (s *Server) newAdmission() (*admission.Chain, error) {
 		return nil, err
 	}
 	hooks := webhook.Config{Getter: s, Logger: s.cfg.Logger}
+	external := s.policyPlugins()
+	external[webhook.MutatingPluginName] = webhook.NewMutating(hooks)
+	external[webhook.ValidatingPluginName] = webhook.NewValidating(hooks)
 	chain, skipped := admission.NewChainFor(names, admission.Deps{Getter: s, Status: s, Clock: s.cfg.Clock, Rand: s.cfg.Rand,
-		External: map[string]admission.Plugin{
-			webhook.MutatingPluginName:   webhook.NewMutating(hooks),
-			webhook.ValidatingPluginName: webhook.NewValidating(hooks),
-		}})
+		External: external})
 	var explicit []string
 	for _, n := range skipped {
 		for _, e := range s.cfg.EnableAdmissionPlugins {

@@ -113,6 +113,13 @@ func TestDependencyRules(t *testing.T) {
 		{from: mod + "pkg/apiserver/admission/webhook", forbidden: []string{mod + "pkg/apiserver/fieldmanager", mod + "pkg/storage", mod + "pkg/client"}},
 		{from: mod + "pkg/apiserver/admission/webhook", forbidden: []string{mod + "pkg/apiserver"}, direct: true,
 			except: []string{mod + "pkg/apiserver/admission"}},
+		// Admission policies and the shared admission matching see the server
+		// only through admission's Getter and their own small interfaces.
+		{from: mod + "pkg/apiserver/admission/policy", forbidden: []string{mod + "pkg/apiserver/fieldmanager", mod + "pkg/storage", mod + "pkg/client"}},
+		{from: mod + "pkg/apiserver/admission/policy", forbidden: []string{mod + "pkg/apiserver"}, direct: true,
+			except: []string{mod + "pkg/apiserver/admission", mod + "pkg/apiserver/admission/matching"}},
+		{from: mod + "pkg/apiserver/admission/matching", forbidden: []string{mod + "pkg/apiserver", mod + "pkg/registry", mod + "pkg/storage", mod + "pkg/client"}, direct: true,
+			except: []string{mod + "pkg/apiserver/admission"}},
 		{from: mod + "pkg/registry/admissionregistration", forbidden: []string{mod + "pkg/storage", mod + "pkg/client", mod + "pkg/registry/core"}, direct: true},
 	}
 	for _, p := range listPackages(t) {

@@ -167,8 +167,9 @@ type Deps struct {
 	Rand   *rand.Rand
 	// External are plugins built outside this package, by upstream name:
 	// MutatingAdmissionWebhook and ValidatingAdmissionWebhook (package
-	// webhook, which depends on this one). The chain places them by name
-	// like the others.
+	// webhook), ValidatingAdmissionPolicy and MutatingAdmissionPolicy
+	// (package policy), which depend on this one. The chain places them by
+	// name like the others.
 	External map[string]Plugin
 }
 

@@ -84,9 +84,14 @@ var factories = map[string]func(Deps) Plugin{
 }
 
 // Implemented reports whether skiff has the plugin named (the webhook
-// plugins are built by package webhook).
+// plugins are built by package webhook, the policy plugins by package
+// policy).
 func Implemented(name string) bool {
-	return factories[name] != nil || name == "MutatingAdmissionWebhook" || name == "ValidatingAdmissionWebhook"
+	switch name {
+	case "MutatingAdmissionWebhook", "ValidatingAdmissionWebhook", "ValidatingAdmissionPolicy", "MutatingAdmissionPolicy":
+		return true
+	}
+	return factories[name] != nil
 }
 
 // EnabledPlugins is upstream's enabledPluginNames: the default-on plugins,

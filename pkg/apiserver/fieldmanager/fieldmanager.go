@@ -227,3 +227,18 @@ func StrictApplyErrors(body []byte) error {
 	obj := map[string]any{}
 	return yaml.UnmarshalStrict(body, &obj)
 }
+
+// TypeConverter returns the structured-merge-diff types of the current
+// definitions for gvk (admission policies' ApplyConfiguration mutations);
+// a custom resource kind without a known type gets the deduced converter,
+// as its field manager does.
+func (m *Managers) TypeConverter(gvk schema.GroupVersionKind, customResource bool) (managedfields.TypeConverter, error) {
+	tc, err := m.typeConverter(m.current())
+	if err != nil && !customResource {
+		return nil, err
+	}
+	if customResource && (tc == nil || !knows(tc, gvk)) {
+		return managedfields.NewDeducedTypeConverter(), nil
+	}
+	return tc, nil
+}

@@ -2,9 +2,9 @@
 // resources: mutating and validating webhook configurations, validating
 // admission policies (with status) and their bindings, and mutating
 // admission policies and their bindings (GA and on by default since
-// 1.36). The webhooks are called by pkg/apiserver/admission/webhook; the
-// policies are stored and validated only: nothing evaluates them yet. CEL
-// expressions are parsed with cel-go when written (syntax errors refused as upstream's "compilation failed"), and
+// 1.36). The webhooks are called by pkg/apiserver/admission/webhook, the
+// policies enforced by pkg/apiserver/admission/policy. CEL expressions
+// are parsed with cel-go when written (syntax errors refused as upstream's "compilation failed"), and
 // a result type that is definitely wrong is refused; see cel.go for what
 // is not checked. A policy's generation is marked type-checked with no
 // warnings (MarkTypeChecked), since schemas are not consulted.

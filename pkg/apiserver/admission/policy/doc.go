@@ -1,0 +1,61 @@
+// Package policy is upstream's CEL admission policies: the
+// ValidatingAdmissionPolicy admission plugin (and MutatingAdmissionPolicy,
+// mutating.go), as k8s.io/apiserver's admission/plugin/policy packages
+// behave in 1.34.
+//
+// Policies and bindings are read from the watch cache on every request
+// (so a change applies as soon as the cache has it) and each policy is
+// compiled once per resourceVersion. A policy with no binding does
+// nothing. For a request (policies, webhooks configurations and
+// bindings themselves are exempt), a policy applies when its
+// matchConstraints match (resourceRules with resourceNames,
+// excludeResourceRules, namespaceSelector, objectSelector, matchPolicy
+// Exact/Equivalent: package matching) and then each binding whose
+// matchResources match; the binding's paramRef selects params (by name or
+// selector, in the request's namespace or paramRef.namespace, of any
+// resource the server serves, custom resources included, converted to the
+// paramKind's version; none found: nothing to evaluate with
+// parameterNotFoundAction Allow, "no params found for policy binding with
+// `Deny` parameterNotFoundAction" with Deny). For each param the
+// matchConditions run (any false: skipped), then every validation, the
+// messages of the failed ones and the audit annotations.
+//
+// CEL: object and oldObject (the request's objects in the matched
+// version, null where absent), request (upstream's AdmissionRequest
+// without the objects), params (declared only with a paramKind),
+// namespaceObject, authorizer and authorizer.requestResource (upstream's
+// authorizer library over pkg/auth/authorizer: group/resource/
+// subresource/namespace/name/check, path/check, serviceAccount, allowed,
+// reason, errored, error; a nil Config.Authorizer allows everything, as
+// the API server without authorization), and variables (evaluated lazily,
+// at most once per binding and param, composable, their cost charged to
+// the expression that uses them). The library is upstream's base
+// environment plus the Kubernetes functions of pkg/registry/customresource/
+// cel. Upstream's limits: 1,000,000 per expression ("operation cancelled:
+// actual cost limit exceeded"), 10,000,000 per binding and param ("validation
+// failed due to running out of cost budget, no further validation rules
+// will be run"), 2,500,000 for matchConditions.
+//
+// Outcomes, with upstream's texts: a failed validation's message is its
+// messageExpression's (non-empty, one line, at most 5 KiB), else message,
+// else "failed expression: <expression>"; an evaluation error (or a
+// missing param, an unknown paramKind) denies with failurePolicy Fail and
+// is ignored with Ignore. Each binding's validationActions decide: Deny
+// refuses the request (`<resource> "<name>" is forbidden:
+// ValidatingAdmissionPolicy '<policy>' with binding '<binding>' denied
+// request: <message>`, the first denial, reason from the validation,
+// Invalid 422 by default), Warn adds a Warning header ("Validation failed
+// for ValidatingAdmissionPolicy '<policy>' with binding '<binding>':
+// <message>"), Audit records the validation.policy.admission.k8s.io/
+// validation_failure audit annotation. Audit annotations
+// (<policy>/<key>) are recorded on the admission attributes: skiff has no
+// audit log, so they are not written anywhere yet.
+//
+// Differences from upstream: variables are typed dyn (an undefined
+// variable is an evaluation error, not a compile error), and the request
+// and namespaceObject variables are dynamically typed maps.
+//
+// Invariants: evaluation never mutates the request's objects and never
+// writes to storage; compiled policies are immutable and shared by
+// concurrent requests; all per-request state lives in the request.
+package policy

@@ -1,0 +1,281 @@
+package apiserver_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// policyObj is a ValidatingAdmissionPolicy body.
+func policyObj(name string, spec map[string]any) map[string]any {
+	return map[string]any{
+		"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+		"metadata": map[string]any{"name": name}, "spec": spec,
+	}
+}
+
+// bindingObj is a ValidatingAdmissionPolicyBinding body for policy,
+// limited to namespace ns (by its kubernetes.io/metadata.name label) unless
+// spec has matchResources.
+func bindingObj(name, policy, ns string, spec map[string]any) map[string]any {
+	if spec == nil {
+		spec = map[string]any{}
+	}
+	spec["policyName"] = policy
+	if _, ok := spec["validationActions"]; !ok {
+		spec["validationActions"] = []any{"Deny"}
+	}
+	if _, ok := spec["matchResources"]; !ok && ns != "" {
+		spec["matchResources"] = map[string]any{"namespaceSelector": map[string]any{
+			"matchLabels": map[string]any{"kubernetes.io/metadata.name": ns}}}
+	}
+	return map[string]any{
+		"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+		"metadata": map[string]any{"name": name}, "spec": spec,
+	}
+}
+
+var deploymentRules = map[string]any{"resourceRules": []any{map[string]any{
+	"apiGroups": []any{"apps"}, "apiVersions": []any{"v1"}, "operations": []any{"CREATE", "UPDATE"}, "resources": []any{"deployments"},
+}}}
+
+// replicasPolicy is the policy of upstream's documentation: deployments
+// may have at most 5 replicas.
+func replicasPolicy(extra map[string]any) map[string]any {
+	spec := map[string]any{
+		"failurePolicy":    "Fail",
+		"matchConstraints": deploymentRules,
+		"validations":      []any{map[string]any{"expression": "object.spec.replicas <= 5"}},
+	}
+	for k, v := range extra {
+		spec[k] = v
+	}
+	return spec
+}
+
+func sizedDeployment(name string, replicas int, labels map[string]any) map[string]any {
+	d := deployment(name)
+	d["spec"].(map[string]any)["replicas"] = replicas
+	if labels != nil {
+		md := d["metadata"].(map[string]any)
+		for k, v := range md["labels"].(map[string]any) {
+			labels[k] = v
+		}
+		md["labels"] = labels
+	}
+	return d
+}
+
+// createPolicy creates a policy and its binding.
+func (c *client) createPolicy(policy, binding map[string]any) {
+	c.t.Helper()
+	c.call(http.MethodPost, "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies", policy, http.StatusCreated, nil)
+	c.call(http.MethodPost, "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings", binding, http.StatusCreated, nil)
+}
+
+// postUntil creates body in ns with dryRun until the answer is not 201
+// (the policy reached the watch cache), then returns the real answer.
+func (c *client) postDeploymentUntilRefused(ns string, body map[string]any) (int, http.Header, []byte) {
+	c.t.Helper()
+	path := "/apis/apps/v1/namespaces/" + ns + "/deployments"
+	eventually(c.t, "policy in effect", func() bool {
+		code, _, _ := c.do(http.MethodPost, path+"?dryRun=All", body, "", "")
+		return code != http.StatusCreated
+	})
+	return c.do(http.MethodPost, path, body, "", "")
+}
+
+// ValidatingAdmissionPolicy as upstream's: bindings with Deny, Warn and
+// Audit, params from a ConfigMap and a custom resource,
+// parameterNotFoundAction, selectors, matchConditions, variables,
+// messageExpression, reason, failurePolicy.
+func TestValidatingAdmissionPolicy(t *testing.T) {
+	c := start(t)
+	deploys := func(ns string) string { return "/apis/apps/v1/namespaces/" + ns + "/deployments" }
+
+	t.Run("deny", func(t *testing.T) {
+		c := c.on(t)
+		ns := c.namespace("vap-deny")
+		c.createPolicy(policyObj("demo-policy.example.com", replicasPolicy(nil)),
+			bindingObj("demo-binding-test.example.com", "demo-policy.example.com", ns, nil))
+		code, _, data := c.postDeploymentUntilRefused(ns, sizedDeployment("big", 10, nil))
+		st := expectStatus(t, code, data, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid,
+			`deployments.apps "big" is forbidden: ValidatingAdmissionPolicy 'demo-policy.example.com' with binding 'demo-binding-test.example.com' denied request: failed expression: object.spec.replicas <= 5`)
+		if st.Details == nil || len(st.Details.Causes) != 1 || !strings.HasPrefix(st.Details.Causes[0].Message, "ValidatingAdmissionPolicy 'demo-policy.example.com'") {
+			t.Errorf("details = %+v", st.Details)
+		}
+		c.call(http.MethodPost, deploys(ns), sizedDeployment("small", 5, nil), http.StatusCreated, nil)
+		// an update is checked too
+		code, data = c.patch(deploys(ns)+"/small", "application/merge-patch+json", map[string]any{"spec": map[string]any{"replicas": 6}})
+		expectStatus(t, code, data, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid, "")
+	})
+
+	t.Run("warn and audit", func(t *testing.T) {
+		c := c.on(t)
+		ns := c.namespace("vap-warn")
+		c.createPolicy(policyObj("warn-policy", replicasPolicy(nil)),
+			bindingObj("warn-binding", "warn-policy", ns, map[string]any{"validationActions": []any{"Warn", "Audit"}}))
+		want := `Validation failed for ValidatingAdmissionPolicy 'warn-policy' with binding 'warn-binding': failed expression: object.spec.replicas <= 5`
+		var hdr http.Header
+		eventually(t, "warning", func() bool {
+			var code int
+			code, hdr, _ = c.do(http.MethodPost, deploys(ns)+"?dryRun=All", sizedDeployment("big", 10, nil), "", "")
+			return code == http.StatusCreated && hdr.Get("Warning") != ""
+		})
+		if got := hdr.Get("Warning"); !strings.Contains(got, want) || !strings.HasPrefix(got, "299 - ") {
+			t.Errorf("Warning = %q, want 299 - %q", got, want)
+		}
+		code, hdr, _ := c.do(http.MethodPost, deploys(ns), sizedDeployment("ok", 2, nil), "", "")
+		if code != http.StatusCreated || hdr.Get("Warning") != "" {
+			t.Errorf("valid object: %d, Warning %q", code, hdr.Get("Warning"))
+		}
+	})
+
+	t.Run("reason and messageExpression", func(t *testing.T) {
+		c := c.on(t)
+		ns := c.namespace("vap-msg")
+		c.createPolicy(policyObj("msg-policy", replicasPolicy(map[string]any{
+			"validations": []any{map[string]any{
+				"expression":        "object.spec.replicas <= 5",
+				"messageExpression": "'replicas ' + string(object.spec.replicas) + ' exceed 5 in ' + namespaceObject.metadata.name",
+				"message":           "static message",
+				"reason":            "Forbidden",
+			}},
+		})), bindingObj("msg-binding", "msg-policy", ns, nil))
+		code, _, data := c.postDeploymentUntilRefused(ns, sizedDeployment("big", 7, nil))
+		expectStatus(t, code, data, http.StatusForbidden, metav1.StatusReasonForbidden,
+			`deployments.apps "big" is forbidden: ValidatingAdmissionPolicy 'msg-policy' with binding 'msg-binding' denied request: replicas 7 exceed 5 in vap-msg`)
+	})
+
+	t.Run("params from a ConfigMap", func(t *testing.T) {
+		c := c.on(t)
+		ns := c.namespace("vap-params")
+		c.call(http.MethodPost, "/api/v1/namespaces/"+ns+"/configmaps", configMap("limits", nil, map[string]string{"maxReplicas": "3"}), http.StatusCreated, nil)
+		c.createPolicy(policyObj("param-policy", replicasPolicy(map[string]any{
+			"paramKind":   map[string]any{"apiVersion": "v1", "kind": "ConfigMap"},
+			"validations": []any{map[string]any{"expression": "object.spec.replicas <= int(params.data.maxReplicas)", "message": "too many replicas"}},
+		})), bindingObj("param-binding", "param-policy", ns, map[string]any{
+			"paramRef": map[string]any{"name": "limits", "parameterNotFoundAction": "Deny"}}))
+		code, _, data := c.postDeploymentUntilRefused(ns, sizedDeployment("four", 4, nil))
+		expectStatus(t, code, data, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid,
+			`deployments.apps "four" is forbidden: ValidatingAdmissionPolicy 'param-policy' with binding 'param-binding' denied request: too many replicas`)
+		c.call(http.MethodPost, deploys(ns), sizedDeployment("three", 3, nil), http.StatusCreated, nil)
+
+		// the param is read from the watch cache: a change applies promptly
+		c.call(http.MethodPut, "/api/v1/namespaces/"+ns+"/configmaps/limits", configMap("limits", nil, map[string]string{"maxReplicas": "4"}), http.StatusOK, nil)
+		eventually(t, "new param", func() bool {
+			code, _, _ := c.do(http.MethodPost, deploys(ns)+"?dryRun=All", sizedDeployment("four", 4, nil), "", "")
+			return code == http.StatusCreated
+		})
+
+		// parameterNotFoundAction Deny
+		c.call(http.MethodDelete, "/api/v1/namespaces/"+ns+"/configmaps/limits", nil, http.StatusOK, nil)
+		var body []byte
+		eventually(t, "param gone", func() bool {
+			var code int
+			code, _, body = c.do(http.MethodPost, deploys(ns)+"?dryRun=All", sizedDeployment("one", 1, nil), "", "")
+			return code != http.StatusCreated
+		})
+		st := decodeStatus(t, body)
+		if want := `deployments.apps "one" is forbidden: ValidatingAdmissionPolicy 'param-policy' with binding 'param-binding' denied request: failed to configure binding: no params found for policy binding with ` + "`Deny`" + ` parameterNotFoundAction`; st.Message != want {
+			t.Errorf("message %q, want %q", st.Message, want)
+		}
+	})
+
+	t.Run("params from a custom resource, parameterNotFoundAction Allow", func(t *testing.T) {
+		c := c.on(t)
+		ns := c.namespace("vap-crparams")
+		c.createCRD(crontabCRD("params.example.com"), "/apis/params.example.com/v1/crontabs")
+		c.createPolicy(policyObj("cr-policy", replicasPolicy(map[string]any{
+			"paramKind":   map[string]any{"apiVersion": "params.example.com/v1", "kind": "CronTab"},
+			"validations": []any{map[string]any{"expression": "object.spec.replicas <= params.spec.replicas"}},
+		})), bindingObj("cr-binding", "cr-policy", ns, map[string]any{
+			"paramRef": map[string]any{"selector": map[string]any{"matchLabels": map[string]any{"limits": "true"}}, "parameterNotFoundAction": "Allow"}}))
+		// no param: allowed
+		c.call(http.MethodPost, deploys(ns), sizedDeployment("nine", 9, nil), http.StatusCreated, nil)
+		c.call(http.MethodPost, "/apis/params.example.com/v1/namespaces/"+ns+"/crontabs", crontab("limits", "params.example.com/v1",
+			map[string]any{"replicas": 2}, map[string]string{"limits": "true"}), http.StatusCreated, nil)
+		code, _, data := c.postDeploymentUntilRefused(ns, sizedDeployment("three", 3, nil))
+		expectStatus(t, code, data, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid,
+			`deployments.apps "three" is forbidden: ValidatingAdmissionPolicy 'cr-policy' with binding 'cr-binding' denied request: failed expression: object.spec.replicas <= params.spec.replicas`)
+	})
+
+	t.Run("selectors and matchConditions", func(t *testing.T) {
+		c := c.on(t)
+		ns := c.namespace("vap-select")
+		c.createPolicy(policyObj("select-policy", replicasPolicy(map[string]any{
+			"matchConditions": []any{map[string]any{"name": "not-skipped", "expression": "!has(object.metadata.labels) || !('skip' in object.metadata.labels)"}},
+		})), bindingObj("select-binding", "select-policy", "", map[string]any{"matchResources": map[string]any{
+			"namespaceSelector": map[string]any{"matchLabels": map[string]any{"kubernetes.io/metadata.name": ns}},
+			"objectSelector":    map[string]any{"matchExpressions": []any{map[string]any{"key": "tier", "operator": "In", "values": []any{"web"}}}},
+		}}))
+		code, _, data := c.postDeploymentUntilRefused(ns, sizedDeployment("web", 9, map[string]any{"tier": "web"}))
+		expectStatus(t, code, data, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid, "")
+		// objectSelector does not match
+		c.call(http.MethodPost, deploys(ns), sizedDeployment("db", 9, map[string]any{"tier": "db"}), http.StatusCreated, nil)
+		// matchCondition false
+		c.call(http.MethodPost, deploys(ns), sizedDeployment("skipped", 9, map[string]any{"tier": "web", "skip": "yes"}), http.StatusCreated, nil)
+		// namespaceSelector does not match
+		other := c.namespace("vap-select-other")
+		c.call(http.MethodPost, deploys(other), sizedDeployment("web", 9, map[string]any{"tier": "web"}), http.StatusCreated, nil)
+	})
+
+	t.Run("variables", func(t *testing.T) {
+		c := c.on(t)
+		ns := c.namespace("vap-vars")
+		c.createPolicy(policyObj("vars-policy", replicasPolicy(map[string]any{
+			"variables": []any{
+				map[string]any{"name": "replicas", "expression": "object.spec.replicas"},
+				map[string]any{"name": "limit", "expression": "variables.replicas > 2 ? 5 : 0"},
+				map[string]any{"name": "names", "expression": "object.spec.template.spec.containers.map(c, c.name)"},
+			},
+			"validations": []any{
+				map[string]any{"expression": "variables.replicas <= variables.limit"},
+				map[string]any{"expression": "!('forbidden' in variables.names)", "messageExpression": "'container names: ' + variables.names.join(',')"},
+			},
+		})), bindingObj("vars-binding", "vars-policy", ns, nil))
+		code, _, data := c.postDeploymentUntilRefused(ns, sizedDeployment("six", 6, nil))
+		expectStatus(t, code, data, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid,
+			`deployments.apps "six" is forbidden: ValidatingAdmissionPolicy 'vars-policy' with binding 'vars-binding' denied request: failed expression: variables.replicas <= variables.limit`)
+		d := sizedDeployment("named", 3, nil)
+		d["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)["containers"].([]any)[1].(map[string]any)["name"] = "forbidden"
+		code, _, data = c.do(http.MethodPost, deploys(ns), d, "", "")
+		expectStatus(t, code, data, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid,
+			`deployments.apps "named" is forbidden: ValidatingAdmissionPolicy 'vars-policy' with binding 'vars-binding' denied request: container names: a,forbidden`)
+		c.call(http.MethodPost, deploys(ns), sizedDeployment("three", 3, nil), http.StatusCreated, nil)
+	})
+
+	t.Run("failurePolicy on a runtime error", func(t *testing.T) {
+		c := c.on(t)
+		ns := c.namespace("vap-fail")
+		bad := []any{map[string]any{"expression": "object.spec.nope == 1"}}
+		c.createPolicy(policyObj("fail-policy", replicasPolicy(map[string]any{"validations": bad})), bindingObj("fail-binding", "fail-policy", ns, nil))
+		code, _, data := c.postDeploymentUntilRefused(ns, sizedDeployment("x", 1, nil))
+		expectStatus(t, code, data, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid,
+			`deployments.apps "x" is forbidden: ValidatingAdmissionPolicy 'fail-policy' with binding 'fail-binding' denied request: expression 'object.spec.nope == 1' resulted in error: no such key: nope`)
+
+		ns2 := c.namespace("vap-ignore")
+		c.createPolicy(policyObj("ignore-policy", replicasPolicy(map[string]any{"validations": bad, "failurePolicy": "Ignore"})), bindingObj("ignore-binding", "ignore-policy", ns2, nil))
+		// A second policy in the namespace shows the first is in effect.
+		c.createPolicy(policyObj("ignore-probe", replicasPolicy(nil)), bindingObj("ignore-probe", "ignore-probe", ns2, nil))
+		c.postDeploymentUntilRefused(ns2, sizedDeployment("big", 9, nil))
+		c.call(http.MethodPost, deploys(ns2), sizedDeployment("x", 1, nil), http.StatusCreated, nil)
+	})
+
+	t.Run("authorizer and request", func(t *testing.T) {
+		c := c.on(t)
+		ns := c.namespace("vap-authz")
+		c.createPolicy(policyObj("authz-policy", replicasPolicy(map[string]any{"validations": []any{
+			map[string]any{"expression": "authorizer.group('').resource('secrets').namespace(request.namespace).check('list').allowed()"},
+			map[string]any{"expression": "authorizer.requestResource.check('create').allowed()"},
+			map[string]any{"expression": "request.operation == 'CREATE' && request.kind.kind == 'Deployment' && request.resource.resource == 'deployments'", "message": "request"},
+			map[string]any{"expression": "!('system:masters' in request.userInfo.groups) || object.spec.replicas < 8", "messageExpression": "request.userInfo.username + ' may not'"},
+		}})), bindingObj("authz-binding", "authz-policy", ns, nil))
+		code, _, data := c.postDeploymentUntilRefused(ns, sizedDeployment("nine", 9, nil))
+		expectStatus(t, code, data, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid,
+			`deployments.apps "nine" is forbidden: ValidatingAdmissionPolicy 'authz-policy' with binding 'authz-binding' denied request: kubernetes-admin may not`)
+		c.call(http.MethodPost, deploys(ns), sizedDeployment("two", 2, nil), http.StatusCreated, nil)
+	})
+}
