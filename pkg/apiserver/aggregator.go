@@ -13,22 +13,19 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
-	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	apiregistrationv1 "github.com/skiff-sh/skiff/pkg/apis/apiregistration/v1"
+	"github.com/skiff-sh/skiff/pkg/apiserver/admission/webhook"
 	"github.com/skiff-sh/skiff/pkg/registry"
 	"github.com/skiff-sh/skiff/pkg/registry/apiregistration"
 	"github.com/skiff-sh/skiff/pkg/storage"
@@ -340,67 +337,19 @@ func (s *Server) apiServiceStatusStore() *registry.Store {
 
 // resolve finds the service an APIService names and one ready endpoint
 // (host:port) for the service port, as upstream's availability check and
-// endpoint routing do. host is empty when there is none.
+// endpoint routing do (round robin over the endpoints). host is empty when
+// there is none.
 func (a *aggregator) resolve(ctx context.Context, ns, name string, port int32) (apiregistration.Remote, string, error) {
-	var r apiregistration.Remote
-	svcStore, sliceStore := a.s.stores[grServices], a.s.stores[grEndpointSlices]
-	if svcStore == nil || sliceStore == nil {
-		return r, "", nil
-	}
-	obj, err := svcStore.Get(ctx, ns, name, metav1.GetOptions{ResourceVersion: "0"})
-	if apierrors.IsNotFound(err) {
-		return r, "", nil
-	}
+	eps, err := webhook.LookupService(ctx, a.s, ns, name, port)
 	if err != nil {
-		return r, "", err
+		return apiregistration.Remote{}, "", err
 	}
-	r.ServiceFound = true
-	svc := storage.Unwrap(obj).(*corev1.Service)
-	if svc.Spec.Type == corev1.ServiceTypeExternalName {
-		r.Port, r.SlicesFound, r.Addresses = true, true, true
-		return r, net.JoinHostPort(svc.Spec.ExternalName, strconv.Itoa(int(port))), nil
-	}
-	var sp *corev1.ServicePort
-	for i := range svc.Spec.Ports {
-		if svc.Spec.Ports[i].Port == port {
-			sp = &svc.Spec.Ports[i]
-		}
-	}
-	if sp == nil {
+	r := apiregistration.Remote{ServiceFound: eps.ServiceFound, Port: eps.PortFound, PortName: eps.PortName,
+		SlicesFound: eps.SlicesFound, Addresses: len(eps.Addresses) > 0}
+	if !r.Addresses {
 		return r, "", nil
 	}
-	r.Port, r.PortName = true, sp.Name
-	sel, _ := labels.Parse(discoveryv1.LabelServiceName + "=" + name)
-	objs, _, err := sliceStore.List(ctx, ns, registry.ListOptions{ResourceVersion: "0", Label: sel})
-	if err != nil {
-		return r, "", err
-	}
-	r.SlicesFound = len(objs) > 0
-	var hosts []string
-	for _, o := range objs {
-		slice := storage.Unwrap(o).(*discoveryv1.EndpointSlice)
-		var target int32
-		for _, p := range slice.Ports {
-			if p.Port != nil && (p.Name == nil && sp.Name == "" || p.Name != nil && *p.Name == sp.Name) {
-				target = *p.Port
-			}
-		}
-		if target == 0 {
-			continue
-		}
-		for _, ep := range slice.Endpoints {
-			if ep.Conditions.Ready != nil && !*ep.Conditions.Ready || len(ep.Addresses) == 0 {
-				continue
-			}
-			hosts = append(hosts, net.JoinHostPort(ep.Addresses[0], strconv.Itoa(int(target))))
-		}
-	}
-	if len(hosts) == 0 {
-		return r, "", nil
-	}
-	r.Addresses = true
-	sort.Strings(hosts)
-	return r, hosts[int(a.next.Add(1)%uint64(len(hosts)))], nil
+	return r, eps.Addresses[int(a.next.Add(1)%uint64(len(eps.Addresses)))], nil
 }
 
 // discover asks the server for the group/version's discovery document, as
