@@ -1,29 +1,26 @@
 package apiserver_test
 
 import (
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
-	"net"
+	"errors"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	apiregistrationv1 "github.com/skiff-sh/skiff/pkg/apis/apiregistration/v1"
-	"github.com/skiff-sh/skiff/pkg/pki"
+	"github.com/skiff-sh/skiff/pkg/testenv"
 )
 
-// metricsServer is a metrics-server-shaped aggregated API server: TLS
-// with its own CA for metrics-server.kube-system.svc, trusting only
-// clients signed by the front-proxy CA, taking the user from the
-// X-Remote-* headers as upstream's delegated authentication does.
+// metricsServer is the handler of a metrics-server-shaped aggregated API
+// server (testenv.NewAggregatedServer: TLS with its own CA for
+// metrics-server.kube-system.svc, trusting only clients signed by the
+// front-proxy CA); it records the X-Remote-* identity headers.
 type metricsServer struct {
 	caPEM []byte
 	port  int
@@ -33,31 +30,19 @@ type metricsServer struct {
 	seen []http.Header
 }
 
-func startMetricsServer(t *testing.T, frontProxyCA []byte) *metricsServer {
+func startMetricsServer(t *testing.T, frontProxyCA []byte) (*metricsServer, string) {
 	t.Helper()
-	dir, now := t.TempDir(), time.Now()
-	ca, err := pki.EnsureNamedCA(dir, "metrics-ca", "metrics-ca", now)
+	m := &metricsServer{}
+	srv, err := testenv.NewAggregatedServer(frontProxyCA, "kube-system", "metrics-server", m)
+	if errors.Is(err, testenv.ErrNoHostIP) {
+		t.Skip(err)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	serving, err := pki.EnsureServing(dir, "metrics", ca, []string{"metrics-server.kube-system.svc"}, now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	clients := x509.NewCertPool()
-	clients.AppendCertsFromPEM(frontProxyCA)
-	ln, err := net.Listen("tcp", ":0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := &metricsServer{caPEM: ca.CertPEM, port: ln.Addr().(*net.TCPAddr).Port}
-	srv := &http.Server{Handler: m, TLSConfig: &tls.Config{
-		Certificates: []tls.Certificate{{Certificate: [][]byte{serving.Cert.Raw}, PrivateKey: serving.Key}},
-		ClientAuth:   tls.RequireAndVerifyClientCert, ClientCAs: clients,
-	}}
-	go srv.ServeTLS(ln, "", "")
 	t.Cleanup(func() { srv.Close() })
-	return m
+	m.caPEM, m.port = srv.CAData, srv.Port
+	return m, srv.IP
 }
 
 func (m *metricsServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -89,18 +74,6 @@ func (m *metricsServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// hostIPv4 is a non-loopback address of this host (endpoints may not be
-// loopback addresses), or "".
-func hostIPv4() string {
-	addrs, _ := net.InterfaceAddrs()
-	for _, a := range addrs {
-		if ipn, ok := a.(*net.IPNet); ok && ipn.IP.To4() != nil && !ipn.IP.IsLoopback() && !ipn.IP.IsLinkLocalUnicast() {
-			return ipn.IP.String()
-		}
-	}
-	return ""
-}
-
 func (m *metricsServer) lastHeaders() http.Header {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -115,11 +88,7 @@ func (m *metricsServer) lastHeaders() http.Header {
 // discovery merged, and 503 once the server is gone.
 func TestAggregatedAPIServer(t *testing.T) {
 	c := start(t)
-	m := startMetricsServer(t, c.env.FrontProxyCAData)
-	ip := hostIPv4()
-	if ip == "" {
-		t.Skip("no non-loopback IPv4 address to put in an EndpointSlice")
-	}
+	m, ip := startMetricsServer(t, c.env.FrontProxyCAData)
 
 	// What aggregated servers read to trust the proxy.
 	var auth corev1.ConfigMap

@@ -13,6 +13,13 @@
 // certificates); Stop (or the test's cleanup) ends the server and waits
 // for it.
 //
+// Aggregated APIs: NewAggregatedServer runs a handler as an aggregated API
+// server (its own serving CA, trusting the front-proxy client certificate
+// the API server presents), and Environment.ServeAggregatedAPI registers
+// one for a group/version and waits until it is Available, so that a
+// controller reading metrics.k8s.io or another extension API can be tested
+// against the real proxy path.
+//
 // Test hooks: Compact compacts the storage and makes the server's watch
 // caches start over at the current revision, so that from then on a watch
 // from any earlier resourceVersion gets a real 410 Gone from the server.

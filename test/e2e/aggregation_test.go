@@ -1,19 +1,15 @@
 package e2e
 
 import (
-	"crypto/tls"
-	"crypto/x509"
-	"encoding/base64"
-	"net"
+	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/skiff-sh/skiff/pkg/pki"
+	"github.com/skiff-sh/skiff/pkg/testenv"
 )
 
 // An aggregated API server, shaped like metrics-server, behind `skiff
@@ -26,34 +22,12 @@ func TestAggregatedMetricsAPI(t *testing.T) {
 	c := ownCluster(t, "memory", "--disable=scheduler,controller-manager")
 	k := c.k()
 
-	ip := hostIPv4()
-	if ip == "" {
-		t.Skip("no non-loopback IPv4 address for an EndpointSlice")
-	}
 	frontProxyCA, err := os.ReadFile(filepath.Join(c.dataDir, "pki", "front-proxy-ca.crt"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir, now := t.TempDir(), time.Now()
-	ca, err := pki.EnsureNamedCA(dir, "metrics-ca", "metrics-ca", now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	serving, err := pki.EnsureServing(dir, "metrics", ca, []string{"metrics-server.kube-system.svc"}, now)
-	if err != nil {
-		t.Fatal(err)
-	}
-	clients := x509.NewCertPool()
-	clients.AppendCertsFromPEM(frontProxyCA)
-	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	users := make(chan string, 100)
-	srv := &http.Server{TLSConfig: &tls.Config{
-		Certificates: []tls.Certificate{{Certificate: [][]byte{serving.Cert.Raw}, PrivateKey: serving.Key}},
-		ClientAuth:   tls.RequireAndVerifyClientCert, ClientCAs: clients,
-	}, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv, err := testenv.NewAggregatedServer(frontProxyCA, "kube-system", "metrics-server", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case users <- r.Header.Get("X-Remote-User"):
 		default:
@@ -74,42 +48,15 @@ func TestAggregatedMetricsAPI(t *testing.T) {
 		default:
 			http.Error(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404}`, http.StatusNotFound)
 		}
-	})}
-	go srv.ServeTLS(ln, "", "")
+	}))
+	if errors.Is(err, testenv.ErrNoHostIP) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() { srv.Close() })
-	port := ln.Addr().(*net.TCPAddr).Port
-
-	manifest := `apiVersion: v1
-kind: Node
-metadata: {name: agg-node}
----
-apiVersion: v1
-kind: Service
-metadata: {name: metrics-server, namespace: kube-system}
-spec:
-  ports: [{name: https, port: 443, targetPort: 4443}]
----
-apiVersion: discovery.k8s.io/v1
-kind: EndpointSlice
-metadata:
-  name: metrics-server-e2e
-  namespace: kube-system
-  labels: {kubernetes.io/service-name: metrics-server}
-addressType: IPv4
-endpoints: [{addresses: ["` + ip + `"], conditions: {ready: true}}]
-ports: [{name: https, port: ` + strconv.Itoa(port) + `, protocol: TCP}]
----
-apiVersion: apiregistration.k8s.io/v1
-kind: APIService
-metadata: {name: v1beta1.metrics.k8s.io}
-spec:
-  group: metrics.k8s.io
-  version: v1beta1
-  groupPriorityMinimum: 100
-  versionPriority: 100
-  service: {name: metrics-server, namespace: kube-system}
-  caBundle: ` + base64.StdEncoding.EncodeToString(ca.CertPEM) + `
-`
+	manifest := "apiVersion: v1\nkind: Node\nmetadata: {name: agg-node}\n---\n" + srv.Manifest("metrics.k8s.io", "v1beta1")
 	k.withStdin(manifest).ok(t, "apply", "-f", "-")
 	eventually(t, 30*time.Second, "the APIService Available", func() (bool, string) {
 		out, _, _ := k.run(t, "get", "apiservice", "v1beta1.metrics.k8s.io")
@@ -129,16 +76,4 @@ spec:
 		t.Errorf("the aggregated server never saw X-Remote-User %q", me)
 	}
 	wantContains(t, k.ok(t, "api-resources", "--api-group=metrics.k8s.io"), "nodes", "NodeMetrics", "pods", "PodMetrics")
-}
-
-// hostIPv4 is a non-loopback IPv4 address of this host (endpoints may not
-// be loopback addresses), or "".
-func hostIPv4() string {
-	addrs, _ := net.InterfaceAddrs()
-	for _, a := range addrs {
-		if ipn, ok := a.(*net.IPNet); ok && ipn.IP.To4() != nil && !ipn.IP.IsLoopback() && !ipn.IP.IsLinkLocalUnicast() {
-			return ipn.IP.String()
-		}
-	}
-	return ""
 }

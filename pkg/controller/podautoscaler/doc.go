@@ -9,8 +9,9 @@
 // Metrics: Resource and ContainerResource metrics (Utilization, a percent
 // of the pods' requests, and AverageValue) are read through the
 // MetricsClient interface. The real one (RESTMetricsClient) asks
-// metrics.k8s.io, which skiff does not serve yet: the HPA then says so
-// plainly, as upstream's does without a metrics server — AbleToScale True
+// metrics.k8s.io, which an aggregated metrics server serves through the
+// API server (metrics-server, as upstream). Without one the HPA says so
+// plainly, as upstream's does — AbleToScale True
 // (SucceededGetScale), ScalingActive False (FailedGetResourceMetric, "the
 // HPA was unable to compute the replica count: failed to get cpu
 // utilization: unable to get metrics for resource cpu: unable to fetch

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -53,6 +55,7 @@ type harness struct {
 	ctrl    *Controller
 	f       *informers.SharedInformerFactory
 	ns      string
+	env     *testenv.Environment
 }
 
 func newHarness(t *testing.T, ns string, metrics MetricsClient) *harness {
@@ -62,7 +65,7 @@ func newHarness(t *testing.T, ns string, metrics MetricsClient) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{t: t, ctx: context.Background(), c: c, clock: clock.NewFake(time.Now()), metrics: &fedMetrics{}, events: record.NewFakeRecorder(100), ns: ns}
+	h := &harness{t: t, ctx: context.Background(), c: c, clock: clock.NewFake(time.Now()), metrics: &fedMetrics{}, events: record.NewFakeRecorder(100), ns: ns, env: env}
 	h.metrics.at = h.clock.Now()
 	if metrics == nil {
 		metrics = h.metrics
@@ -224,6 +227,64 @@ func TestScaleUpLimitedByRate(t *testing.T) {
 	events := h.drainEvents()
 	if want := "Normal SuccessfulRescale New size: 4; reason: cpu resource utilization (percentage of request) above target"; len(events) != 1 || events[0] != want {
 		t.Errorf("events %q, want %q", events, want)
+	}
+}
+
+// laterMetrics is a MetricsClient set once the harness (and its API
+// server) exists.
+type laterMetrics struct{ MetricsClient }
+
+// The REST metrics client reads PodMetrics from an aggregated metrics
+// server through the API server, as upstream's HPA reads metrics-server.
+func TestMetricsFromAggregatedServer(t *testing.T) {
+	mc := &laterMetrics{}
+	h := newHarness(t, "agg", mc)
+	var (
+		mu        sync.Mutex
+		selectors []string
+	)
+	metricsServer := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/apis/metrics.k8s.io/v1beta1":
+			fmt.Fprint(w, `{"kind":"APIResourceList","apiVersion":"v1","groupVersion":"metrics.k8s.io/v1beta1","resources":[{"name":"pods","singularName":"","namespaced":true,"kind":"PodMetrics","verbs":["get","list"]}]}`)
+		case "/apis/metrics.k8s.io/v1beta1/namespaces/agg/pods":
+			mu.Lock()
+			selectors = append(selectors, r.URL.Query().Get("labelSelector"))
+			mu.Unlock()
+			item := func(name string) string {
+				return `{"metadata":{"name":"` + name + `","namespace":"agg"},"timestamp":"` + h.clock.Now().UTC().Format(time.RFC3339) +
+					`","window":"30s","containers":[{"name":"c","usage":{"cpu":"150m","memory":"10Mi"}}]}`
+			}
+			fmt.Fprint(w, `{"kind":"PodMetricsList","apiVersion":"metrics.k8s.io/v1beta1","metadata":{},"items":[`+item("web-0")+`,`+item("web-1")+`]}`)
+		default:
+			http.NotFound(w, r)
+		}
+	})
+	ctx, cancel := context.WithTimeout(h.ctx, 30*time.Second)
+	defer cancel()
+	if _, err := h.env.ServeAggregatedAPI(ctx, "metrics.k8s.io", "v1beta1", "metrics-server", metricsServer); errors.Is(err, testenv.ErrNoHostIP) {
+		t.Skip(err)
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	mc.MetricsClient = RESTMetricsClient{Client: h.c}
+	h.deployment(2, 2)
+	h.hpa(1, 10, utilization(100), nil)
+	if err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	// 150% of the requests against a 100% target: 3 replicas.
+	if got := h.replicas(); got != 3 {
+		t.Errorf("deployment scaled to %d, want 3 (conditions %s)", got, conditions(h.status()))
+	}
+	if s := h.status(); len(s.CurrentMetrics) != 1 || s.CurrentMetrics[0].Resource == nil || *s.CurrentMetrics[0].Resource.Current.AverageUtilization != 150 {
+		t.Errorf("current metrics %+v", s.CurrentMetrics)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(selectors) == 0 || selectors[0] != "app=web" {
+		t.Errorf("metrics server saw label selectors %q, want app=web", selectors)
 	}
 }
 

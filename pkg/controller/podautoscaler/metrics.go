@@ -37,8 +37,8 @@ type MetricsClient interface {
 }
 
 // RESTMetricsClient reads metrics.k8s.io/v1beta1 PodMetrics from the API
-// server, as upstream's resource metrics client. skiff serves no
-// metrics.k8s.io yet, so it answers upstream's error for a cluster
+// server (an aggregated metrics server behind it), as upstream's resource
+// metrics client; without one it answers upstream's error for a cluster
 // without a metrics server.
 type RESTMetricsClient struct{ Client *client.Client }
 
