@@ -24,6 +24,7 @@ func (s *Server) policyPlugins() map[string]admission.Plugin {
 	}
 	return map[string]admission.Plugin{
 		policy.ValidatingName: policy.NewValidating(cfg),
+		policy.MutatingName:   policy.NewMutating(cfg),
 	}
 }
 

@@ -279,3 +279,139 @@ func TestValidatingAdmissionPolicy(t *testing.T) {
 		c.call(http.MethodPost, deploys(ns), sizedDeployment("two", 2, nil), http.StatusCreated, nil)
 	})
 }
+
+func mutatingPolicyObj(name string, spec map[string]any) map[string]any {
+	if _, ok := spec["reinvocationPolicy"]; !ok {
+		spec["reinvocationPolicy"] = "Never"
+	}
+	return map[string]any{
+		"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingAdmissionPolicy",
+		"metadata": map[string]any{"name": name}, "spec": spec,
+	}
+}
+
+func mutatingBindingObj(name, policy, ns string) map[string]any {
+	return map[string]any{
+		"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingAdmissionPolicyBinding",
+		"metadata": map[string]any{"name": name}, "spec": map[string]any{
+			"policyName": policy,
+			"matchResources": map[string]any{"namespaceSelector": map[string]any{
+				"matchLabels": map[string]any{"kubernetes.io/metadata.name": ns}}},
+		},
+	}
+}
+
+// MutatingAdmissionPolicy as upstream's: ApplyConfiguration merged with
+// server-side apply semantics, JSONPatch, params, and the mutated object
+// validated afterwards (by the registry and by validating policies).
+func TestMutatingAdmissionPolicy(t *testing.T) {
+	c := start(t)
+	deploys := func(ns string) string { return "/apis/apps/v1/namespaces/" + ns + "/deployments" }
+	create := func(c *client, policy, binding map[string]any) {
+		c.t.Helper()
+		c.call(http.MethodPost, "/apis/admissionregistration.k8s.io/v1/mutatingadmissionpolicies", policy, http.StatusCreated, nil)
+		c.call(http.MethodPost, "/apis/admissionregistration.k8s.io/v1/mutatingadmissionpolicybindings", binding, http.StatusCreated, nil)
+	}
+	type deploymentOut struct {
+		Metadata metav1.ObjectMeta `json:"metadata"`
+		Spec     struct {
+			Replicas int `json:"replicas"`
+			Template struct {
+				Spec struct {
+					Containers []struct {
+						Name  string `json:"name"`
+						Image string `json:"image"`
+					} `json:"containers"`
+				} `json:"spec"`
+			} `json:"template"`
+		} `json:"spec"`
+	}
+	// createMutated creates d until the policy has mutated it (dry run),
+	// then for real.
+	createMutated := func(c *client, ns string, d map[string]any, mutated func(deploymentOut) bool) deploymentOut {
+		c.t.Helper()
+		eventually(c.t, "policy in effect", func() bool {
+			code, _, data := c.do(http.MethodPost, deploys(ns)+"?dryRun=All", d, "", "")
+			var out deploymentOut
+			return code == http.StatusCreated && jsonUnmarshal(data, &out) == nil && mutated(out)
+		})
+		var out deploymentOut
+		c.call(http.MethodPost, deploys(ns), d, http.StatusCreated, &out)
+		return out
+	}
+
+	t.Run("ApplyConfiguration", func(t *testing.T) {
+		c := c.on(t)
+		ns := c.namespace("map-apply")
+		create(c, mutatingPolicyObj("apply-policy", map[string]any{
+			"matchConstraints":   deploymentRules,
+			"reinvocationPolicy": "Never",
+			"mutations": []any{map[string]any{"patchType": "ApplyConfiguration", "applyConfiguration": map[string]any{
+				"expression": `Object{metadata: Object.metadata{labels: {"policy": "applied"}}, spec: Object.spec{replicas: object.spec.replicas > 3 ? 3 : object.spec.replicas}}`,
+			}}},
+		}), mutatingBindingObj("apply-binding", "apply-policy", ns))
+		out := createMutated(c, ns, sizedDeployment("web", 8, nil), func(d deploymentOut) bool { return d.Metadata.Labels["policy"] == "applied" })
+		if out.Spec.Replicas != 3 || out.Metadata.Labels["app"] != "web" || len(out.Spec.Template.Spec.Containers) != 2 {
+			t.Errorf("mutated deployment: %+v", out)
+		}
+	})
+
+	t.Run("JSONPatch with params", func(t *testing.T) {
+		c := c.on(t)
+		ns := c.namespace("map-jsonpatch")
+		c.call(http.MethodPost, "/api/v1/namespaces/"+ns+"/configmaps", configMap("images", nil, map[string]string{"registry": "mirror.example.com"}), http.StatusCreated, nil)
+		create(c, mutatingPolicyObj("patch-policy", map[string]any{
+			"matchConstraints": deploymentRules,
+			"paramKind":        map[string]any{"apiVersion": "v1", "kind": "ConfigMap"},
+			"mutations": []any{map[string]any{"patchType": "JSONPatch", "jsonPatch": map[string]any{
+				"expression": `[JSONPatch{op: "add", path: "/metadata/labels/" + jsonpatch.escapeKey("example.com/registry"), value: params.data.registry}] + ` +
+					`object.spec.template.spec.containers.map(c, JSONPatch{op: "replace", path: "/spec/template/spec/containers/" + string(object.spec.template.spec.containers.indexOf(c)) + "/image", value: params.data.registry + "/" + c.image})`,
+			}}},
+		}), map[string]any{
+			"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingAdmissionPolicyBinding",
+			"metadata": map[string]any{"name": "patch-binding"}, "spec": map[string]any{
+				"policyName": "patch-policy",
+				"paramRef":   map[string]any{"name": "images", "parameterNotFoundAction": "Deny"},
+				"matchResources": map[string]any{"namespaceSelector": map[string]any{
+					"matchLabels": map[string]any{"kubernetes.io/metadata.name": ns}}},
+			},
+		})
+		out := createMutated(c, ns, sizedDeployment("web", 1, nil), func(d deploymentOut) bool { return d.Metadata.Labels["example.com/registry"] != "" })
+		if got := out.Metadata.Labels["example.com/registry"]; got != "mirror.example.com" {
+			t.Errorf("label = %q", got)
+		}
+		if cs := out.Spec.Template.Spec.Containers; len(cs) != 2 || cs[0].Image != "mirror.example.com/nginx:1.27" || cs[1].Image != "mirror.example.com/busybox:1.36" {
+			t.Errorf("containers = %+v", cs)
+		}
+	})
+
+	t.Run("mutated object is validated", func(t *testing.T) {
+		c := c.on(t)
+		ns := c.namespace("map-validate")
+		create(c, mutatingPolicyObj("bad-policy", map[string]any{
+			"matchConstraints": deploymentRules,
+			"mutations": []any{map[string]any{"patchType": "JSONPatch", "jsonPatch": map[string]any{
+				"expression": `[JSONPatch{op: "replace", path: "/spec/replicas", value: object.spec.replicas * 10}]`,
+			}}},
+		}), mutatingBindingObj("bad-binding", "bad-policy", ns))
+		c.createPolicy(policyObj("after-mutation", replicasPolicy(nil)), bindingObj("after-mutation", "after-mutation", ns, nil))
+		code, _, data := c.postDeploymentUntilRefused(ns, sizedDeployment("one", 1, nil))
+		expectStatus(t, code, data, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid,
+			`deployments.apps "one" is forbidden: ValidatingAdmissionPolicy 'after-mutation' with binding 'after-mutation' denied request: failed expression: object.spec.replicas <= 5`)
+	})
+
+	t.Run("evaluation error with failurePolicy Fail", func(t *testing.T) {
+		c := c.on(t)
+		ns := c.namespace("map-fail")
+		create(c, mutatingPolicyObj("fail-policy", map[string]any{
+			"matchConstraints": deploymentRules,
+			"mutations": []any{map[string]any{"patchType": "JSONPatch", "jsonPatch": map[string]any{
+				"expression": `[JSONPatch{op: "add", path: "/metadata/labels/x", value: object.spec.nope}]`,
+			}}},
+		}), mutatingBindingObj("fail-binding", "fail-policy", ns))
+		code, _, data := c.postDeploymentUntilRefused(ns, sizedDeployment("x", 1, nil))
+		// upstream sets the reason (Invalid) and keeps Forbidden's code
+		expectStatus(t, code, data, http.StatusForbidden, metav1.StatusReasonInvalid,
+			`policy 'fail-policy' with binding 'fail-binding' denied request: expression '[JSONPatch{op: "add", path: "/metadata/labels/x", value: object.spec.nope}]' resulted in error: no such key: nope`)
+	})
+}

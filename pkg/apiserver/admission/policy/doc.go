@@ -51,9 +51,35 @@
 // (<policy>/<key>) are recorded on the admission attributes: skiff has no
 // audit log, so they are not written anywhere yet.
 //
+// MutatingAdmissionPolicy (mutating.go) matches, binds and params the
+// same way and runs for creates, updates and connects. Each invocation
+// (policy, binding, param) whose matchConditions hold applies its
+// mutations in order to the object in the matched version: an
+// ApplyConfiguration expression builds an Object value (`Object{spec:
+// Object.spec{replicas: 3}}`, nested type names checked against their
+// field path as upstream) merged into the object with server-side apply's
+// merge semantics (structured-merge-diff over the kind's OpenAPI schema,
+// the deduced schema for custom resources without one; no field
+// ownership recorded, as upstream); a JSONPatch expression builds a list
+// of JSONPatch{op, path, from, value} applied as RFC 6902 (a failed test
+// operation leaves the object unchanged; jsonpatch.escapeKey escapes path
+// keys). A changed object is decoded back into its storage form and
+// defaulted as a request body, and asks the chain to reinvoke: with
+// reinvocationPolicy IfNeeded a policy runs again when a later plugin
+// changed the object. Errors deny with upstream's text ("policy '<p>'
+// with binding '<b>' denied request: <error>", reason Invalid with
+// Forbidden's 403 code, as upstream) unless the failurePolicy is Ignore.
+// The mutated object then goes through the registry's validation and the
+// validating plugins (ValidatingAdmissionPolicy among them). Upstream 1.34
+// has the API as v1beta1 behind a feature gate that is off by default;
+// skiff serves admissionregistration.k8s.io/v1 (GA in 1.36), so the
+// plugin is on by default; --disable-admission-plugins turns it off.
+//
 // Differences from upstream: variables are typed dyn (an undefined
-// variable is an evaluation error, not a compile error), and the request
-// and namespaceObject variables are dynamically typed maps.
+// variable is an evaluation error, not a compile error), the request
+// and namespaceObject variables are dynamically typed maps, and an
+// ApplyConfiguration may change atomic lists and maps (upstream refuses
+// "may not mutate atomic arrays, maps or structs").
 //
 // Invariants: evaluation never mutates the request's objects and never
 // writes to storage; compiled policies are immutable and shared by

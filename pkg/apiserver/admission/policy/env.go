@@ -167,20 +167,53 @@ func (p *patchTypes) NewValue(name string, fields map[string]ref.Val) ref.Val {
 	if !isObjectType(name) && name != jsonPatchTypeName {
 		return p.Registry.NewValue(name, fields)
 	}
-	m := make(map[string]any, len(fields))
+	m := make(map[ref.Val]ref.Val, len(fields))
 	for k, v := range fields {
 		if name == jsonPatchTypeName && k != "value" {
 			if _, ok := v.(types.String); !ok {
 				return types.NewErr("unexpected type %T for JSONPatchType '%s' field", v.Value(), k)
 			}
 		}
-		n, err := toNative(v)
-		if err != nil {
-			return types.NewErr("%v", err)
-		}
-		m[k] = n
+		m[types.String(k)] = v
 	}
-	return types.DefaultTypeAdapter.NativeToValue(m)
+	return &objectVal{Mapper: types.NewRefValMap(types.DefaultTypeAdapter, m), typeName: name, fields: fields}
+}
+
+// objectVal is a value of an Object or JSONPatch type: a map of its
+// fields that remembers its type name.
+type objectVal struct {
+	traits.Mapper
+	typeName string
+	fields   map[string]ref.Val
+}
+
+func (o *objectVal) Type() ref.Type { return types.NewObjectType(o.typeName) }
+
+// checkTypeNames is upstream's CheckTypeNamesMatchFieldPathNames: the
+// type of a nested Object value names its field path from the root
+// (Object.spec.template for the template of spec).
+func checkTypeNames(v ref.Val, path []string) []error {
+	var errs []error
+	if o, ok := v.(*objectVal); ok {
+		if want := strings.Join(path, "."); o.typeName != want {
+			errs = append(errs, fmt.Errorf("unexpected type name %q, expected %q, which matches field name path from root Object type", o.typeName, want))
+		}
+		for k, f := range o.fields {
+			errs = append(errs, checkTypeNames(f, append(append([]string(nil), path...), k))...)
+		}
+		return errs
+	}
+	switch x := v.(type) {
+	case traits.Mapper:
+		for it := x.Iterator(); it.HasNext() == types.True; {
+			errs = append(errs, checkTypeNames(x.Get(it.Next()), path)...)
+		}
+	case traits.Lister:
+		for it := x.Iterator(); it.HasNext() == types.True; {
+			errs = append(errs, checkTypeNames(it.Next(), path)...)
+		}
+	}
+	return errs
 }
 
 func jsonPatchLibrary() cel.EnvOption {
