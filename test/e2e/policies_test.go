@@ -1,0 +1,93 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// ValidatingAdmissionPolicy with real kubectl: upstream's documented
+// demo policy (at most 5 replicas) with a Deny binding refuses `kubectl
+// create deployment --replicas=10` with upstream's message; a Warn binding
+// shows upstream's warning on kubectl's stderr and admits the object. The
+// bindings are limited to the test's namespaces (the cluster is shared).
+func TestValidatingAdmissionPolicyKubectl(t *testing.T) {
+	t.Parallel()
+	c := shared(t)
+	k := c.k()
+	const ns, warnNS = "e2e-vap-deny", "e2e-vap-warn"
+	createNS(t, c, ns)
+	createNS(t, c, warnNS)
+	policy := `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: demo-policy.example.com
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+    - apiGroups: ["apps"]
+      apiVersions: ["v1"]
+      operations: ["CREATE", "UPDATE"]
+      resources: ["deployments"]
+  validations:
+  - expression: "object.spec.replicas <= 5"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: demo-binding-test.example.com
+spec:
+  policyName: demo-policy.example.com
+  validationActions: [Deny]
+  matchResources:
+    namespaceSelector:
+      matchLabels:
+        kubernetes.io/metadata.name: ` + ns + `
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: demo-binding-warn.example.com
+spec:
+  policyName: demo-policy.example.com
+  validationActions: [Warn]
+  matchResources:
+    namespaceSelector:
+      matchLabels:
+        kubernetes.io/metadata.name: ` + warnNS + `
+`
+	wantLines(t, k.withStdin(policy).ok(t, "apply", "-f", "-"),
+		"validatingadmissionpolicy.admissionregistration.k8s.io/demo-policy.example.com created",
+		"validatingadmissionpolicybinding.admissionregistration.k8s.io/demo-binding-test.example.com created",
+		"validatingadmissionpolicybinding.admissionregistration.k8s.io/demo-binding-warn.example.com created")
+	// The policy applies once the API server's watch cache has it.
+	var errOut string
+	eventually(t, 30*time.Second, "the policy to refuse a deployment", func() (bool, string) {
+		_, e, err := k.run(t, "-n", ns, "create", "deployment", "big", "--image=nginx:1.27", "--replicas=10", "--dry-run=server")
+		errOut = e
+		return err != nil, e
+	})
+	wantContains(t, k.fails(t, "-n", ns, "create", "deployment", "big", "--image=nginx:1.27", "--replicas=10"),
+		`error: failed to create deployment: deployments.apps "big" is forbidden: ValidatingAdmissionPolicy 'demo-policy.example.com' with binding 'demo-binding-test.example.com' denied request: failed expression: object.spec.replicas <= 5`)
+	wantLines(t, k.ok(t, "-n", ns, "create", "deployment", "small", "--image=nginx:1.27", "--replicas=2"), "deployment.apps/small created")
+
+	eventually(t, 30*time.Second, "the warning", func() (bool, string) {
+		_, e, err := k.run(t, "-n", warnNS, "create", "deployment", "probe", "--image=nginx:1.27", "--replicas=10", "--dry-run=server")
+		return err == nil && strings.Contains(e, "Warning:"), e
+	})
+	out, errOut, err := k.run(t, "-n", warnNS, "create", "deployment", "big", "--image=nginx:1.27", "--replicas=10")
+	if err != nil {
+		t.Fatalf("warn binding refused the deployment: %v\n%s", err, errOut)
+	}
+	wantLines(t, out, "deployment.apps/big created")
+	wantContains(t, errOut, `Warning: Validation failed for ValidatingAdmissionPolicy 'demo-policy.example.com' with binding 'demo-binding-warn.example.com': failed expression: object.spec.replicas <= 5`)
+
+	// kubectl delete of the binding lifts the denial.
+	k.ok(t, "delete", "validatingadmissionpolicybinding", "demo-binding-test.example.com")
+	eventually(t, 30*time.Second, "the binding to be gone", func() (bool, string) {
+		_, e, err := k.run(t, "-n", ns, "create", "deployment", "big", "--image=nginx:1.27", "--replicas=10", "--dry-run=server")
+		return err == nil, e
+	})
+	k.ok(t, "delete", "validatingadmissionpolicy", "demo-policy.example.com")
+}
