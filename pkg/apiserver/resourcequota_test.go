@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -157,6 +158,25 @@ func TestResourceQuotaAdmission(t *testing.T) {
 		if code, data := post(t, ns, "services", svc("one", 1)); code != http.StatusCreated {
 			t.Fatalf("service within quota: %d %s", code, data)
 		}
+	})
+
+	t.Run("claims, and their status charged without refusal", func(t *testing.T) {
+		ns := c.on(t).namespace("rq-claims")
+		c.on(t).quotaWithStatus(ns, "storage", map[string]string{"requests.storage": "2Gi", "persistentvolumeclaims": "5"}, nil, nil)
+		code, data := post(t, ns, "persistentvolumeclaims", sizedClaim("big", "3Gi"))
+		forbidden(t, code, data, `persistentvolumeclaims "big" is forbidden: exceeded quota: storage, requested: requests.storage=3Gi, used: requests.storage=0, limited: requests.storage=2Gi`)
+		var pvc corev1.PersistentVolumeClaim
+		c.on(t).call(http.MethodPost, "/api/v1/namespaces/"+ns+"/persistentvolumeclaims", sizedClaim("one", "1Gi"), http.StatusCreated, &pvc)
+		// The volume got more than asked for: the claim is charged what
+		// it was allocated, past the quota (a status write is never
+		// refused by quota, as upstream).
+		pvc.Status.AllocatedResources = corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("3Gi")}
+		c.on(t).call(http.MethodPut, "/api/v1/namespaces/"+ns+"/persistentvolumeclaims/one/status", &pvc, http.StatusOK, nil)
+		if got := usedOf(c.on(t).quotaUsed(ns, "storage"), "requests.storage"); got != "3Gi" {
+			t.Errorf("used requests.storage = %s, want 3Gi", got)
+		}
+		code, data = post(t, ns, "persistentvolumeclaims", sizedClaim("small", "1Mi"))
+		forbidden(t, code, data, `persistentvolumeclaims "small" is forbidden: exceeded quota: storage, requested: requests.storage=1Mi, used: requests.storage=3Gi, limited: requests.storage=2Gi`)
 	})
 
 	t.Run("a quota the controller has not observed yet is not enforced", func(t *testing.T) {

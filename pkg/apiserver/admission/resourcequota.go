@@ -83,8 +83,14 @@ func quotaHandles(a *Attributes) bool {
 			return a.Operation == Update
 		}
 		return false
-	case grServicesQ, grClaimsQ:
+	case grServicesQ:
 		return a.Subresource == "" && (a.Operation == Create || a.Operation == Update)
+	case grClaimsQ:
+		// A status write can change what a claim is charged
+		// (status.allocatedResources): upstream's evaluator handles
+		// every one (charged, never refused).
+		return (a.Subresource == "" && (a.Operation == Create || a.Operation == Update)) ||
+			(a.Subresource == "status" && a.Operation == Update)
 	}
 	return a.Subresource == "" && a.Operation == Create
 }
