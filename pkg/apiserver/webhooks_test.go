@@ -509,4 +509,47 @@ func TestAdmissionWebhooks(t *testing.T) {
 			t.Errorf("request kind %v requestKind %v resource %v object %s", r.Kind, r.RequestKind, r.Resource, r.Object.Raw)
 		}
 	})
+
+	t.Run("custom resource in another version", func(t *testing.T) {
+		c := c.on(t)
+		ns := c.namespace("wh-cr")
+		base := "/apis/webhooks.example.com/v1/namespaces/" + ns + "/crontabs"
+		c.createCRD(crontabCRD("webhooks.example.com"), base)
+		hs.handle("/cr", func(_ *http.Request, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+			if !strings.Contains(string(req.Object.Raw), `"apiVersion":"webhooks.example.com/v2"`) {
+				return &admissionv1.AdmissionResponse{Allowed: false, Result: &metav1.Status{Message: "not v2: " + string(req.Object.Raw)}}
+			}
+			return jsonPatch(map[string]any{"op": "add", "path": "/spec/image", "value": "patched"},
+				map[string]any{"op": "add", "path": "/spec/notInSchema", "value": "x"},
+				map[string]any{"op": "remove", "path": "/spec/replicas"})
+		})
+		c.webhookConfig(true, "cr", webhookDef{name: "cr.example.com", clientConfig: urlConfig(hs, "/cr"), nsLabels: nsOnly(ns),
+			rules: []any{map[string]any{"operations": []string{"CREATE"}, "apiGroups": []string{"webhooks.example.com"}, "apiVersions": []string{"v2"}, "resources": []string{"crontabs"}}}})
+		var ct struct {
+			Spec map[string]any `json:"spec"`
+		}
+		c.call(http.MethodPost, base, crontab("one", "webhooks.example.com/v1", map[string]any{"cronSpec": "* * * * *", "replicas": 3}, nil), http.StatusCreated, &ct)
+		// patched in v2, pruned and defaulted as a request body is
+		if ct.Spec["image"] != "patched" || ct.Spec["notInSchema"] != nil || ct.Spec["replicas"] != float64(1) {
+			t.Errorf("spec = %v, want image patched, notInSchema pruned, replicas defaulted to 1", ct.Spec)
+		}
+	})
+
+	t.Run("patch on delete", func(t *testing.T) {
+		c := c.on(t)
+		ns := c.namespace("wh-delete")
+		hs.handle("/delete", func(_ *http.Request, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+			if req.Operation != admissionv1.Delete || len(req.OldObject.Raw) == 0 || !strings.Contains(string(req.Options.Raw), `"kind":"DeleteOptions"`) {
+				return &admissionv1.AdmissionResponse{Allowed: false, Result: &metav1.Status{Message: "unexpected request"}}
+			}
+			return jsonPatch(map[string]any{"op": "add", "path": "/data/x", "value": "y"})
+		})
+		c.call(http.MethodPost, "/api/v1/namespaces/"+ns+"/configmaps", configMap("x", nil, nil), http.StatusCreated, nil)
+		c.webhookConfig(true, "delete", webhookDef{name: "delete.example.com", clientConfig: urlConfig(hs, "/delete"), nsLabels: nsOnly(ns),
+			rules: []any{map[string]any{"operations": []string{"DELETE"}, "apiGroups": []string{""}, "apiVersions": []string{"v1"}, "resources": []string{"configmaps"}}}})
+		code, _, data := c.do(http.MethodDelete, "/api/v1/namespaces/"+ns+"/configmaps/x", nil, "", "")
+		expectStatus(t, code, data, http.StatusInternalServerError, metav1.StatusReasonInternalError,
+			`Internal error occurred: admission webhook "delete.example.com" attempted to modify the object, which is not supported for this operation`)
+		c.call(http.MethodGet, "/api/v1/namespaces/"+ns+"/configmaps/x", nil, http.StatusOK, nil)
+	})
 }
