@@ -10,7 +10,7 @@
 // namespace selector is matched against the labels of the request's
 // namespace (a namespace's own labels for a namespace), an object selector
 // against the new or the old object's labels. Admission policies
-// (package policy) use it; webhooks can.
+// (package policy) and admission webhooks (package webhook) use it.
 //
 // Invariants: matching never writes and never mutates the attributes; a
 // missing namespace answers 404 as upstream; a cluster-scoped request

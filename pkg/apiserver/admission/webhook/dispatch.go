@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 
 	"github.com/skiff-sh/skiff/pkg/apiserver/admission"
+	"github.com/skiff-sh/skiff/pkg/apiserver/admission/matching"
 )
 
 // Plugin names, as upstream's.
@@ -160,7 +161,7 @@ func (s *versionedSet) get(a *admission.Attributes, gvr schema.GroupVersionResou
 
 // newRequest is the AdmissionRequest of one call.
 func newRequest(uid types.UID, a *admission.Attributes, inv *invocation, v versioned) *admissionv1.AdmissionRequest {
-	rk, rr := requestKind(a), requestResource(a)
+	rk, rr := matching.RequestKind(a), matching.RequestResource(a)
 	user := authenticationv1.UserInfo{}
 	if a.UserInfo != nil {
 		user = *a.UserInfo.DeepCopy()

@@ -4,25 +4,20 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/ext"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 
 	"github.com/skiff-sh/skiff/pkg/apiserver/admission"
+	"github.com/skiff-sh/skiff/pkg/apiserver/admission/matching"
 	k8scel "github.com/skiff-sh/skiff/pkg/registry/customresource/cel"
 )
-
-var namespacesV1 = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 
 // exempt reports the resources webhooks are never called for (upstream's
 // IsExemptAdmissionConfigurationResource): webhook configurations and
@@ -39,67 +34,6 @@ func exempt(a *admission.Attributes) bool {
 	return false
 }
 
-// requestResource is the served resource the request used.
-func requestResource(a *admission.Attributes) schema.GroupVersionResource {
-	if !a.RequestResource.Empty() {
-		return a.RequestResource
-	}
-	return a.Resource.WithVersion("")
-}
-
-func requestKind(a *admission.Attributes) schema.GroupVersionKind {
-	if !a.RequestKind.Empty() {
-		return a.RequestKind
-	}
-	return a.Kind.WithVersion("")
-}
-
-// ruleMatches is upstream's rules.Matcher: scope, operation, group,
-// version and resource (with subresource) of one rule against a request
-// for gvr.
-func ruleMatches(r admissionregistrationv1.RuleWithOperations, a *admission.Attributes, gvr schema.GroupVersionResource) bool {
-	if r.Scope != nil && *r.Scope != admissionregistrationv1.AllScopes {
-		switch *r.Scope {
-		case admissionregistrationv1.NamespacedScope:
-			if gvr == namespacesV1 || a.Namespace == "" {
-				return false
-			}
-		case admissionregistrationv1.ClusterScope:
-			if gvr != namespacesV1 && a.Namespace != "" {
-				return false
-			}
-		default:
-			return false
-		}
-	}
-	opOK := false
-	for _, op := range r.Operations {
-		if op == admissionregistrationv1.OperationAll || string(op) == string(a.Operation) {
-			opOK = true
-			break
-		}
-	}
-	if !opOK || !exactOrWildcard(r.APIGroups, gvr.Group) || !exactOrWildcard(r.APIVersions, gvr.Version) {
-		return false
-	}
-	for _, res := range r.Resources {
-		res, sub, _ := strings.Cut(res, "/")
-		if (res == "*" || res == gvr.Resource) && (sub == "*" || sub == a.Subresource) {
-			return true
-		}
-	}
-	return false
-}
-
-func exactOrWildcard(items []string, v string) bool {
-	for _, i := range items {
-		if i == "*" || i == v {
-			return true
-		}
-	}
-	return false
-}
-
 // invocation is a webhook to call for a request, in the served version it
 // matched.
 type invocation struct {
@@ -108,24 +42,24 @@ type invocation struct {
 	kind     schema.GroupVersionKind
 }
 
-// shouldCall is upstream's ShouldCallHook: namespace and object selectors,
-// the rules (the request's own version, then, with matchPolicy
+// shouldCall is upstream's ShouldCallHook (with the matching package):
+// namespace and object selectors, the rules (the request's own version, then, with matchPolicy
 // Equivalent, the resource's other served versions), then the
 // matchConditions. It returns nil when the webhook is not called.
 func (d *dispatcher) shouldCall(ctx context.Context, h *hook, a *admission.Attributes, vs *versionedSet) (*invocation, error) {
-	nsMatch, nsErr := d.matchNamespace(ctx, h, a)
+	nsMatch, nsErr := matching.MatchNamespace(ctx, d.getter, h.nsSelector, a)
 	if !nsMatch && nsErr == nil {
 		return nil, nil
 	}
-	objMatch, objErr := matchObject(h, a)
+	objMatch, objErr := matching.MatchObject(h.objSelector, a)
 	if !objMatch && objErr == nil {
 		return nil, nil
 	}
-	gvr := requestResource(a)
+	gvr := matching.RequestResource(a)
 	var inv *invocation
 	for _, r := range h.rules {
-		if ruleMatches(r, a, gvr) {
-			inv = &invocation{hook: h, resource: gvr, kind: requestKind(a)}
+		if matching.RuleMatches(r, a, gvr) {
+			inv = &invocation{hook: h, resource: gvr, kind: matching.RequestKind(a)}
 			break
 		}
 	}
@@ -134,7 +68,7 @@ func (d *dispatcher) shouldCall(ctx context.Context, h *hook, a *admission.Attri
 	outer:
 		for _, r := range h.rules {
 			for _, eq := range equivalents {
-				if eq == gvr || !ruleMatches(r, a, eq) {
+				if eq == gvr || !matching.RuleMatches(r, a, eq) {
 					continue
 				}
 				kind := a.Versions.KindFor(eq)
@@ -170,66 +104,6 @@ func (d *dispatcher) shouldCall(ctx context.Context, h *hook, a *admission.Attri
 		}
 	}
 	return inv, nil
-}
-
-// matchNamespace is upstream's namespace matcher: a cluster-scoped
-// request other than for a namespace always matches; a namespace is
-// matched by its own labels (the old object's for a delete); anything else
-// by its namespace's labels (a namespace missing from the watch cache is
-// read from storage; missing there too, the request answers 404).
-func (d *dispatcher) matchNamespace(ctx context.Context, h *hook, a *admission.Attributes) (bool, error) {
-	isNamespace := a.Resource == grNamespaces
-	if a.Namespace == "" && !isNamespace {
-		return true, nil
-	}
-	if h.selectorErr != nil {
-		return false, apierrors.NewInternalError(h.selectorErr)
-	}
-	if h.nsSelector.Empty() {
-		return true, nil
-	}
-	var lbls map[string]string
-	if isNamespace {
-		obj := a.Object
-		if a.Operation == admission.Delete {
-			obj = a.OldObject
-		}
-		if m, err := meta.Accessor(obj); err == nil {
-			lbls = m.GetLabels()
-		}
-	} else {
-		obj, err := d.getter.Get(ctx, grNamespaces, "", a.Namespace)
-		if apierrors.IsNotFound(err) {
-			obj, err = d.getter.GetConsistent(ctx, grNamespaces, "", a.Namespace)
-		}
-		if err != nil {
-			if apierrors.IsNotFound(err) {
-				return false, apierrors.NewNotFound(grNamespaces, a.Namespace)
-			}
-			return false, apierrors.NewInternalError(err)
-		}
-		lbls = obj.(*corev1.Namespace).Labels
-	}
-	return h.nsSelector.Matches(labels.Set(lbls)), nil
-}
-
-// matchObject is upstream's object matcher: the new or the old object's
-// labels match the objectSelector.
-func matchObject(h *hook, a *admission.Attributes) (bool, error) {
-	if h.selectorErr != nil {
-		return false, apierrors.NewInternalError(h.selectorErr)
-	}
-	if h.objSelector.Empty() {
-		return true, nil
-	}
-	matches := func(obj runtime.Object) bool {
-		if obj == nil {
-			return false
-		}
-		m, err := meta.Accessor(obj)
-		return err == nil && h.objSelector.Matches(labels.Set(m.GetLabels()))
-	}
-	return matches(a.Object) || matches(a.OldObject), nil
 }
 
 // conditionEnv is the environment of matchConditions: object, oldObject,

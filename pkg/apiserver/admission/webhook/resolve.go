@@ -20,7 +20,6 @@ var (
 	grServices       = schema.GroupResource{Resource: "services"}
 	grEndpoints      = schema.GroupResource{Resource: "endpoints"}
 	grEndpointSlices = schema.GroupResource{Group: "discovery.k8s.io", Resource: "endpointslices"}
-	grNamespaces     = schema.GroupResource{Resource: "namespaces"}
 )
 
 // ServiceEndpoints is what a lookup of a service's endpoints for one of

@@ -11,7 +11,6 @@ import (
 	"github.com/google/cel-go/cel"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -32,9 +31,8 @@ type hook struct {
 	name           string
 	rules          []admissionregistrationv1.RuleWithOperations
 	matchPolicy    admissionregistrationv1.MatchPolicyType
-	nsSelector     labels.Selector
-	objSelector    labels.Selector
-	selectorErr    error
+	nsSelector     *metav1.LabelSelector
+	objSelector    *metav1.LabelSelector
 	conditions     []condition
 	failurePolicy  admissionregistrationv1.FailurePolicyType
 	sideEffects    *admissionregistrationv1.SideEffectClass
@@ -141,26 +139,11 @@ func newHook(config string, idx int, name string, rules []admissionregistrationv
 	if timeout != nil {
 		h.timeout = time.Duration(*timeout) * time.Second
 	}
-	var err error
-	if h.nsSelector, err = selector(nsSel); err != nil {
-		h.selectorErr = err
-	}
-	if h.objSelector, err = selector(objSel); err != nil {
-		h.selectorErr = err
-	}
+	h.nsSelector, h.objSelector = nsSel, objSel
 	for _, c := range conds {
 		h.conditions = append(h.conditions, compileCondition(c.Name, c.Expression))
 	}
 	return h
-}
-
-// selector parses a label selector (nil selects everything, as upstream's
-// defaulted empty selector).
-func selector(s *metav1.LabelSelector) (labels.Selector, error) {
-	if s == nil {
-		return labels.Everything(), nil
-	}
-	return metav1.LabelSelectorAsSelector(s)
 }
 
 // versioned is the request's object and old object in one served
