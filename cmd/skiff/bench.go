@@ -47,6 +47,7 @@ func newBenchAPIServer() *cobra.Command {
 	f.IntVar(&cfg.WatchWriters, "watch-writers", 4, "concurrent writers in the watch fan-out")
 	f.IntVar(&cfg.StartRepeats, "start-repeats", 3, "cold starts timed per storage")
 	f.IntVar(&cfg.ListRepeats, "list-repeats", 10, "timed lists per list variant")
+	f.StringVar(&cfg.CreateAs, "create-as", "admin", "who creates the pods: admin (system:masters), serviceaccount (a token RBAC allows to create pods) or both (each phase twice, alternately, on one server); unless admin the server authorizes with --authorization-mode=Node,RBAC")
 	f.BoolVar(&cfg.JSON, "json", false, "print the report as JSON")
 	f.BoolVar(&cfg.Keep, "keep", false, "keep the data directories and server logs")
 	return cmd

@@ -5,11 +5,13 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/skiff-sh/skiff/pkg/clock"
 	"github.com/skiff-sh/skiff/pkg/testenv"
 )
 
@@ -251,11 +253,14 @@ func TestAuthorizationServiceAccountToken(t *testing.T) {
 // withBearer returns a client sending a bearer token and no certificate.
 func (c *client) withBearer(token string) *client {
 	cc := *c
-	anon := c.anonymous()
+	cfg := c.env.TLSConfig().Clone()
+	cfg.Certificates = nil
+	tr := &http.Transport{TLSClientConfig: cfg, ForceAttemptHTTP2: true, MaxIdleConnsPerHost: 100}
+	c.t.Cleanup(tr.CloseIdleConnections)
 	cc.hc = &http.Client{Transport: roundTripper(func(r *http.Request) (*http.Response, error) {
 		r = r.Clone(r.Context())
 		r.Header.Set("Authorization", "Bearer "+token)
-		return anon.Transport.RoundTrip(r)
+		return tr.RoundTrip(r)
 	})}
 	return &cc
 }
@@ -457,4 +462,27 @@ func TestEscalationPrevention(t *testing.T) {
 	// system:masters is never checked.
 	c.call("POST", "/apis/rbac.authorization.k8s.io/v1/clusterroles", rbacObject("ClusterRole", "", "agg", map[string]any{
 		"aggregationRule": map[string]any{"clusterRoleSelectors": []map[string]any{{"matchLabels": map[string]string{"a": "b"}}}}}), http.StatusCreated, nil)
+}
+
+// A service account token that authenticated is remembered for 10 s, as
+// upstream's cached token authenticator: deleting the service account
+// refuses the token once that time has passed.
+func TestServiceAccountTokenCache(t *testing.T) {
+	fake := clock.NewFake(time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC))
+	c := start(t, testenv.Config{Clock: fake})
+	c.namespace("y")
+	c.call("POST", "/api/v1/namespaces/y/serviceaccounts", map[string]any{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": map[string]any{"name": "robot"}}, http.StatusCreated, nil)
+	var tr authenticationv1.TokenRequest
+	c.call("POST", "/api/v1/namespaces/y/serviceaccounts/robot/token", map[string]any{"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": map[string]any{}}, http.StatusCreated, &tr)
+	sa := c.withBearer(tr.Status.Token)
+	u := whoami(t, sa)
+	if u.Username != "system:serviceaccount:y:robot" || len(u.Extra["authentication.kubernetes.io/credential-id"]) != 1 ||
+		!strings.HasPrefix(u.Extra["authentication.kubernetes.io/credential-id"][0], "JTI=") {
+		t.Errorf("user %+v", u)
+	}
+	c.call("DELETE", "/api/v1/namespaces/y/serviceaccounts/robot", nil, http.StatusOK, nil)
+	whoami(t, sa) // still cached
+	fake.Step(11 * time.Second)
+	code, _, data := sa.do("GET", "/api/v1/namespaces/y/pods", nil, "", "")
+	expectStatus(t, code, data, http.StatusUnauthorized, metav1.StatusReasonUnauthorized, "Unauthorized")
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -162,9 +163,31 @@ func (s *Server) boundObject(ctx context.Context, ns string, b *authenticationv1
 }
 
 // saTokenAuthenticator accepts service account tokens this server issued.
-type saTokenAuthenticator struct{ s *Server }
+// A token that authenticated is remembered for saTokenCacheTTL (at most
+// until it expires), as upstream's cached token authenticator does
+// (--authentication-token-success-cache-ttl... 10 s): a client's requests
+// after the first cost a hash and a map lookup instead of a signature
+// check and two reads; a deleted service account or pod is noticed within
+// that time.
+type saTokenAuthenticator struct {
+	s *Server
 
-func (a saTokenAuthenticator) Authenticate(r *http.Request) (*User, bool, error) {
+	mu    sync.Mutex
+	cache map[[32]byte]saCacheEntry
+}
+
+type saCacheEntry struct {
+	user  *User
+	until time.Time
+}
+
+// saTokenCacheTTL is upstream's default success cache TTL for tokens.
+const saTokenCacheTTL = 10 * time.Second
+
+// maxCachedTokens bounds the token cache.
+const maxCachedTokens = 4096
+
+func (a *saTokenAuthenticator) Authenticate(r *http.Request) (*User, bool, error) {
 	raw, ok := bearerToken(r)
 	if !ok {
 		return nil, false, nil
@@ -172,33 +195,81 @@ func (a saTokenAuthenticator) Authenticate(r *http.Request) (*User, bool, error)
 	if strings.Count(raw, ".") != 2 {
 		return nil, false, nil // not a JWT: another authenticator's
 	}
-	s := a.s
-	pub, ok := s.cfg.ServiceAccountSigner.Public().(*ecdsa.PublicKey)
-	if !ok {
+	if _, ok := a.s.cfg.ServiceAccountSigner.Public().(*ecdsa.PublicKey); !ok {
 		return nil, false, nil
 	}
+	key := sha256.Sum256([]byte(raw))
+	now := a.s.cfg.Clock.Now()
+	a.mu.Lock()
+	e, hit := a.cache[key]
+	a.mu.Unlock()
+	if hit && now.Before(e.until) {
+		return e.user, true, nil
+	}
+	u, exp, err := a.verify(r, raw)
+	if err != nil {
+		return nil, false, err
+	}
+	until := now.Add(saTokenCacheTTL)
+	if !exp.IsZero() && exp.Before(until) {
+		until = exp
+	}
+	a.mu.Lock()
+	if a.cache == nil || len(a.cache) >= maxCachedTokens {
+		a.cache = map[[32]byte]saCacheEntry{}
+	}
+	a.cache[key] = saCacheEntry{user: u, until: until}
+	a.mu.Unlock()
+	return u, true, nil
+}
+
+// verify checks a token's signature, issuer, audience and times, and that
+// the service account (and the pod or secret it is bound to) still
+// exists. exp is the token's expiry.
+func (a *saTokenAuthenticator) verify(r *http.Request, raw string) (*User, time.Time, error) {
+	s := a.s
+	pub := s.cfg.ServiceAccountSigner.Public().(*ecdsa.PublicKey)
 	claims := &saClaims{}
 	_, err := jwt.ParseWithClaims(raw, claims, func(*jwt.Token) (any, error) { return pub, nil },
 		jwt.WithValidMethods([]string{"ES256"}), jwt.WithIssuer(s.cfg.ServiceAccountIssuer),
 		jwt.WithAudience(s.cfg.ServiceAccountIssuer), jwt.WithTimeFunc(s.cfg.Clock.Now))
 	if err != nil {
-		return nil, false, fmt.Errorf("service account token: %w", err)
+		return nil, time.Time{}, fmt.Errorf("service account token: %w", err)
 	}
 	k := claims.Kubernetes
 	ctx := r.Context()
 	obj, err := s.Get(ctx, grServiceAccounts, k.Namespace, k.ServiceAccount.Name)
 	if err != nil || string(obj.(*corev1.ServiceAccount).UID) != k.ServiceAccount.UID {
-		return nil, false, fmt.Errorf("service account %s/%s has been deleted", k.Namespace, k.ServiceAccount.Name)
+		return nil, time.Time{}, fmt.Errorf("service account %s/%s has been deleted", k.Namespace, k.ServiceAccount.Name)
 	}
-	if k.Pod != nil {
-		pod, err := s.Get(ctx, grPods, k.Namespace, k.Pod.Name)
-		if err != nil || string(pod.(*corev1.Pod).UID) != k.Pod.UID {
-			return nil, false, fmt.Errorf("pod %s/%s has been deleted", k.Namespace, k.Pod.Name)
-		}
-	}
-	return &User{
+	u := &User{
 		Name:   "system:serviceaccount:" + k.Namespace + ":" + k.ServiceAccount.Name,
 		UID:    k.ServiceAccount.UID,
 		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + k.Namespace},
-	}, true, nil
+	}
+	// Upstream's extras: what the token is bound to, and its id.
+	extra := map[string][]string{}
+	if k.Pod != nil {
+		pod, err := s.Get(ctx, grPods, k.Namespace, k.Pod.Name)
+		if err != nil || string(pod.(*corev1.Pod).UID) != k.Pod.UID {
+			return nil, time.Time{}, fmt.Errorf("pod %s/%s has been deleted", k.Namespace, k.Pod.Name)
+		}
+		extra["authentication.kubernetes.io/pod-name"] = []string{k.Pod.Name}
+		extra["authentication.kubernetes.io/pod-uid"] = []string{k.Pod.UID}
+	}
+	if k.Node != nil {
+		extra["authentication.kubernetes.io/node-name"] = []string{k.Node.Name}
+		extra["authentication.kubernetes.io/node-uid"] = []string{k.Node.UID}
+	}
+	if claims.ID != "" {
+		extra["authentication.kubernetes.io/credential-id"] = []string{"JTI=" + claims.ID}
+	}
+	if len(extra) > 0 {
+		u.Extra = extra
+	}
+	var exp time.Time
+	if claims.ExpiresAt != nil {
+		exp = claims.ExpiresAt.Time
+	}
+	return u, exp, nil
 }

@@ -307,7 +307,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	if cfg.ServiceAccountSigner != nil && cfg.Authenticator != nil {
-		s.cfg.Authenticator = UnionAuthenticator{cfg.Authenticator, saTokenAuthenticator{s}}
+		s.cfg.Authenticator = UnionAuthenticator{cfg.Authenticator, &saTokenAuthenticator{s: s}}
 	}
 	s.metrics = newMetrics()
 	for _, def := range cfg.Definitions {

@@ -46,6 +46,15 @@ type Config struct {
 	StartTimeout time.Duration
 	WatchTimeout time.Duration
 
+	// CreateAs is who creates the pods: "admin" (the admin kubeconfig,
+	// system:masters; default), "serviceaccount" (a service account
+	// token RBAC allows to create pods, each phase in a namespace of its
+	// own) or "both" (each create phase twice, admin and service
+	// account, the order alternating between phases, on the same
+	// server). Unless "admin", the server runs with
+	// --authorization-mode=Node,RBAC.
+	CreateAs string
+
 	// JSON prints the report as JSON instead of text.
 	JSON bool
 	// Keep keeps the data directories (and server logs).
@@ -66,6 +75,13 @@ type Config struct {
 }
 
 func (c *Config) complete() error {
+	switch c.CreateAs {
+	case "":
+		c.CreateAs = "admin"
+	case "admin", "serviceaccount", "both":
+	default:
+		return fmt.Errorf("--create-as must be admin, serviceaccount or both, not %q", c.CreateAs)
+	}
 	switch c.Storage {
 	case "":
 		c.Storage = "etcd"
@@ -260,20 +276,50 @@ func run(ctx context.Context, cfg *Config, root string, r *Report) error {
 	// 2. Creates.
 	plan := podPlan(cfg.Pods, cfg.SerialPods, cfg.Clients)
 	created := 0
+	var identities []string
+	switch cfg.CreateAs {
+	case "both":
+		identities = []string{"admin", "serviceaccount"}
+	default:
+		identities = []string{cfg.CreateAs}
+	}
 	for i, n := range cfg.Clients {
-		ns := fmt.Sprintf("bench-create-%d-c%d", i+1, n)
-		if err := c.CreateNamespace(ctx, ns); err != nil {
-			return fmt.Errorf("creating namespace %s: %w", ns, err)
+		order := identities
+		if len(identities) == 2 && i%2 == 1 {
+			// Alternate which goes first, so that neither always meets
+			// the fuller store.
+			order = []string{identities[1], identities[0]}
 		}
-		res, err := CreatePods(ctx, c, ns, plan[i], n)
-		created += res.Created
-		r.Create = append(r.Create, res)
-		progress("create %d pods with %d clients: %.0f/s, p99 %.1f ms, %d errors", res.Requested, n, res.PerSecond, res.Latency.P99, res.Errors)
-		if err != nil {
-			return err
-		}
-		if res.Errors > 0 {
-			r.Errors = append(r.Errors, fmt.Sprintf("%d of %d creates with %d clients failed; first: %s", res.Errors, res.Requested, n, res.FirstError))
+		for _, id := range order {
+			ns := fmt.Sprintf("bench-create-%d-c%d", i+1, n)
+			if id == "serviceaccount" {
+				ns += "-sa"
+			}
+			if err := c.CreateNamespace(ctx, ns); err != nil {
+				return fmt.Errorf("creating namespace %s: %w", ns, err)
+			}
+			creator := c
+			if id == "serviceaccount" {
+				if creator, err = c.ServiceAccountClient(ctx, ns); err != nil {
+					return fmt.Errorf("service account client: %w", err)
+				}
+			}
+			res, err := CreatePods(ctx, creator, ns, plan[i], n)
+			if creator != c {
+				creator.Close()
+			}
+			if len(identities) > 1 || id != "admin" {
+				res.Identity = id
+			}
+			created += res.Created
+			r.Create = append(r.Create, res)
+			progress("create %d pods with %d clients as %s: %.0f/s, p99 %.1f ms, %d errors", res.Requested, n, id, res.PerSecond, res.Latency.P99, res.Errors)
+			if err != nil {
+				return err
+			}
+			if res.Errors > 0 {
+				r.Errors = append(r.Errors, fmt.Sprintf("%d of %d creates with %d clients as %s failed; first: %s", res.Errors, res.Requested, n, id, res.FirstError))
+			}
 		}
 	}
 	r.Pods = created

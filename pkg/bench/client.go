@@ -23,6 +23,8 @@ type Client struct {
 	// URL is the server's base address, https://host:port.
 	URL  string
 	HTTP *http.Client
+	// Token, when set, is sent as a bearer token.
+	Token string
 	// serverPID, when known, is the server process, whose CPU time the
 	// phases report.
 	serverPID int
@@ -95,6 +97,9 @@ func (c *Client) Do(ctx context.Context, method, path string, body []byte) (*htt
 		return nil, err
 	}
 	req.Header.Set("Accept", "application/json")
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 		req.ContentLength = int64(len(body))
@@ -156,6 +161,63 @@ func (c *Client) CreateNamespace(ctx context.Context, name string) error {
 		return nil
 	}
 	return err
+}
+
+// ServiceAccountClient sets up a service account in ns that RBAC allows
+// to create pods there (a Role and RoleBinding), and returns a client
+// authenticating with a token of it (no client certificate), once the
+// server authorizes it.
+func (c *Client) ServiceAccountClient(ctx context.Context, ns string) (*Client, error) {
+	const name = "bench-creator"
+	objs := []struct {
+		path string
+		obj  map[string]any
+	}{
+		{"/api/v1/namespaces/" + ns + "/serviceaccounts", map[string]any{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": map[string]any{"name": name}}},
+		{"/apis/rbac.authorization.k8s.io/v1/namespaces/" + ns + "/roles", map[string]any{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+			"metadata": map[string]any{"name": name}, "rules": []map[string]any{{"apiGroups": []string{""}, "resources": []string{"pods"}, "verbs": []string{"create"}}}}},
+		{"/apis/rbac.authorization.k8s.io/v1/namespaces/" + ns + "/rolebindings", map[string]any{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+			"metadata": map[string]any{"name": name}, "roleRef": map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+			"subjects": []map[string]any{{"kind": "ServiceAccount", "name": name, "namespace": ns}}}},
+	}
+	for _, o := range objs {
+		body, _ := json.Marshal(o.obj)
+		if err := c.call(ctx, http.MethodPost, o.path, body, http.StatusCreated, nil); err != nil {
+			return nil, err
+		}
+	}
+	body, _ := json.Marshal(map[string]any{"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": map[string]any{"expirationSeconds": 3600}})
+	var tr struct {
+		Status struct {
+			Token string `json:"token"`
+		} `json:"status"`
+	}
+	if err := c.call(ctx, http.MethodPost, "/api/v1/namespaces/"+ns+"/serviceaccounts/"+name+"/token", body, http.StatusCreated, &tr); err != nil {
+		return nil, err
+	}
+	tls := c.HTTP.Transport.(*http.Transport).TLSClientConfig.Clone()
+	tls.Certificates = nil
+	sa := NewClient(c.URL, tls)
+	sa.Token, sa.serverPID = tr.Status.Token, c.serverPID
+	// Wait until the binding reaches the authorizer.
+	review, _ := json.Marshal(map[string]any{"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+		"spec": map[string]any{"resourceAttributes": map[string]any{"namespace": ns, "verb": "create", "resource": "pods"}}})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var r struct {
+			Status struct {
+				Allowed bool `json:"allowed"`
+			} `json:"status"`
+		}
+		err := sa.call(ctx, http.MethodPost, "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", review, http.StatusCreated, &r)
+		if err == nil && r.Status.Allowed {
+			return sa, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("service account %s/%s is not allowed to create pods (%v)", ns, name, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // Ready reports whether GET /readyz answers 200 (anything else, including

@@ -20,7 +20,10 @@ import (
 
 // CreateResult is one create phase.
 type CreateResult struct {
-	Clients    int     `json:"clients"`
+	Clients int `json:"clients"`
+	// Identity is who created: "admin" (system:masters) or
+	// "serviceaccount" (a token RBAC allows to create pods).
+	Identity   string  `json:"identity,omitempty"`
 	Namespace  string  `json:"namespace"`
 	Requested  int     `json:"requested"`
 	Created    int     `json:"created"`

@@ -61,6 +61,9 @@ func startServer(ctx context.Context, cfg *Config, dir, storage string) (*server
 		// upstream's kube-apiserver beside them: the controller manager's
 		// informers and reactions to 10,000 pods would count otherwise.
 		"--disable", strings.Join(cluster.Components, ","))
+	if cfg.CreateAs == "serviceaccount" || cfg.CreateAs == "both" {
+		args = append(args, "--authorization-mode=Node,RBAC")
+	}
 	cmd := exec.Command(cfg.Command[0], args...)
 	cmd.Env = append(os.Environ(), cfg.Env...)
 	cmd.Stdout, cmd.Stderr = logf, logf
