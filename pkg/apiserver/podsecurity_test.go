@@ -3,9 +3,14 @@ package apiserver_test
 import (
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/skiff-sh/skiff/pkg/apiserver"
+	"github.com/skiff-sh/skiff/pkg/storage/memory"
+	"github.com/skiff-sh/skiff/pkg/testenv"
 )
 
 func (c *client) labelledNamespace(name string, labels map[string]string) string {
@@ -123,4 +128,28 @@ func TestPodSecurityAdmission(t *testing.T) {
 		}
 		wantWarnings(t, h)
 	})
+}
+
+// The admission plugin flags reach the chain: PodSecurity and
+// ResourceQuota disabled enforce nothing; AlwaysDeny enabled refuses
+// every write with upstream's message.
+func TestAdmissionPluginConfig(t *testing.T) {
+	c := start(t, testenv.Config{Tweak: func(cfg *apiserver.Config) {
+		cfg.DisableAdmissionPlugins = []string{"PodSecurity", "ResourceQuota"}
+	}})
+	ns := c.labelledNamespace("psa-off", map[string]string{"pod-security.kubernetes.io/enforce": "restricted"})
+	c.quotaWithStatus(ns, "none", map[string]string{"pods": "0"}, nil, nil)
+	c.call(http.MethodPost, "/api/v1/namespaces/"+ns+"/pods", privilegedPod("priv"), http.StatusCreated, nil)
+
+	d := start(t, testenv.Config{Tweak: func(cfg *apiserver.Config) {
+		cfg.EnableAdmissionPlugins = []string{"AlwaysDeny"}
+	}})
+	code, _, data := d.do(http.MethodPost, "/api/v1/namespaces/default/configmaps", configMap("x", nil, nil), "", "")
+	expectStatus(t, code, data, http.StatusForbidden, metav1.StatusReasonForbidden,
+		`configmaps "x" is forbidden: admission control is denying all modifications`)
+
+	_, err := apiserver.New(apiserver.Config{KV: memory.New(memory.Config{}), EnableAdmissionPlugins: []string{"Nope"}})
+	if err == nil || !strings.Contains(err.Error(), `enable-admission-plugins plugin "Nope" is unknown`) {
+		t.Errorf("New with an unknown plugin: %v", err)
+	}
 }
