@@ -22,7 +22,7 @@ func (s *Server) newAdmission() (*admission.Chain, error) {
 	if err != nil {
 		return nil, err
 	}
-	hooks := webhook.Config{Getter: s, Logger: s.cfg.Logger}
+	hooks := webhook.Config{Getter: s, Authorizer: s.authorizer, Logger: s.cfg.Logger}
 	external := s.policyPlugins()
 	external[webhook.MutatingPluginName] = webhook.NewMutating(hooks)
 	external[webhook.ValidatingPluginName] = webhook.NewValidating(hooks)

@@ -22,6 +22,8 @@ import (
 
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/skiff-sh/skiff/pkg/testenv"
 )
 
 // --- a real HTTPS admission webhook server for the tests ---------------------
@@ -447,7 +449,8 @@ func TestAdmissionWebhooks(t *testing.T) {
 			return &admissionv1.AdmissionResponse{Allowed: false, Result: &metav1.Status{Message: "bad name"}}
 		})
 		c.webhookConfig(false, "cond", webhookDef{name: "cond.example.com", clientConfig: urlConfig(hs, "/cond"), nsLabels: nsOnly(ns),
-			conditions: []map[string]string{{"name": "bad-only", "expression": "object.metadata.name.startsWith('bad') && request.userInfo.username != ''"}}},
+			conditions: []map[string]string{{"name": "bad-only", "expression": "object.metadata.name.startsWith('bad') && request.userInfo.username != ''"},
+				{"name": "authorized", "expression": "authorizer.requestResource.check('create').allowed() && authorizer.group('').resource('secrets').namespace('" + ns + "').check('get').allowed()"}}},
 			webhookDef{name: "cond-error.example.com", clientConfig: urlConfig(hs, "/cond"), nsLabels: nsOnly(nsErr), failurePolicy: "Fail",
 				conditions: []map[string]string{{"name": "missing", "expression": "object.data.missing == 'x'"}}})
 		code, _, data := c.do(http.MethodPost, "/api/v1/namespaces/"+ns+"/configmaps", configMap("bad-one", nil, nil), "", "")
@@ -552,4 +555,42 @@ func TestAdmissionWebhooks(t *testing.T) {
 			`Internal error occurred: admission webhook "delete.example.com" attempted to modify the object, which is not supported for this operation`)
 		c.call(http.MethodGet, "/api/v1/namespaces/"+ns+"/configmaps/x", nil, http.StatusOK, nil)
 	})
+}
+
+// matchConditions' authorizer answers with the request's user: a webhook
+// whose condition needs "get secrets" is called for an admin, not for a
+// user who may only create configmaps.
+func TestAdmissionWebhookConditionAuthorizer(t *testing.T) {
+	c := start(t, testenv.Config{RBAC: true})
+	hs := startHookServer(t, nil)
+	ns := c.namespace("wh-authz")
+	c.call(http.MethodPost, "/apis/rbac.authorization.k8s.io/v1/namespaces/"+ns+"/roles", map[string]any{
+		"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": map[string]any{"name": "cm"},
+		"rules": []any{map[string]any{"apiGroups": []string{""}, "resources": []string{"configmaps"}, "verbs": []string{"create"}}},
+	}, http.StatusCreated, nil)
+	c.call(http.MethodPost, "/apis/rbac.authorization.k8s.io/v1/namespaces/"+ns+"/rolebindings", map[string]any{
+		"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": map[string]any{"name": "alice-cm"},
+		"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "cm"},
+		"subjects": []any{map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "alice"}},
+	}, http.StatusCreated, nil)
+	hs.handle("/secrets-readers", func(_ *http.Request, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+		return &admissionv1.AdmissionResponse{Allowed: false, Result: &metav1.Status{Message: "called for " + req.UserInfo.Username}}
+	})
+	c.webhookConfig(false, "authz", webhookDef{name: "authz.example.com", clientConfig: urlConfig(hs, "/secrets-readers"), nsLabels: nsOnly(ns),
+		conditions: []map[string]string{{"name": "reads-secrets", "expression": "authorizer.requestResource.check('create').allowed() && " +
+			"authorizer.group('').resource('secrets').namespace('" + ns + "').check('get').allowed()"}}})
+	code, _, data := c.do(http.MethodPost, "/api/v1/namespaces/"+ns+"/configmaps", configMap("admin", nil, nil), "", "")
+	st := expectStatus(t, code, data, http.StatusBadRequest, "", "")
+	if !strings.HasPrefix(st.Message, `admission webhook "authz.example.com" denied the request: called for `) {
+		t.Errorf("message = %q", st.Message)
+	}
+	alice := c.as("alice")
+	eventually(t, "alice's role binding to apply", func() bool {
+		code, _, _ := alice.do(http.MethodPost, "/api/v1/namespaces/"+ns+"/configmaps?dryRun=All", configMap("alice", nil, nil), "", "")
+		return code != http.StatusForbidden
+	})
+	alice.call(http.MethodPost, "/api/v1/namespaces/"+ns+"/configmaps", configMap("alice", nil, nil), http.StatusCreated, nil)
+	if got := hs.requests("/secrets-readers"); len(got) != 1 {
+		t.Errorf("webhook called %d times, want once (for the admin)", len(got))
+	}
 }

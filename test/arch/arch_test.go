@@ -112,7 +112,7 @@ func TestDependencyRules(t *testing.T) {
 		// and Versions.
 		{from: mod + "pkg/apiserver/admission/webhook", forbidden: []string{mod + "pkg/apiserver/fieldmanager", mod + "pkg/storage", mod + "pkg/client"}},
 		{from: mod + "pkg/apiserver/admission/webhook", forbidden: []string{mod + "pkg/apiserver"}, direct: true,
-			except: []string{mod + "pkg/apiserver/admission", mod + "pkg/apiserver/admission/matching"}},
+			except: []string{mod + "pkg/apiserver/admission", mod + "pkg/apiserver/admission/matching", mod + "pkg/apiserver/admission/policy"}},
 		// Admission policies and the shared admission matching see the server
 		// only through admission's Getter and their own small interfaces.
 		{from: mod + "pkg/apiserver/admission/policy", forbidden: []string{mod + "pkg/apiserver/fieldmanager", mod + "pkg/storage", mod + "pkg/client"}},

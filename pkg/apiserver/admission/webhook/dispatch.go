@@ -22,6 +22,7 @@ import (
 
 	"github.com/skiff-sh/skiff/pkg/apiserver/admission"
 	"github.com/skiff-sh/skiff/pkg/apiserver/admission/matching"
+	"github.com/skiff-sh/skiff/pkg/auth/authorizer"
 )
 
 // Plugin names, as upstream's.
@@ -35,15 +36,19 @@ type Config struct {
 	// Getter reads configurations, namespaces, services and endpoints
 	// (from the watch cache).
 	Getter admission.Getter
-	Logger *slog.Logger
+	// Authorizer answers matchConditions' authorizer variable (nil allows
+	// everything).
+	Authorizer authorizer.Authorizer
+	Logger     *slog.Logger
 }
 
 // dispatcher is what both plugins share.
 type dispatcher struct {
-	getter  admission.Getter
-	logger  *slog.Logger
-	src     *source
-	clients *clients
+	getter     admission.Getter
+	authorizer authorizer.Authorizer
+	logger     *slog.Logger
+	src        *source
+	clients    *clients
 }
 
 func newDispatcher(c Config, gr schema.GroupResource, mutating bool) *dispatcher {
@@ -51,7 +56,7 @@ func newDispatcher(c Config, gr schema.GroupResource, mutating bool) *dispatcher
 	if l == nil {
 		l = slog.New(slog.DiscardHandler)
 	}
-	return &dispatcher{getter: c.Getter, logger: l, src: &source{getter: c.Getter, gr: gr, mutating: mutating},
+	return &dispatcher{getter: c.Getter, authorizer: c.Authorizer, logger: l, src: &source{getter: c.Getter, gr: gr, mutating: mutating},
 		clients: &clients{getter: c.Getter}}
 }
 

@@ -15,11 +15,12 @@
 //     subresources and wildcards, scope), matchPolicy Equivalent (another
 //     served version of the same stored resource, other groups included:
 //     core/v1 and events.k8s.io/v1 events; the webhook receives that
-//     version), then matchConditions in CEL (object, oldObject, request; the
-//     authorizer variable is declared but not bound yet, so an expression
-//     using it fails and the failurePolicy decides). A condition error fails
-//     the request as 403 with failurePolicy Fail and skips the webhook with
-//     Ignore.
+//     version), then matchConditions in CEL (object, oldObject, request,
+//     authorizer and authorizer.requestResource answered by the server's
+//     authorizer with the request's user, upstream's authorizer library of
+//     package policy; the matching itself is package matching's, shared
+//     with the policies). A condition error fails the request as 403 with
+//     failurePolicy Fail and skips the webhook with Ignore.
 //   - Calling: AdmissionReview v1 (or v1beta1, the first of
 //     admissionReviewVersions skiff speaks) POSTed with ?timeout=, within
 //     timeoutSeconds. clientConfig.url is called as given; clientConfig.service

@@ -7,7 +7,6 @@ import (
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
-	"github.com/google/cel-go/ext"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -16,6 +15,8 @@ import (
 
 	"github.com/skiff-sh/skiff/pkg/apiserver/admission"
 	"github.com/skiff-sh/skiff/pkg/apiserver/admission/matching"
+	"github.com/skiff-sh/skiff/pkg/apiserver/admission/policy"
+	"github.com/skiff-sh/skiff/pkg/auth/authorizer"
 	k8scel "github.com/skiff-sh/skiff/pkg/registry/customresource/cel"
 )
 
@@ -94,7 +95,7 @@ func (d *dispatcher) shouldCall(ctx context.Context, h *hook, a *admission.Attri
 		if err != nil {
 			return nil, apierrors.NewInternalError(err)
 		}
-		ok, err := h.evalConditions(a, inv, v)
+		ok, err := h.evalConditions(ctx, d.authorizer, a, inv, v)
 		if err != nil {
 			d.logger.Warn("Failed evaluating match conditions, failing closed", "webhook", h.name, "err", err)
 			return nil, apierrors.NewForbidden(a.Resource, a.Name, err)
@@ -106,28 +107,17 @@ func (d *dispatcher) shouldCall(ctx context.Context, h *hook, a *admission.Attri
 	return inv, nil
 }
 
-// conditionEnv is the environment of matchConditions: object, oldObject,
-// request (the AdmissionRequest) and authorizer, with upstream's base
-// libraries and the Kubernetes functions CRD rules have. The authorizer
-// is declared but not bound: skiff's matchConditions cannot make
-// authorization checks yet (an expression using it fails to evaluate and
-// the failurePolicy decides).
+// conditionEnv is the environment of matchConditions, as upstream's:
+// object, oldObject, request (the AdmissionRequest), authorizer and
+// authorizer.requestResource (the authorizer library of package policy),
+// with upstream's base libraries.
 var conditionEnv = func() *cel.Env {
-	env, err := cel.NewEnv(
+	opts := append(k8scel.BaseEnvOptions(),
 		cel.Variable("object", cel.DynType),
 		cel.Variable("oldObject", cel.DynType),
 		cel.Variable("request", cel.DynType),
-		cel.Variable("authorizer", cel.DynType),
-		cel.HomogeneousAggregateLiterals(),
-		cel.DefaultUTCTimeZone(true),
-		cel.CrossTypeNumericComparisons(true),
-		cel.OptionalTypes(),
-		ext.Strings(ext.StringsVersion(2)),
-		ext.Sets(),
-		ext.Lists(ext.ListsVersion(3)),
-		ext.TwoVarComprehensions(),
-		k8scel.KubernetesLibrary(),
 	)
+	env, err := cel.NewEnv(append(opts, policy.AuthorizerEnvOptions()...)...)
 	if err != nil {
 		panic(err)
 	}
@@ -152,8 +142,9 @@ func compileCondition(name, expr string) condition {
 // evalConditions is upstream's matchConditions matcher: any condition
 // false → not called; otherwise evaluation errors → the failurePolicy
 // (Fail: the error; Ignore: not called).
-func (h *hook) evalConditions(a *admission.Attributes, inv *invocation, v versioned) (bool, error) {
+func (h *hook) evalConditions(ctx context.Context, az authorizer.Authorizer, a *admission.Attributes, inv *invocation, v versioned) (bool, error) {
 	vars := map[string]any{"object": nil, "oldObject": nil}
+	vars[policy.AuthorizerVariable], vars[policy.RequestResourceVariable] = policy.AuthorizerVars(ctx, az, a, inv.resource)
 	if v.obj != nil {
 		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(v.obj)
 		if err != nil {

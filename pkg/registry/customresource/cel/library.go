@@ -189,8 +189,3 @@ func findAll(s, re, limit ref.Val) ref.Val {
 	}
 	return types.DefaultTypeAdapter.NativeToValue(r.FindAllString(str, int(n)))
 }
-
-// KubernetesLibrary is the Kubernetes function library CRD rules use, for
-// other CEL environments of the API server (admission webhooks'
-// matchConditions).
-func KubernetesLibrary() cel.EnvOption { return kubernetesLibrary() }
