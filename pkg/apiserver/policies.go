@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/kube-openapi/pkg/validation/spec"
 
 	"github.com/skiff-sh/skiff/pkg/apiserver/admission"
 	"github.com/skiff-sh/skiff/pkg/apiserver/admission/policy"
@@ -22,6 +23,12 @@ func (s *Server) policyPlugins() map[string]admission.Plugin {
 		TypeConverter: s.policyTypeConverter,
 		Logger:        s.cfg.Logger,
 	}
+	s.policyTypes = &policy.TypeChecker{Resources: policyResources{s}, Schemas: func() (map[string]*spec.Schema, error) {
+		if s.openapi == nil {
+			return nil, nil
+		}
+		return s.openapi.Definitions().Schemas()
+	}}
 	return map[string]admission.Plugin{
 		policy.ValidatingName: policy.NewValidating(cfg),
 		policy.MutatingName:   policy.NewMutating(cfg),
@@ -51,6 +58,13 @@ func (r policyResources) ResourceFor(gvk schema.GroupVersionKind) (schema.GroupV
 		}
 	}
 	return schema.GroupVersionResource{}, false, false
+}
+
+func (r policyResources) KindFor(gvr schema.GroupVersionResource) (schema.GroupVersionKind, bool) {
+	if e := r.endpointFor(gvr); e != nil {
+		return e.gvk, true
+	}
+	return schema.GroupVersionKind{}, false
 }
 
 func (r policyResources) ToVersion(obj runtime.Object, gvr schema.GroupVersionResource) (runtime.Object, error) {

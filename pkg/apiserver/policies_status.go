@@ -15,9 +15,10 @@ import (
 
 var grValidatingPolicies = schema.GroupResource{Group: admissionregistration.Group, Resource: "validatingadmissionpolicies"}
 
-// syncPolicyStatus marks every ValidatingAdmissionPolicy's generation
-// type-checked (see admissionregistration.MarkTypeChecked), as upstream's
-// type-checking controller does.
+// syncPolicyStatus type-checks every ValidatingAdmissionPolicy generation
+// not checked yet against the schemas of the kinds it matches and records
+// the warnings in its status (see admissionregistration.MarkTypeChecked
+// and policy.TypeChecker), as upstream's type-checking controller does.
 func (s *Server) syncPolicyStatus(ctx context.Context) error {
 	st := s.stores[grValidatingPolicies]
 	var status *registry.Store
@@ -35,12 +36,16 @@ func (s *Server) syncPolicyStatus(ctx context.Context) error {
 	}
 	for _, o := range objs {
 		p := storage.Unwrap(o).(*admissionregistrationv1.ValidatingAdmissionPolicy).DeepCopy()
-		if !admissionregistration.MarkTypeChecked(p) {
+		if !admissionregistration.MarkTypeChecked(p, s.policyTypes.Check) {
 			continue
 		}
 		_, _, err := status.Update(ctx, "", p.Name, &objInfo{update: func(_ context.Context, old runtime.Object) (runtime.Object, error) {
 			cur := storage.Unwrap(old).(*admissionregistrationv1.ValidatingAdmissionPolicy).DeepCopy()
-			admissionregistration.MarkTypeChecked(cur)
+			if cur.Generation == p.Generation {
+				cur.Status = p.Status
+			} else {
+				admissionregistration.MarkTypeChecked(cur, s.policyTypes.Check)
+			}
 			return cur, nil
 		}}, nil, nil, registry.UpdateOptions{NoCreate: true})
 		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {

@@ -415,3 +415,79 @@ func TestMutatingAdmissionPolicy(t *testing.T) {
 			`policy 'fail-policy' with binding 'fail-binding' denied request: expression '[JSONPatch{op: "add", path: "/metadata/labels/x", value: object.spec.nope}]' resulted in error: no such key: nope`)
 	})
 }
+
+// Status type checking as upstream's controller: each generation is
+// checked against the schemas of the kinds its rules name (built-in and
+// custom resources) and the expressions that do not compile are listed.
+func TestValidatingAdmissionPolicyTypeChecking(t *testing.T) {
+	c := start(t)
+	c.createCRD(crontabCRD("typecheck.example.com"), "/apis/typecheck.example.com/v1/crontabs")
+	type status struct {
+		Metadata metav1.ObjectMeta `json:"metadata"`
+		Status   struct {
+			ObservedGeneration int64 `json:"observedGeneration"`
+			TypeChecking       *struct {
+				ExpressionWarnings []struct{ FieldRef, Warning string } `json:"expressionWarnings"`
+			} `json:"typeChecking"`
+		} `json:"status"`
+	}
+	const path = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/"
+	checked := func(t *testing.T, name string) status {
+		var st status
+		eventually(t, "type checking of "+name, func() bool {
+			c.on(t).call(http.MethodGet, path+name, nil, http.StatusOK, &st)
+			return st.Status.TypeChecking != nil && st.Status.ObservedGeneration == st.Metadata.Generation
+		})
+		return st
+	}
+	rules := func(group, version, resource string) map[string]any {
+		return map[string]any{"resourceRules": []any{map[string]any{
+			"apiGroups": []any{group}, "apiVersions": []any{version}, "operations": []any{"CREATE"}, "resources": []any{resource},
+		}}}
+	}
+	for _, tt := range []struct {
+		name        string
+		constraints map[string]any
+		validations []any
+		want        map[string]string // fieldRef → warning substring
+	}{
+		{"typecheck-deployments", rules("apps", "v1", "deployments"), []any{
+			map[string]any{"expression": "object.spec.replicas <= 5"},
+			map[string]any{"expression": "object.spec.replicass <= 5", "messageExpression": "'x' + object.metadata.nam"},
+			map[string]any{"expression": "object.spec.template.spec.containers.all(c, c.image.startsWith('r/'))"},
+			map[string]any{"expression": "object.spec.replicas == 'three'"},
+		}, map[string]string{
+			"spec.validations[1].expression":        "apps/v1, Kind=Deployment: compilation failed: ERROR: <input>:1:12: undefined field 'replicass'",
+			"spec.validations[1].messageExpression": "undefined field 'nam'",
+			"spec.validations[3].expression":        "found no matching overload for '_==_' applied to '(int, string)'",
+		}},
+		{"typecheck-crontabs", rules("typecheck.example.com", "v1", "crontabs"), []any{
+			map[string]any{"expression": "object.spec.replicas <= 5 && object.spec.cronSpec != ''"},
+			map[string]any{"expression": "object.spec.schedule != ''"},
+		}, map[string]string{
+			"spec.validations[1].expression": "typecheck.example.com/v1, Kind=CronTab: compilation failed: ERROR: <input>:1:12: undefined field 'schedule'",
+		}},
+		{"typecheck-wildcard", rules("*", "*", "*"), []any{
+			map[string]any{"expression": "object.spec.whatever"},
+		}, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c.on(t).call(http.MethodPost, path[:len(path)-1], policyObj(tt.name, map[string]any{
+				"matchConstraints": tt.constraints, "validations": tt.validations,
+			}), http.StatusCreated, nil)
+			st := checked(t, tt.name)
+			got := map[string]string{}
+			for _, w := range st.Status.TypeChecking.ExpressionWarnings {
+				got[w.FieldRef] = w.Warning
+			}
+			if len(got) != len(tt.want) {
+				t.Errorf("warnings %v, want %d", got, len(tt.want))
+			}
+			for ref, sub := range tt.want {
+				if !strings.Contains(got[ref], sub) {
+					t.Errorf("warning of %s = %q, want it to contain %q", ref, got[ref], sub)
+				}
+			}
+		})
+	}
+}

@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/skiff-sh/skiff/pkg/apiserver/admission"
+	"github.com/skiff-sh/skiff/pkg/apiserver/admission/policy"
 	"github.com/skiff-sh/skiff/pkg/apiserver/fieldmanager"
 	"github.com/skiff-sh/skiff/pkg/apiserver/openapi"
 	"github.com/skiff-sh/skiff/pkg/auth/authorizer"
@@ -242,6 +243,8 @@ type Server struct {
 	stores    map[schema.GroupResource]*registry.Store
 	cachers   []*cacher.Cacher
 	admission *admission.Chain
+	// policyTypes type-checks ValidatingAdmissionPolicies (policies_status.go).
+	policyTypes *policy.TypeChecker
 	openapi   *openapi.Handler
 	// kinds finds the endpoint of a served kind; fields are the field
 	// managers (managedFields, server-side apply).

@@ -11,8 +11,8 @@ const statusInterval = 5 * time.Second
 // statusLoop does, every statusInterval until ctx ends, what upstream's
 // API server does in small controllers of its own: keep the flowcontrol
 // bootstrap configuration and the FlowSchemas' Dangling conditions
-// (bootstrap_flowcontrol.go), mark ValidatingAdmissionPolicies
-// type-checked (policies_status.go) and keep the local APIServices (a
+// (bootstrap_flowcontrol.go), type-check ValidatingAdmissionPolicies
+// (policies_status.go) and keep the local APIServices (a
 // deleted one comes back, apiservices.go). The APIServices served by other
 // servers have their own loop (aggregator.go).
 func (s *Server) statusLoop(ctx context.Context) {

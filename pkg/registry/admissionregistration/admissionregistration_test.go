@@ -325,14 +325,17 @@ func TestCELExpressions(t *testing.T) {
 
 func TestMarkTypeChecked(t *testing.T) {
 	p := &admissionregistrationv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Generation: 2}}
-	if !MarkTypeChecked(p) || p.Status.ObservedGeneration != 2 || p.Status.TypeChecking == nil {
+	warn := func(*admissionregistrationv1.ValidatingAdmissionPolicy) []admissionregistrationv1.ExpressionWarning {
+		return []admissionregistrationv1.ExpressionWarning{{FieldRef: "spec.validations[0].expression", Warning: "w"}}
+	}
+	if !MarkTypeChecked(p, nil) || p.Status.ObservedGeneration != 2 || p.Status.TypeChecking == nil {
 		t.Fatalf("status = %+v", p.Status)
 	}
-	if MarkTypeChecked(p) {
+	if MarkTypeChecked(p, warn) {
 		t.Errorf("unchanged policy marked again")
 	}
 	p.Generation = 3
-	if !MarkTypeChecked(p) || p.Status.ObservedGeneration != 3 {
+	if !MarkTypeChecked(p, warn) || p.Status.ObservedGeneration != 3 || len(p.Status.TypeChecking.ExpressionWarnings) != 1 {
 		t.Errorf("new generation not observed: %+v", p.Status)
 	}
 }

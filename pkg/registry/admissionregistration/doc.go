@@ -6,8 +6,9 @@
 // policies enforced by pkg/apiserver/admission/policy. CEL expressions
 // are parsed with cel-go when written (syntax errors refused as upstream's "compilation failed"), and
 // a result type that is definitely wrong is refused; see cel.go for what
-// is not checked. A policy's generation is marked type-checked with no
-// warnings (MarkTypeChecked), since schemas are not consulted.
+// is not checked. MarkTypeChecked records a policy generation's
+// type-checking result (the API server's type checker consults the
+// schemas: pkg/apiserver/admission/policy).
 //
 // Invariants: defaulting is idempotent and only fills unset fields;
 // validation never mutates; error paths and messages follow upstream's; an

@@ -60,16 +60,18 @@ func Definitions() []*registry.Definition {
 
 // MarkTypeChecked records that the policy's current generation has been
 // type-checked, as upstream's type-checking controller does (clients wait
-// for a non-nil status.typeChecking). skiff does not check expressions
-// against the matched resources' schemas, so it reports no warnings. It
-// reports whether the status changed.
-func MarkTypeChecked(p *admissionregistrationv1.ValidatingAdmissionPolicy) bool {
+// for a non-nil status.typeChecking): status.observedGeneration and
+// status.typeChecking with the expression warnings check returns (called
+// only when the generation was not checked yet, as upstream checks each
+// generation once). It reports whether the status changed.
+func MarkTypeChecked(p *admissionregistrationv1.ValidatingAdmissionPolicy, check func(*admissionregistrationv1.ValidatingAdmissionPolicy) []admissionregistrationv1.ExpressionWarning) bool {
 	if p.Status.ObservedGeneration == p.Generation && p.Status.TypeChecking != nil {
 		return false
 	}
 	p.Status.ObservedGeneration = p.Generation
-	if p.Status.TypeChecking == nil {
-		p.Status.TypeChecking = &admissionregistrationv1.TypeChecking{}
+	p.Status.TypeChecking = &admissionregistrationv1.TypeChecking{}
+	if check != nil {
+		p.Status.TypeChecking.ExpressionWarnings = check(p)
 	}
 	return true
 }

@@ -75,6 +75,10 @@
 // skiff serves admissionregistration.k8s.io/v1 (GA in 1.36), so the
 // plugin is on by default; --disable-admission-plugins turns it off.
 //
+// Status: TypeChecker (typecheck.go) is upstream's type checking of
+// validations against the schemas of the kinds a policy names; the API
+// server records its warnings in status.typeChecking once per generation.
+//
 // Differences from upstream: variables are typed dyn (an undefined
 // variable is an evaluation error, not a compile error), the request
 // and namespaceObject variables are dynamically typed maps, and an

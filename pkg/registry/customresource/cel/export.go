@@ -2,7 +2,10 @@ package cel
 
 import (
 	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/ext"
+
+	"github.com/skiff-sh/skiff/pkg/registry/customresource/structural"
 )
 
 // BaseEnvOptions are upstream's base CEL environment options without
@@ -23,4 +26,17 @@ func BaseEnvOptions() []cel.EnvOption {
 		ext.TwoVarComprehensions(),
 		kubernetesLibrary(),
 	}
+}
+
+// SchemaTypes declares the object types of a structural schema as CRD
+// rules see them (typed.go) for another environment: the option installs
+// the type provider, and the type is the root's (the type to give a
+// variable holding an object of the schema).
+func SchemaTypes(root *structural.Node) (cel.EnvOption, *types.Type) {
+	p := newSchemaTypes(root)
+	t := p.byNode[root]
+	if t == nil {
+		t = types.DynType
+	}
+	return cel.CustomTypeProvider(p), t
 }
