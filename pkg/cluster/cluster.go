@@ -151,10 +151,11 @@ func ControllerManagerKubeconfigPath(dataDir string) string {
 	return filepath.Join(dataDir, "controller-manager.kubeconfig")
 }
 
-// DefaultAuthorizationMode is --authorization-mode's default. Upstream's is
-// "Node,RBAC"; skiff keeps AlwaysAllow until the bootstrap policy gives the
-// in-process controller manager and scheduler their permissions.
-const DefaultAuthorizationMode = "AlwaysAllow"
+// DefaultAuthorizationMode is --authorization-mode's default, upstream's:
+// the in-process controller manager (each controller as its service
+// account) and scheduler work with the bootstrap policy's permissions
+// (rbac_test.go); the admin kubeconfig is system:masters.
+const DefaultAuthorizationMode = "Node,RBAC"
 
 // authorization parses the --authorization-mode and --anonymous-auth
 // flags as upstream: anonymous authentication is turned off when

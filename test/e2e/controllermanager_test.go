@@ -17,10 +17,11 @@ import (
 
 // standaloneCM is a `skiff controller-manager` process.
 type standaloneCM struct {
-	cmd  *exec.Cmd
-	log  *cluster // its log buffer only
-	done chan error
-	port int
+	cmd     *exec.Cmd
+	log     *cluster // its log buffer only
+	done    chan error
+	port    int
+	dataDir string // the cluster's: the admin client certificate
 }
 
 func startCM(t *testing.T, c *cluster, args ...string) *standaloneCM {
@@ -32,13 +33,15 @@ func startCM(t *testing.T, c *cluster, args ...string) *standaloneCM {
 	log := &cluster{} // a log buffer only
 	kcfg := filepath.Join(c.dataDir, "controller-manager.kubeconfig")
 	argv := append([]string{"controller-manager", "--kubeconfig", kcfg, "--authentication-kubeconfig", kcfg, "--authorization-kubeconfig", kcfg,
-		"--secure-port", strconv.Itoa(port), "--bind-address", "127.0.0.1", "-v", "1"}, args...)
+		"--secure-port", strconv.Itoa(port), "--bind-address", "127.0.0.1", "-v", "1",
+		// As kubeadm runs upstream's: each controller as its own service account.
+		"--use-service-account-credentials"}, args...)
 	cmd := exec.Command(skiffBin, argv...)
 	cmd.Stdout, cmd.Stderr = syncWriter{log}, syncWriter{log}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s := &standaloneCM{cmd: cmd, log: log, done: make(chan error, 1), port: port}
+	s := &standaloneCM{cmd: cmd, log: log, done: make(chan error, 1), port: port, dataDir: c.dataDir}
 	go func() { s.done <- cmd.Wait() }()
 	t.Cleanup(func() {
 		s.kill()
@@ -57,9 +60,24 @@ func (s *standaloneCM) kill() {
 	}
 }
 
-// get fetches a path of the manager's HTTPS server (self-signed).
+// get fetches a path of the manager's HTTPS server (self-signed) as the
+// cluster admin (the manager authorizes /metrics with a
+// SubjectAccessReview, as upstream's).
 func (s *standaloneCM) get(path string) (int, string, error) {
-	c := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // self-signed, as upstream's
+	return s.getAs(path, true)
+}
+
+// getAs fetches a path, with the admin client certificate or anonymously.
+func (s *standaloneCM) getAs(path string, admin bool) (int, string, error) {
+	tc := &tls.Config{InsecureSkipVerify: true} //nolint:gosec // self-signed, as upstream's
+	if admin {
+		pair, err := tls.LoadX509KeyPair(filepath.Join(s.dataDir, "pki", "admin.crt"), filepath.Join(s.dataDir, "pki", "admin.key"))
+		if err != nil {
+			return 0, "", err
+		}
+		tc.Certificates = []tls.Certificate{pair}
+	}
+	c := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: tc}}
 	defer c.CloseIdleConnections()
 	resp, err := c.Get(fmt.Sprintf("https://127.0.0.1:%d%s", s.port, path))
 	if err != nil {
@@ -137,8 +155,11 @@ func TestControllerManagerStandalone(t *testing.T) {
 	if published != string(caPEM) {
 		t.Errorf("kube-root-ca.crt ca.crt = %q, want the cluster CA %q", published, caPEM)
 	}
-	// /metrics is authorized by a SubjectAccessReview (which skiff's API
-	// server allows until RBAC is enforced); /healthz is always allowed.
+	// /metrics is authorized by a SubjectAccessReview: the admin may,
+	// system:anonymous may not (RBAC); /healthz is always allowed.
+	if code, _, err := first.getAs("/metrics", false); err != nil || code != http.StatusForbidden {
+		t.Errorf("anonymous /metrics: %d %v, want 403", code, err)
+	}
 	code, metrics, err := first.get("/metrics")
 	if err != nil || code != 200 {
 		t.Fatalf("/metrics: %d %v", code, err)
