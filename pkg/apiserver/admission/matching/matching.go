@@ -3,6 +3,7 @@ package matching
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -115,8 +116,8 @@ func GetNamespace(ctx context.Context, g Namespaces, name string) (*corev1.Names
 // by its namespace's labels (404 if the namespace does not exist).
 func MatchNamespace(ctx context.Context, g Namespaces, sel *metav1.LabelSelector, a *admission.Attributes) (bool, error) {
 	isNamespace := a.Resource == grNamespaces
-	if a.Namespace == "" && !isNamespace {
-		return true, nil
+	if sel == nil || a.Namespace == "" && !isNamespace {
+		return true, nil // (nil: an undefaulted selector, everything)
 	}
 	s, err := metav1.LabelSelectorAsSelector(sel)
 	if err != nil {
@@ -150,6 +151,9 @@ func MatchNamespace(ctx context.Context, g Namespaces, sel *metav1.LabelSelector
 // MatchObject is upstream's object matcher: the new or the old object's
 // labels match the selector.
 func MatchObject(sel *metav1.LabelSelector, a *admission.Attributes) (bool, error) {
+	if sel == nil {
+		return true, nil // an undefaulted selector: everything
+	}
 	s, err := metav1.LabelSelectorAsSelector(sel)
 	if err != nil {
 		return false, apierrors.NewInternalError(err)
@@ -236,6 +240,18 @@ func matchNamedRules(rules []admissionregistrationv1.NamedRuleWithOperations, po
 		return false, Result{}, nil
 	}
 	equivalents := a.Versions.Equivalents()
+	// a deterministic order: the request's group first, then by group and
+	// version
+	sort.Slice(equivalents, func(i, j int) bool {
+		ei, ej := equivalents[i], equivalents[j]
+		if (ei.Group == gvr.Group) != (ej.Group == gvr.Group) {
+			return ei.Group == gvr.Group
+		}
+		if ei.Group != ej.Group {
+			return ei.Group < ej.Group
+		}
+		return ei.Version < ej.Version
+	})
 	for _, r := range rules {
 		for _, eq := range equivalents {
 			if eq == gvr || !RuleMatches(r.RuleWithOperations, a, eq) {
