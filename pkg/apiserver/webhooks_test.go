@@ -73,6 +73,7 @@ type hookServer struct {
 	port   int
 	mu     sync.Mutex
 	hooks  map[string]hookFunc
+	raw    map[string]http.HandlerFunc
 	got    map[string][]*admissionv1.AdmissionReview
 	stopCh chan struct{}
 }
@@ -105,6 +106,16 @@ func startHookServer(t testing.TB, ip net.IP, svcNames ...string) *hookServer {
 	return hs
 }
 
+// handleRaw serves path with h (answers that are no v1 AdmissionReview).
+func (hs *hookServer) handleRaw(path string, h http.HandlerFunc) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if hs.raw == nil {
+		hs.raw = map[string]http.HandlerFunc{}
+	}
+	hs.raw[path] = h
+}
+
 func (hs *hookServer) handle(path string, f hookFunc) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
@@ -119,6 +130,13 @@ func (hs *hookServer) requests(path string) []*admissionv1.AdmissionReview {
 }
 
 func (hs *hookServer) serve(w http.ResponseWriter, r *http.Request) {
+	hs.mu.Lock()
+	raw := hs.raw[r.URL.Path]
+	hs.mu.Unlock()
+	if raw != nil {
+		raw(w, r)
+		return
+	}
 	var review admissionv1.AdmissionReview
 	if err := json.NewDecoder(r.Body).Decode(&review); err != nil || review.Request == nil {
 		http.Error(w, "bad review", http.StatusBadRequest)
@@ -510,6 +528,54 @@ func TestAdmissionWebhooks(t *testing.T) {
 			r.Resource != (metav1.GroupVersionResource{Group: "events.k8s.io", Version: "v1", Resource: "events"}) ||
 			!strings.Contains(string(r.Object.Raw), `"apiVersion":"events.k8s.io/v1"`) || !strings.Contains(string(r.Object.Raw), `"note":"m"`) {
 			t.Errorf("request kind %v requestKind %v resource %v object %s", r.Kind, r.RequestKind, r.Resource, r.Object.Raw)
+		}
+	})
+
+	t.Run("v1beta1 review and caBundle", func(t *testing.T) {
+		c := c.on(t)
+		ns := c.namespace("wh-v1beta1")
+		// A v1beta1 answer: no uid check, a patch without patchType is a
+		// JSON patch.
+		hs.handleRaw("/v1beta1", func(w http.ResponseWriter, r *http.Request) {
+			var review map[string]any
+			json.NewDecoder(r.Body).Decode(&review)
+			hs.mu.Lock()
+			hs.got[r.URL.Path] = append(hs.got[r.URL.Path], &admissionv1.AdmissionReview{TypeMeta: metav1.TypeMeta{APIVersion: review["apiVersion"].(string)}})
+			hs.mu.Unlock()
+			patch, _ := json.Marshal([]any{map[string]any{"op": "add", "path": "/data/beta", "value": "yes"}})
+			json.NewEncoder(w).Encode(map[string]any{"apiVersion": "admission.k8s.io/v1beta1", "kind": "AdmissionReview",
+				"response": map[string]any{"allowed": true, "patch": patch}})
+		})
+		beta := webhookDef{name: "beta.example.com", clientConfig: urlConfig(hs, "/v1beta1"), nsLabels: nsOnly(ns),
+			objLabels: map[string]string{"hook": "beta"}}
+		// without caBundle the system roots are used: the test CA is not
+		// among them
+		noCA := webhookDef{name: "noca.example.com", clientConfig: map[string]any{"url": hs.url("/noca")}, nsLabels: nsOnly(ns),
+			objLabels: map[string]string{"hook": "noca"}}
+		betaBody := beta.body(true)
+		betaBody["admissionReviewVersions"] = []string{"v1beta1", "v1"}
+		path := "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
+		c.call(http.MethodPost, path, map[string]any{"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
+			"metadata": map[string]any{"name": "beta"}, "webhooks": []any{betaBody, noCA.body(true)}}, http.StatusCreated, nil)
+		t.Cleanup(func() { c.do(http.MethodDelete, path+"/beta", nil, "", "") })
+		eventually(t, "the configuration in the watch cache", func() bool {
+			_, _, data := c.do(http.MethodGet, path+"?resourceVersion=0", nil, "", "")
+			return strings.Contains(string(data), `"name":"beta"`)
+		})
+		var cm struct {
+			Data map[string]string `json:"data"`
+		}
+		c.call(http.MethodPost, "/api/v1/namespaces/"+ns+"/configmaps", configMap("beta", map[string]string{"hook": "beta"}, map[string]string{"k": "v"}), http.StatusCreated, &cm)
+		if cm.Data["beta"] != "yes" {
+			t.Errorf("data = %v, want the v1beta1 patch applied", cm.Data)
+		}
+		if got := hs.requests("/v1beta1"); len(got) != 1 || got[0].APIVersion != "admission.k8s.io/v1beta1" {
+			t.Errorf("v1beta1 webhook got %v", got)
+		}
+		code, _, data := c.do(http.MethodPost, "/api/v1/namespaces/"+ns+"/configmaps", configMap("noca", map[string]string{"hook": "noca"}, nil), "", "")
+		st := expectStatus(t, code, data, http.StatusInternalServerError, metav1.StatusReasonInternalError, "")
+		if !strings.Contains(st.Message, `failed calling webhook "noca.example.com": failed to call webhook: Post "`+hs.url("/noca")+`?timeout=10s": tls: failed to verify certificate: x509: certificate signed by unknown authority`) {
+			t.Errorf("message = %q", st.Message)
 		}
 	})
 
