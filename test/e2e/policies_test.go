@@ -91,3 +91,56 @@ spec:
 	})
 	k.ok(t, "delete", "validatingadmissionpolicy", "demo-policy.example.com")
 }
+
+// MutatingAdmissionPolicy with real kubectl: a policy setting a label
+// with an ApplyConfiguration and the replicas' upper bound with a
+// JSONPatch; kubectl create deployment then shows both.
+func TestMutatingAdmissionPolicyKubectl(t *testing.T) {
+	t.Parallel()
+	c := shared(t)
+	k := c.k()
+	const ns = "e2e-map"
+	createNS(t, c, ns)
+	policy := `apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicy
+metadata:
+  name: e2e-defaults.example.com
+spec:
+  matchConstraints:
+    resourceRules:
+    - apiGroups: ["apps"]
+      apiVersions: ["v1"]
+      operations: ["CREATE"]
+      resources: ["deployments"]
+  reinvocationPolicy: Never
+  mutations:
+  - patchType: ApplyConfiguration
+    applyConfiguration:
+      expression: 'Object{metadata: Object.metadata{labels: {"mutated-by": "e2e-defaults"}}}'
+  - patchType: JSONPatch
+    jsonPatch:
+      expression: 'object.spec.replicas > 3 ? [JSONPatch{op: "replace", path: "/spec/replicas", value: 3}] : []'
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingAdmissionPolicyBinding
+metadata:
+  name: e2e-defaults-binding.example.com
+spec:
+  policyName: e2e-defaults.example.com
+  matchResources:
+    namespaceSelector:
+      matchLabels:
+        kubernetes.io/metadata.name: ` + ns + `
+`
+	wantLines(t, k.withStdin(policy).ok(t, "apply", "-f", "-"),
+		"mutatingadmissionpolicy.admissionregistration.k8s.io/e2e-defaults.example.com created",
+		"mutatingadmissionpolicybinding.admissionregistration.k8s.io/e2e-defaults-binding.example.com created")
+	eventually(t, 30*time.Second, "the policy to mutate a deployment", func() (bool, string) {
+		out, e, err := k.run(t, "-n", ns, "create", "deployment", "probe", "--image=nginx:1.27", "--dry-run=server", "-o", "jsonpath={.metadata.labels.mutated-by}")
+		return err == nil && out == "e2e-defaults", out + e
+	})
+	wantLines(t, k.ok(t, "-n", ns, "create", "deployment", "web", "--image=nginx:1.27", "--replicas=8"), "deployment.apps/web created")
+	wantEqual(t, "labels", jsonpath(t, k, "{.metadata.labels.mutated-by} {.metadata.labels.app} {.spec.replicas}", "-n", ns, "get", "deployment", "web"), "e2e-defaults web 3")
+	k.ok(t, "delete", "mutatingadmissionpolicybinding", "e2e-defaults-binding.example.com")
+	k.ok(t, "delete", "mutatingadmissionpolicy", "e2e-defaults.example.com")
+}
