@@ -400,6 +400,44 @@ func TestMutatingAdmissionPolicy(t *testing.T) {
 			`deployments.apps "one" is forbidden: ValidatingAdmissionPolicy 'after-mutation' with binding 'after-mutation' denied request: failed expression: object.spec.replicas <= 5`)
 	})
 
+	t.Run("reinvocation", func(t *testing.T) {
+		c := c.on(t)
+		ns := c.namespace("map-reinvoke")
+		// "a-copy" runs first and copies label b, which "b-set" sets
+		// afterwards: with reinvocationPolicy IfNeeded it runs again.
+		create(c, mutatingPolicyObj("a-copy", map[string]any{
+			"matchConstraints":   deploymentRules,
+			"reinvocationPolicy": "IfNeeded",
+			"mutations": []any{map[string]any{"patchType": "ApplyConfiguration", "applyConfiguration": map[string]any{
+				"expression": `Object{metadata: Object.metadata{labels: {"a": object.metadata.labels.?b.orValue("none")}}}`,
+			}}},
+		}), mutatingBindingObj("a-copy", "a-copy", ns))
+		create(c, mutatingPolicyObj("b-set", map[string]any{
+			"matchConstraints": deploymentRules,
+			"mutations": []any{map[string]any{"patchType": "ApplyConfiguration", "applyConfiguration": map[string]any{
+				"expression": `Object{metadata: Object.metadata{labels: {"b": "from-b"}}}`,
+			}}},
+		}), mutatingBindingObj("b-set", "b-set", ns))
+		out := createMutated(c, ns, sizedDeployment("web", 1, nil), func(d deploymentOut) bool { return d.Metadata.Labels["b"] != "" })
+		if out.Metadata.Labels["a"] != "from-b" || out.Metadata.Labels["b"] != "from-b" {
+			t.Errorf("labels = %v", out.Metadata.Labels)
+		}
+	})
+
+	t.Run("atomic fields", func(t *testing.T) {
+		c := c.on(t)
+		ns := c.namespace("map-atomic")
+		create(c, mutatingPolicyObj("atomic-policy", map[string]any{
+			"matchConstraints": deploymentRules,
+			"mutations": []any{map[string]any{"patchType": "ApplyConfiguration", "applyConfiguration": map[string]any{
+				"expression": `Object{spec: Object.spec{selector: Object.spec.selector{matchLabels: {"app": "other"}}}}`,
+			}}},
+		}), mutatingBindingObj("atomic-binding", "atomic-policy", ns))
+		code, _, data := c.postDeploymentUntilRefused(ns, sizedDeployment("x", 1, nil))
+		expectStatus(t, code, data, http.StatusForbidden, metav1.StatusReasonInvalid,
+			`policy 'atomic-policy' with binding 'atomic-binding' denied request: error applying patch: invalid ApplyConfiguration: may not mutate atomic arrays, maps or structs: .spec.selector`)
+	})
+
 	t.Run("evaluation error with failurePolicy Fail", func(t *testing.T) {
 		c := c.on(t)
 		ns := c.namespace("map-fail")

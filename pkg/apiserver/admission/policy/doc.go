@@ -60,7 +60,9 @@
 // field path as upstream) merged into the object with server-side apply's
 // merge semantics (structured-merge-diff over the kind's OpenAPI schema,
 // the deduced schema for custom resources without one; no field
-// ownership recorded, as upstream); a JSONPatch expression builds a list
+// ownership recorded, as upstream; an atomic list, map or struct may not
+// be set: "may not mutate atomic arrays, maps or structs"); a JSONPatch
+// expression builds a list
 // of JSONPatch{op, path, from, value} applied as RFC 6902 (a failed test
 // operation leaves the object unchanged; jsonpatch.escapeKey escapes path
 // keys). A changed object is decoded back into its storage form and
@@ -81,9 +83,7 @@
 //
 // Differences from upstream: variables are typed dyn (an undefined
 // variable is an evaluation error, not a compile error), the request
-// and namespaceObject variables are dynamically typed maps, and an
-// ApplyConfiguration may change atomic lists and maps (upstream refuses
-// "may not mutate atomic arrays, maps or structs").
+// and namespaceObject variables are dynamically typed maps.
 //
 // Invariants: evaluation never mutates the request's objects and never
 // writes to storage; compiled policies are immutable and shared by

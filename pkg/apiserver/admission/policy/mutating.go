@@ -460,6 +460,9 @@ func (m *Mutating) applyConfiguration(obj, patch map[string]any, gvk schema.Grou
 	if err != nil {
 		return nil, fmt.Errorf("failed to convert patch object to typed object: %w", err)
 	}
+	if err := checkNoAtomics(pt); err != nil {
+		return nil, fmt.Errorf("invalid ApplyConfiguration: %w", err)
+	}
 	lt, err := tc.ObjectToTyped(live)
 	if err != nil {
 		return nil, fmt.Errorf("failed to convert original object to typed object: %w", err)
