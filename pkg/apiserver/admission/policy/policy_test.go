@@ -126,7 +126,7 @@ func TestValidatingOutcomes(t *testing.T) {
 		{name: "admit", objs: []runtime.Object{vap("p", replicas, nil), vapb("b", "p", admissionregistrationv1.Deny)}, replicas: 5},
 		{name: "policy without binding does nothing", objs: []runtime.Object{vap("p", replicas, nil)}, replicas: 6},
 		{name: "warn and audit", objs: []runtime.Object{vap("p", replicas, nil), vapb("b", "p", admissionregistrationv1.Warn, admissionregistrationv1.Audit)}, replicas: 6,
-			wantWarn: []string{"Validation failed for ValidatingAdmissionPolicy 'p' with binding 'b': failed expression: object.spec.replicas <= 5"},
+			wantWarn:    []string{"Validation failed for ValidatingAdmissionPolicy 'p' with binding 'b': failed expression: object.spec.replicas <= 5"},
 			annotations: map[string]string{"validation.policy.admission.k8s.io/validation_failure": `[{"binding":"b","expressionIndex":0,"message":"failed expression: object.spec.replicas \u003c= 5","policy":"p","validationActions":["Warn","Audit"]}]`}},
 		{name: "audit annotations", objs: []runtime.Object{vap("p", replicas, func(s *admissionregistrationv1.ValidatingAdmissionPolicySpec) {
 			s.AuditAnnotations = []admissionregistrationv1.AuditAnnotation{
