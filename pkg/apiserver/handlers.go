@@ -71,11 +71,21 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, info *Req
 	}
 	switch info.Verb {
 	case "create", "update", "patch", "delete", "deletecollection":
-		// Admission (webhooks) may pass warnings to the client.
+		// Admission (webhooks, policies) may pass warnings to the client;
+		// each text once, as upstream's warning recorder (a webhook called
+		// again on reinvocation repeats its warnings).
 		var mu sync.Mutex
+		var seen map[string]bool
 		r = r.WithContext(admission.WithWarnings(r.Context(), func(text string) {
 			mu.Lock()
 			defer mu.Unlock()
+			if seen[text] {
+				return
+			}
+			if seen == nil {
+				seen = map[string]bool{}
+			}
+			seen[text] = true
 			addWarning(w, text)
 		}))
 	}

@@ -488,7 +488,8 @@ func TestAdmissionWebhooks(t *testing.T) {
 			return &admissionv1.AdmissionResponse{Allowed: true, Warnings: []string{"configmaps are deprecated here"},
 				AuditAnnotations: map[string]string{"checked": "yes"}}
 		})
-		c.webhookConfig(false, "warn", webhookDef{name: "warn.example.com", clientConfig: urlConfig(hs, "/warn"), nsLabels: nsOnly(ns)})
+		c.webhookConfig(false, "warn", webhookDef{name: "warn.example.com", clientConfig: urlConfig(hs, "/warn"), nsLabels: nsOnly(ns)},
+			webhookDef{name: "warn-again.example.com", clientConfig: urlConfig(hs, "/warn"), nsLabels: nsOnly(ns)})
 		code, hdr, data := c.do(http.MethodPost, "/api/v1/namespaces/"+ns+"/configmaps", configMap("x", nil, nil), "", "")
 		if code != http.StatusCreated {
 			t.Fatalf("create: %d %s", code, data)
