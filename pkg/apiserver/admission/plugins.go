@@ -129,59 +129,15 @@ type limitRanger struct {
 
 	// live holds, per namespace, the result of a live lookup made when
 	// the watch cache had no LimitRange there (one created a moment ago
-	// may not have reached it), reused for liveRangesTTL, as upstream's
+	// may not have reached it), reused for liveLookupTTL, as upstream's
 	// LimitRanger does.
-	mu   sync.Mutex
-	live map[string]liveRanges
+	live liveLookup
 }
-
-type liveRanges struct {
-	expiry time.Time
-	objs   []runtime.Object
-}
-
-const (
-	liveRangesTTL = 30 * time.Second
-	liveRangesMax = 4096
-)
 
 // list returns the namespace's LimitRanges from the watch cache or, when
-// it has none, from a live lookup (cached for liveRangesTTL).
+// it has none, from a live lookup (cached for liveLookupTTL).
 func (p *limitRanger) list(ctx context.Context, ns string) ([]runtime.Object, error) {
-	objs, err := p.d.Getter.List(ctx, grLimitRanges, ns)
-	if err != nil || len(objs) > 0 {
-		return objs, err
-	}
-	var now time.Time
-	if p.d.Clock != nil {
-		now = p.d.Clock.Now()
-	} else {
-		now = time.Now()
-	}
-	p.mu.Lock()
-	e, ok := p.live[ns]
-	p.mu.Unlock()
-	if ok && now.Before(e.expiry) {
-		return e.objs, nil
-	}
-	objs, err = p.d.Getter.ListConsistent(ctx, grLimitRanges, ns)
-	if err != nil {
-		return nil, err
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.live == nil {
-		p.live = map[string]liveRanges{}
-	}
-	if len(p.live) >= liveRangesMax {
-		for k, v := range p.live {
-			if !now.Before(v.expiry) || len(p.live) >= liveRangesMax {
-				delete(p.live, k)
-			}
-		}
-	}
-	p.live[ns] = liveRanges{expiry: now.Add(liveRangesTTL), objs: objs}
-	return objs, nil
+	return p.live.list(ctx, p.d, grLimitRanges, ns)
 }
 
 func (*limitRanger) Name() string { return "LimitRanger" }

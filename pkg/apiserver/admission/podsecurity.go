@@ -221,7 +221,9 @@ func (p *podSecurity) validateNamespace(ctx context.Context, a *Attributes) erro
 // per distinct set of violations, naming the first pod (by name) and how
 // many others share it; one pod per controller is checked first.
 func (p *podSecurity) existingPodWarnings(ctx context.Context, namespace string, enforce podsecurity.LevelVersion) []string {
-	objs, err := p.d.Getter.List(ctx, grPods, namespace)
+	// A consistent list: a pod created a moment ago counts (enforce
+	// labels change rarely; upstream reads its informer's cache).
+	objs, err := p.d.Getter.ListConsistent(ctx, grPods, namespace)
 	if err != nil {
 		return []string{"failed to list pods while checking new PodSecurity enforce level"}
 	}

@@ -43,6 +43,9 @@ type resourceQuota struct {
 	d     Deps
 	mu    sync.Mutex
 	locks map[string]*sync.Mutex
+	// live: a namespace whose quotas the watch cache does not have yet
+	// is looked up in storage (upstream's live lookup).
+	live liveLookup
 }
 
 func newResourceQuota(d Deps) *resourceQuota {
@@ -103,8 +106,16 @@ func (p *resourceQuota) Validate(ctx context.Context, a *Attributes) error {
 	if a.Namespace == "" || (a.Resource == grNamespacesQ && a.Operation == Create) || !quotaHandles(a) {
 		return nil
 	}
-	objs, err := p.d.Getter.List(ctx, grResourceQuotas, a.Namespace)
-	if err != nil || len(objs) == 0 {
+	if a.Resource == grResourceQuotas && a.Operation == Create {
+		// The namespace is about to have this quota: a live answer
+		// without it (this very lookup's included) must not be reused.
+		defer p.live.forget(a.Namespace)
+	}
+	objs, err := p.live.list(ctx, p.d, grResourceQuotas, a.Namespace)
+	if err != nil {
+		return err
+	}
+	if len(objs) == 0 {
 		return nil
 	}
 	defer p.lock(a.Namespace)()

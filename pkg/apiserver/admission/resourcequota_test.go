@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -25,6 +26,8 @@ type quotaStore struct {
 	rv          int
 	writes      int
 	beforeWrite func(s *quotaStore)
+	// cacheLags: the watch cache has none of the quotas yet.
+	cacheLags bool
 }
 
 func (s *quotaStore) bump(q *corev1.ResourceQuota) {
@@ -60,11 +63,17 @@ func (s *quotaStore) List(_ context.Context, gr schema.GroupResource, _ string) 
 	if gr != grResourceQuotas {
 		return nil, errors.New("unexpected list of " + gr.String())
 	}
+	if s.cacheLags {
+		return nil, nil
+	}
 	return s.list(), nil
 }
 
-func (s *quotaStore) ListConsistent(ctx context.Context, gr schema.GroupResource, ns string) ([]runtime.Object, error) {
-	return s.List(ctx, gr, ns)
+func (s *quotaStore) ListConsistent(_ context.Context, gr schema.GroupResource, _ string) ([]runtime.Object, error) {
+	if gr != grResourceQuotas {
+		return nil, errors.New("unexpected list of " + gr.String())
+	}
+	return s.list(), nil
 }
 
 func (s *quotaStore) UpdateStatus(_ context.Context, gr schema.GroupResource, obj runtime.Object) (runtime.Object, error) {
@@ -172,5 +181,16 @@ func TestResourceQuotaConcurrentCharges(t *testing.T) {
 	used := s.quotas["q"].Status.Used[corev1.ResourcePods]
 	if admitted != 7 || used.String() != "7" {
 		t.Errorf("%d admitted, used %s; want 7 and 7", admitted, used.String())
+	}
+}
+
+// A quota the watch cache does not have yet is found by a live lookup.
+func TestResourceQuotaLiveLookup(t *testing.T) {
+	s := &quotaStore{rv: 1, cacheLags: true, quotas: map[string]*corev1.ResourceQuota{"q": observedQuota("q", rl("pods", "0"), rl("pods", "0"))}}
+	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	p := newResourceQuota(Deps{Getter: s, Status: s, Clock: clk})
+	want := `pods "a" is forbidden: exceeded quota: q, requested: pods=1, used: pods=0, limited: pods=0`
+	if err := p.Validate(context.Background(), podCreate("a")); err == nil || err.Error() != want {
+		t.Fatalf("error %v, want %s", err, want)
 	}
 }
