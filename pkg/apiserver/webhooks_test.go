@@ -314,6 +314,36 @@ func TestAdmissionWebhooks(t *testing.T) {
 		}
 	})
 
+	t.Run("mutating patch on update", func(t *testing.T) {
+		c := c.on(t)
+		ns := c.namespace("wh-mutate-update")
+		hs.handle("/stamp", func(_ *http.Request, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+			var old struct {
+				Data map[string]string `json:"data"`
+			}
+			json.Unmarshal(req.OldObject.Raw, &old)
+			return jsonPatch(map[string]any{"op": "add", "path": "/data/previous", "value": old.Data["v"]})
+		})
+		c.call(http.MethodPost, "/api/v1/namespaces/"+ns+"/configmaps", configMap("cm", nil, map[string]string{"v": "1"}), http.StatusCreated, nil)
+		c.webhookConfig(true, "stamp", webhookDef{name: "stamp.example.com", clientConfig: urlConfig(hs, "/stamp"), nsLabels: nsOnly(ns),
+			rules: []any{map[string]any{"operations": []string{"UPDATE"}, "apiGroups": []string{""}, "apiVersions": []string{"v1"}, "resources": []string{"configmaps"}}}})
+		code, data := c.patch("/api/v1/namespaces/"+ns+"/configmaps/cm", "application/merge-patch+json", map[string]any{"data": map[string]string{"v": "2"}})
+		if code != http.StatusOK {
+			t.Fatalf("patch: %d %s", code, data)
+		}
+		var cm struct {
+			Data map[string]string `json:"data"`
+		}
+		c.call(http.MethodGet, "/api/v1/namespaces/"+ns+"/configmaps/cm", nil, http.StatusOK, &cm)
+		if cm.Data["v"] != "2" || cm.Data["previous"] != "1" {
+			t.Errorf("data = %v, want v=2 and the webhook's previous=1", cm.Data)
+		}
+		got := hs.requests("/stamp")
+		if len(got) != 1 || got[0].Request.Operation != admissionv1.Update || !strings.Contains(string(got[0].Request.Options.Raw), `"kind":"UpdateOptions"`) {
+			t.Errorf("requests = %d", len(got))
+		}
+	})
+
 	t.Run("validating denial", func(t *testing.T) {
 		c := c.on(t)
 		ns := c.namespace("wh-deny")

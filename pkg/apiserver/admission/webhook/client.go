@@ -27,6 +27,9 @@ import (
 // limit is the order of magnitude of any object).
 const maxResponseBytes = 8 << 20
 
+// maxClients bounds the cached clients (one per CA bundle and target).
+const maxClients = 256
+
 // clients caches one HTTP client per (caBundle, target): connections to a
 // webhook are kept alive between requests.
 type clients struct {
@@ -112,7 +115,12 @@ func (c *clients) forConfig(cc admissionregistrationv1.WebhookClientConfig) (tar
 		}
 	}
 	cl := &http.Client{Transport: tr}
-	if c.byKey == nil {
+	if c.byKey == nil || len(c.byKey) >= maxClients {
+		// configurations come and go: forget the old clients (their idle
+		// connections close) rather than keep one per CA bundle ever seen
+		for _, old := range c.byKey {
+			old.CloseIdleConnections()
+		}
 		c.byKey = map[string]*http.Client{}
 	}
 	c.byKey[key] = cl
