@@ -3,11 +3,13 @@
 // status, scale, binding, eviction and finalize subresources) for every
 // registered resource over HTTPS, with discovery (legacy and aggregated),
 // OpenAPI v2/v3, server-side Table printing, admission, authentication
-// (client certificates, static tokens), health checks and Prometheus
-// metrics.
+// (client certificates, static tokens, service account tokens, anonymous),
+// impersonation, authorization (pkg/auth: RBAC, the access reviews),
+// health checks and Prometheus metrics.
 //
 // Request path: filters (panic recovery, request info, metrics,
-// authentication, in-flight limit, timeout) → routing by URL → decoding
+// authentication, impersonation, in-flight limit, timeout, authorization)
+// → routing by URL → decoding
 // (JSON, YAML, protobuf; fieldValidation Strict/Warn/Ignore) → defaulting →
 // mutating admission → registry (strategy, lifecycle, validation) →
 // validating admission → storage (through the watch cache) → encoding in
@@ -16,6 +18,12 @@
 // Invariants:
 //   - Every error a client sees is a metav1.Status with upstream's reason,
 //     code and wording.
+//   - With an authorizer configured, no request reaches a handler before
+//     the authorizers allowed it as the (impersonated) user; the RBAC
+//     index they read is filled before the first request is authorized
+//     and follows the watch caches of the RBAC resources (authz.go).
+//     Without one (Config.Authorizer nil, no AuthorizationModes: tests)
+//     everything is allowed.
 //   - Objects are the k8s.io/api types, encoded as upstream encodes them;
 //     a resource served in several versions is stored in one and converted.
 //   - Watches and resourceVersion="0"/consistent lists are served from the
