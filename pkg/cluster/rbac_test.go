@@ -7,9 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,85 +25,25 @@ import (
 
 	"github.com/skiff-sh/skiff/pkg/client"
 	"github.com/skiff-sh/skiff/pkg/cluster"
+	"github.com/skiff-sh/skiff/pkg/testenv"
 )
 
-// denials records the API server's request lines answered 403 (the
-// server logs one "HTTP" line per request at debug level).
-type denials struct {
-	mu    sync.Mutex
-	lines []string
-	attrs []slog.Attr
-}
-
-func (d *denials) Enabled(context.Context, slog.Level) bool { return true }
-func (d *denials) WithAttrs(as []slog.Attr) slog.Handler {
-	return &denialsView{d: d, attrs: as}
-}
-func (d *denials) WithGroup(string) slog.Handler { return d }
-func (d *denials) Handle(_ context.Context, r slog.Record) error {
-	return d.handle(r, nil)
-}
-
-func (d *denials) handle(r slog.Record, extra []slog.Attr) error {
-	if r.Message != "HTTP" {
-		return nil
-	}
-	var code int64
-	var user, verb, uri, ua string
-	r.Attrs(func(a slog.Attr) bool {
-		switch a.Key {
-		case "resp":
-			code = a.Value.Int64()
-		case "user":
-			user = a.Value.String()
-		case "verb":
-			verb = a.Value.String()
-		case "URI":
-			uri = a.Value.String()
-		case "userAgent":
-			ua = a.Value.String()
-		}
-		return true
-	})
-	if code != 403 {
-		return nil
-	}
-	d.mu.Lock()
-	d.lines = append(d.lines, fmt.Sprintf("%s %s %s (%s)", user, verb, uri, ua))
-	d.mu.Unlock()
-	return nil
-}
-
-func (d *denials) of(users func(string) bool) []string {
-	d.mu.Lock()
-	defer d.mu.Unlock()
+// refusedComponents lists the refused requests of the controller manager,
+// its controllers and the scheduler, but creates in the namespace
+// terminating (admission's refusals).
+func refusedComponents(all []testenv.Forbidden, terminating string) []string {
 	var out []string
-	for _, l := range d.lines {
-		if users(strings.Fields(l)[0]) {
-			out = append(out, l)
+	for _, f := range all {
+		if f.User != "system:kube-controller-manager" && f.User != "system:kube-scheduler" &&
+			!strings.HasPrefix(f.User, "system:serviceaccount:kube-system:") {
+			continue
 		}
+		if terminating != "" && f.Verb == "POST" && strings.HasPrefix(f.URI, "/api/v1/namespaces/"+terminating+"/") {
+			continue
+		}
+		out = append(out, f.String())
 	}
-	sort.Strings(out)
 	return out
-}
-
-type denialsView struct {
-	d     *denials
-	attrs []slog.Attr
-}
-
-func (v *denialsView) Enabled(context.Context, slog.Level) bool { return true }
-func (v *denialsView) WithAttrs(as []slog.Attr) slog.Handler {
-	return &denialsView{d: v.d, attrs: append(append([]slog.Attr(nil), v.attrs...), as...)}
-}
-func (v *denialsView) WithGroup(string) slog.Handler { return v }
-func (v *denialsView) Handle(ctx context.Context, r slog.Record) error {
-	return v.d.handle(r, v.attrs)
-}
-
-func component(user string) bool {
-	return user == "system:kube-controller-manager" || user == "system:kube-scheduler" ||
-		strings.HasPrefix(user, "system:serviceaccount:kube-system:")
 }
 
 func waitFor(t *testing.T, what string, cond func() (bool, string)) {
@@ -135,10 +73,10 @@ func TestUpComponentsWorkWithBootstrapPolicy(t *testing.T) {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	rec := &denials{}
+	logs, forbidden := testenv.RecordForbidden(slog.DiscardHandler)
 	var out bytes.Buffer
 	up, err := cluster.NewUp(cluster.UpConfig{DataDir: dir, Storage: "memory", SecurePort: port, Out: &out,
-		AuthorizationMode: "Node,RBAC", AnonymousAuth: true, Logger: slog.New(rec)})
+		AuthorizationMode: "Node,RBAC", AnonymousAuth: true, Logger: slog.New(logs)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -314,7 +252,7 @@ func TestUpComponentsWorkWithBootstrapPolicy(t *testing.T) {
 		t.Errorf("the admin role was not aggregated: %v %v", err, admin)
 	}
 
-	if refused := rec.of(component); len(refused) > 0 {
+	if refused := refusedComponents(forbidden(), ""); len(refused) > 0 {
 		t.Errorf("components were refused %d requests:\n%s", len(refused), strings.Join(refused, "\n"))
 	}
 
@@ -338,12 +276,7 @@ func TestUpComponentsWorkWithBootstrapPolicy(t *testing.T) {
 
 	// Controllers still creating in the terminating namespace are refused
 	// by NamespaceLifecycle admission (403 too), as upstream's are.
-	var refused []string
-	for _, l := range rec.of(component) {
-		if !strings.Contains(l, " POST /api/v1/namespaces/"+ns+"/") {
-			refused = append(refused, l)
-		}
-	}
+	refused := refusedComponents(forbidden(), ns)
 	if len(refused) > 0 {
 		t.Errorf("components were refused %d requests in all:\n%s", len(refused), strings.Join(refused, "\n"))
 	}

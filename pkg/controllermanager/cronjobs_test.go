@@ -21,7 +21,7 @@ import (
 // their metrics (and the CronJob controller's) are on the manager's
 // registry under upstream's names.
 func TestManagerBatchHousekeeping(t *testing.T) {
-	env := testenv.StartT(t)
+	env := testenv.StartT(t, testenv.Config{RBAC: true})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	if err := env.EnsureServiceAccount(ctx, "default", "default"); err != nil {
@@ -57,7 +57,7 @@ func TestManagerBatchHousekeeping(t *testing.T) {
 	}
 
 	reg := prometheus.NewRegistry()
-	m, err := controllermanager.New(controllermanager.Config{ClientConfig: clientConfig(env),
+	m, err := controllermanager.New(controllermanager.Config{ClientConfig: managerClientConfig(t, env), UseServiceAccountCredentials: true,
 		Controllers:              []string{"cronjob", "ttl-after-finished", "podgc"},
 		TerminatedPodGCThreshold: 1, Registry: reg, Gatherer: reg})
 	if err != nil {

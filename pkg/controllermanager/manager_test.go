@@ -38,6 +38,54 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// managerClientConfig is the controller manager's client against env (an
+// RBAC cluster: testenv.Config.RBAC) as kubeadm configures it: user
+// system:kube-controller-manager; run the manager with
+// UseServiceAccountCredentials, so that each controller has its service
+// account and exactly upstream's bootstrap permissions. The test fails if
+// the server refuses any of their requests (creates in a terminating
+// namespace aside: admission refuses those, as upstream's).
+func managerClientConfig(t *testing.T, env *testenv.Environment) *client.Config {
+	t.Helper()
+	certPEM, keyPEM, err := env.UserCertificate("system:kube-controller-manager")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { checkNotRefused(t, env) })
+	return &client.Config{Host: env.URL, CAData: env.CAData, CertData: certPEM, KeyData: keyPEM}
+}
+
+// checkNotRefused fails t for each request of the controller manager
+// (its own identity or a controller's service account) refused with 403.
+func checkNotRefused(t *testing.T, env *testenv.Environment) {
+	t.Helper()
+	for _, f := range env.Forbidden() {
+		if f.User != "system:kube-controller-manager" && !strings.HasPrefix(f.User, "system:serviceaccount:kube-system:") {
+			continue
+		}
+		if f.Verb == "POST" && terminating(env, f.URI) {
+			continue
+		}
+		t.Errorf("the controller manager was refused: %s", f)
+	}
+}
+
+// terminating reports whether uri is in a namespace being deleted or gone.
+func terminating(env *testenv.Environment, uri string) bool {
+	parts := strings.Split(strings.TrimPrefix(uri, "/"), "/")
+	for i := 0; i+1 < len(parts); i++ {
+		if parts[i] == "namespaces" {
+			c, err := client.New(clientConfig(env))
+			if err != nil {
+				return false
+			}
+			ns, err := client.For[*corev1.Namespace, *corev1.NamespaceList](c).Get(context.Background(), parts[i+1], metav1.GetOptions{})
+			return err != nil || ns.DeletionTimestamp != nil
+		}
+	}
+	return false
+}
+
 func clientConfig(env *testenv.Environment) *client.Config {
 	return &client.Config{Host: env.URL, CAData: env.CAData, CertData: env.CertData, KeyData: env.KeyData}
 }
@@ -311,7 +359,11 @@ func TestInProcessWithTestenv(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			env := testenv.StartT(t, testenv.Config{ControllerManager: controllermanager.InProcess(controllermanager.Config{Controllers: tt.controllers})})
+			// As kubeadm runs it: with RBAC, the manager's own identity
+			// (testenv hands it) and each controller as its service account.
+			env := testenv.StartT(t, testenv.Config{RBAC: true,
+				ControllerManager: controllermanager.InProcess(controllermanager.Config{Controllers: tt.controllers, UseServiceAccountCredentials: true})})
+			t.Cleanup(func() { checkNotRefused(t, env) })
 			c := mustClient(t, env)
 			ctx := context.Background()
 			if _, err := client.For[*corev1.Namespace, *corev1.NamespaceList](c).Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}}, metav1.CreateOptions{}); err != nil {

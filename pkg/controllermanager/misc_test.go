@@ -27,9 +27,9 @@ import (
 // issued by that CA.
 func TestManagerSignsWithClusterCA(t *testing.T) {
 	dir := t.TempDir()
-	env := testenv.StartT(t, testenv.Config{Dir: dir})
+	env := testenv.StartT(t, testenv.Config{Dir: dir, RBAC: true})
 	certFile, keyFile := pki.Files(dir, "ca")
-	m, err := controllermanager.New(controllermanager.Config{ClientConfig: clientConfig(env),
+	m, err := controllermanager.New(controllermanager.Config{ClientConfig: managerClientConfig(t, env), UseServiceAccountCredentials: true,
 		Controllers: []string{"csrapproving", "csrsigning", "csrcleaner"},
 		CSRSigning:  controllermanager.CSRSigningConfig{ClusterSigningCertFile: certFile, ClusterSigningKeyFile: keyFile}})
 	if err != nil {

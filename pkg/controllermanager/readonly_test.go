@@ -28,10 +28,10 @@ import (
 // completion, a Service, a PodDisruptionBudget, a ResourceQuota and a
 // cascading delete.
 func TestControllersLeaveCachedPodsUnchanged(t *testing.T) {
-	env := testenv.StartT(t)
+	env := testenv.StartT(t, testenv.Config{RBAC: true})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	m, err := controllermanager.New(controllermanager.Config{ClientConfig: clientConfig(env)})
+	m, err := controllermanager.New(controllermanager.Config{ClientConfig: managerClientConfig(t, env), UseServiceAccountCredentials: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,10 +28,12 @@ import (
 // the provisioner deletes with its directory (pv-protection lets it go).
 func TestLocalPathProvisioningWithBinder(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "storage")
-	env := testenv.StartT(t, testenv.Config{ControllerManager: controllermanager.InProcess(controllermanager.Config{
-		Controllers: []string{"persistentvolume-binder-controller", "skiff-local-path-provisioner", "pvc-protection", "pv-protection"},
-		LocalPath:   controllermanager.LocalPathConfig{StorageDir: dir, ManageDirectories: true},
+	env := testenv.StartT(t, testenv.Config{RBAC: true, ControllerManager: controllermanager.InProcess(controllermanager.Config{
+		UseServiceAccountCredentials: true,
+		Controllers:                  []string{"persistentvolume-binder-controller", "skiff-local-path-provisioner", "pvc-protection", "pv-protection"},
+		LocalPath:                    controllermanager.LocalPathConfig{StorageDir: dir, ManageDirectories: true},
 	})})
+	t.Cleanup(func() { checkNotRefused(t, env) })
 	c := mustClient(t, env)
 	ctx := context.Background()
 	if err := env.EnsureServiceAccount(ctx, "default", "default"); err != nil {

@@ -34,13 +34,14 @@ func markReady(ctx context.Context, t *testing.T, pods *client.Typed[*corev1.Pod
 // The workload controllers run in the manager: a Deployment gets a
 // ReplicaSet and pods, and an image change rolls out to completion.
 func TestManagerRunsWorkloadControllers(t *testing.T) {
-	env := testenv.StartT(t)
+	env := testenv.StartT(t, testenv.Config{RBAC: true})
 	// Pods need their service account; the serviceaccount controller is
 	// not among the controllers run here.
 	if err := env.EnsureServiceAccount(context.Background(), "default", "default"); err != nil {
 		t.Fatal(err)
 	}
-	m, err := controllermanager.New(controllermanager.Config{ClientConfig: clientConfig(env), Controllers: []string{"deployment", "replicaset", "replicationcontroller"}})
+	m, err := controllermanager.New(controllermanager.Config{ClientConfig: managerClientConfig(t, env), UseServiceAccountCredentials: true,
+		Controllers: []string{"deployment", "replicaset", "replicationcontroller"}})
 	if err != nil {
 		t.Fatal(err)
 	}

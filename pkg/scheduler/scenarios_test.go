@@ -37,7 +37,7 @@ type cluster struct {
 
 func newCluster(t *testing.T, cc *config.KubeSchedulerConfiguration) *cluster {
 	t.Helper()
-	env := testenv.StartT(t)
+	env := testenv.StartT(t, testenv.Config{RBAC: true})
 	ctx := context.Background()
 	if err := env.EnsureServiceAccount(ctx, "default", "default"); err != nil {
 		t.Fatal(err)
@@ -53,7 +53,7 @@ func newCluster(t *testing.T, cc *config.KubeSchedulerConfiguration) *cluster {
 	cc = cc.DeepCopy()
 	off := false
 	cc.LeaderElection.LeaderElect = &off
-	s := runScheduler(t, ctx, cc, ccfg)
+	s := runScheduler(t, ctx, cc, schedulerClientConfig(t, env))
 	return &cluster{t: t, ctx: ctx, c: c, nodes: client.For[*corev1.Node, *corev1.NodeList](c),
 		pods: client.For[*corev1.Pod, *corev1.PodList](c).Namespace("default"), s: s}
 }

@@ -100,17 +100,37 @@ func limitedConfig(names ...string) *config.KubeSchedulerConfiguration {
 
 func startScheduler(t *testing.T, cc *config.KubeSchedulerConfiguration) (*testenv.Environment, *client.Client) {
 	t.Helper()
-	env := testenv.StartT(t)
+	env := testenv.StartT(t, testenv.Config{RBAC: true})
 	if err := env.EnsureServiceAccount(context.Background(), "default", "default"); err != nil {
 		t.Fatal(err)
 	}
 	ccfg := &client.Config{Host: env.URL, CAData: env.CAData, CertData: env.CertData, KeyData: env.KeyData, QPS: -1}
-	runScheduler(t, context.Background(), cc, ccfg)
+	runScheduler(t, context.Background(), cc, schedulerClientConfig(t, env))
 	c, err := client.New(ccfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return env, c
+}
+
+// schedulerClientConfig is the scheduler's client against env, as kubeadm
+// configures it: user system:kube-scheduler, whose permissions are
+// upstream's bootstrap policy (the tests' clusters authorize with RBAC, so
+// a request the scheduler makes beyond upstream's permissions fails them).
+func schedulerClientConfig(t *testing.T, env *testenv.Environment) *client.Config {
+	t.Helper()
+	certPEM, keyPEM, err := env.UserCertificate("system:kube-scheduler")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, f := range env.Forbidden() {
+			if f.User == "system:kube-scheduler" {
+				t.Errorf("the scheduler was refused: %s", f)
+			}
+		}
+	})
+	return &client.Config{Host: env.URL, CAData: env.CAData, CertData: certPEM, KeyData: keyPEM, QPS: -1}
 }
 
 // runScheduler runs a scheduler with cc against ccfg's server until the

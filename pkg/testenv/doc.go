@@ -9,6 +9,15 @@
 // controller table implements) as on a real cluster. Like a real cluster,
 // they act asynchronously: wait for what they create.
 //
+// With Config.RBAC the server authorizes as upstream's defaults
+// (Node,RBAC) with upstream's bootstrap policy; the components then run
+// with their own identities (system:kube-controller-manager — give the
+// manager UseServiceAccountCredentials, as kubeadm does — and
+// system:kube-scheduler), and Environment.Forbidden lists every request
+// refused with 403 so far, so that a test can check that a component works
+// with exactly its bootstrap permissions (RecordForbidden does the same
+// for a server testenv does not start).
+//
 // Invariants: every Environment is independent (its own storage, port and
 // certificates); Stop (or the test's cleanup) ends the server and waits
 // for it.

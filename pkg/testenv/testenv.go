@@ -44,14 +44,18 @@ type Config struct {
 	// Tweak adjusts the API server configuration before it starts.
 	Tweak func(*apiserver.Config)
 	// ControllerManager, when set, runs from Start to Stop against the
-	// server, given the admin kubeconfig, as a controller manager attached
-	// to a real cluster: pass controllermanager.InProcess(cfg) for skiff's.
+	// server, given the admin kubeconfig (with RBAC, a kubeconfig of
+	// system:kube-controller-manager, as kubeadm writes: set the manager's
+	// UseServiceAccountCredentials then, as upstream's needs), as a
+	// controller manager attached to a real cluster: pass
+	// controllermanager.InProcess(cfg) for skiff's.
 	// (A function, so that testenv depends neither on the controllers nor
 	// on the client, whose own tests use testenv.) It is stopped before
 	// the server; an error it returns is Stop's error.
 	ControllerManager func(ctx context.Context, kubeconfigPath string) error
 	// Scheduler, when set, runs likewise (scheduler.InProcess(cfg) for
-	// skiff's), so that a test's pods get bound to its nodes.
+	// skiff's; with RBAC as system:kube-scheduler), so that a test's pods
+	// get bound to its nodes.
 	Scheduler func(ctx context.Context, kubeconfigPath string) error
 }
 
@@ -78,6 +82,8 @@ type Environment struct {
 	ca    *pki.KeyPair
 	dir   string
 	cmErr error // what a component (controller manager, scheduler) returned, if it failed
+	// forbidden records the requests refused with 403 (with RBAC).
+	forbidden *forbiddenLog
 }
 
 // runningComponent is a controller manager or scheduler run by the
@@ -102,6 +108,10 @@ func Start(ctx context.Context, cfg Config) (*Environment, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	}
+	if cfg.RBAC {
+		env.forbidden = newForbiddenLog(cfg.Logger.Handler())
+		cfg.Logger = slog.New(env.forbidden)
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real{}
@@ -207,16 +217,30 @@ func Start(ctx context.Context, cfg Config) (*Environment, error) {
 		return nil, err
 	}
 	for _, c := range []struct {
-		name string
-		run  func(context.Context, string) error
-	}{{"controller manager", cfg.ControllerManager}, {"scheduler", cfg.Scheduler}} {
+		name, user string
+		run        func(context.Context, string) error
+	}{{"controller manager", "system:kube-controller-manager", cfg.ControllerManager}, {"scheduler", "system:kube-scheduler", cfg.Scheduler}} {
 		if c.run == nil {
 			continue
+		}
+		path := env.KubeconfigPath
+		if cfg.RBAC {
+			// Each component with its own identity and the bootstrap
+			// policy's permissions, as kubeadm configures them.
+			certPEM, keyPEM, err := env.UserCertificate(c.user)
+			if err == nil {
+				path = filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-")+".kubeconfig")
+				err = kubeconfig.Write(path, kubeconfig.New("skiff-testenv", env.URL, ca.CertPEM, certPEM, keyPEM))
+			}
+			if err != nil {
+				env.Stop()
+				return nil, err
+			}
 		}
 		cctx, cancel := context.WithCancel(context.Background())
 		rc := &runningComponent{name: c.name, cancel: cancel, done: make(chan error, 1)}
 		env.comps = append(env.comps, rc)
-		go func() { rc.done <- c.run(cctx, env.KubeconfigPath) }()
+		go func() { rc.done <- c.run(cctx, path) }()
 	}
 	return env, nil
 }

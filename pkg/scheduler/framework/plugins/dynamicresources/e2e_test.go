@@ -40,7 +40,16 @@ func eventually(t *testing.T, what string, cond func() (bool, error)) {
 // allocated stays unschedulable with the reason saying skiff cannot
 // allocate devices.
 func TestSchedulerWithResourceClaims(t *testing.T) {
-	env := testenv.StartT(t, testenv.Config{Scheduler: scheduler.InProcess(nil, scheduler.Config{})})
+	// With RBAC: the scheduler as system:kube-scheduler, with upstream's
+	// bootstrap permissions only.
+	env := testenv.StartT(t, testenv.Config{RBAC: true, Scheduler: scheduler.InProcess(nil, scheduler.Config{})})
+	t.Cleanup(func() {
+		for _, f := range env.Forbidden() {
+			if f.User == "system:kube-scheduler" {
+				t.Errorf("the scheduler was refused: %s", f)
+			}
+		}
+	})
 	c, err := client.New(&client.Config{Host: env.URL, CAData: env.CAData, CertData: env.CertData, KeyData: env.KeyData, QPS: -1})
 	if err != nil {
 		t.Fatal(err)

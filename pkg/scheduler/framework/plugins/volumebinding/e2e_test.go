@@ -42,12 +42,24 @@ func eventually(t *testing.T, what string, cond func() (bool, error)) {
 // served by a static local volume lands on that volume's node; a pod with
 // an unbound Immediate claim stays Pending with upstream's reason.
 func TestSchedulerBindsVolumes(t *testing.T) {
+	// With RBAC, as kubeadm runs them: the scheduler as
+	// system:kube-scheduler, each controller as its service account, with
+	// upstream's bootstrap permissions only.
 	env := testenv.StartT(t, testenv.Config{
+		RBAC: true,
 		ControllerManager: controllermanager.InProcess(controllermanager.Config{
-			Controllers: []string{"persistentvolume-binder-controller", "skiff-local-path-provisioner"},
-			LocalPath:   controllermanager.LocalPathConfig{StorageDir: filepath.Join(t.TempDir(), "storage")},
+			UseServiceAccountCredentials: true,
+			Controllers:                  []string{"persistentvolume-binder-controller", "skiff-local-path-provisioner"},
+			LocalPath:                    controllermanager.LocalPathConfig{StorageDir: filepath.Join(t.TempDir(), "storage")},
 		}),
 		Scheduler: scheduler.InProcess(nil, scheduler.Config{}),
+	})
+	t.Cleanup(func() {
+		for _, f := range env.Forbidden() {
+			if f.User == "system:kube-scheduler" || f.User == "system:kube-controller-manager" || strings.HasPrefix(f.User, "system:serviceaccount:kube-system:") {
+				t.Errorf("a component was refused: %s", f)
+			}
+		}
 	})
 	c, err := client.New(&client.Config{Host: env.URL, CAData: env.CAData, CertData: env.CertData, KeyData: env.KeyData, QPS: -1})
 	if err != nil {
