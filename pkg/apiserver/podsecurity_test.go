@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/skiff-sh/skiff/pkg/apiserver"
@@ -152,4 +153,47 @@ func TestAdmissionPluginConfig(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `enable-admission-plugins plugin "Nope" is unknown`) {
 		t.Errorf("New with an unknown plugin: %v", err)
 	}
+}
+
+// Upstream's optional plugins, enabled by the flag: AlwaysPullImages,
+// LimitPodHardAntiAffinityTopology, DenyServiceExternalIPs,
+// ExtendedResourceToleration.
+func TestOptionalAdmissionPlugins(t *testing.T) {
+	c := start(t, testenv.Config{Tweak: func(cfg *apiserver.Config) {
+		cfg.EnableAdmissionPlugins = []string{"DenyServiceExternalIPs", "AlwaysPullImages", "ExtendedResourceToleration",
+			"LimitPodHardAntiAffinityTopology", "NamespaceExists"}
+	}})
+	ns := c.namespace("optional")
+	var p corev1.Pod
+	body := pod("pull", "nginx")
+	body["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["imagePullPolicy"] = "IfNotPresent"
+	c.call(http.MethodPost, "/api/v1/namespaces/"+ns+"/pods", body, http.StatusCreated, &p)
+	if got := p.Spec.Containers[0].ImagePullPolicy; got != corev1.PullAlways {
+		t.Errorf("imagePullPolicy %s, want Always", got)
+	}
+
+	gpu := sizedPod("gpu", []map[string]any{containerResources(map[string]any{"example.com/gpu": "1"}, map[string]any{"example.com/gpu": "1"})}, nil)
+	c.call(http.MethodPost, "/api/v1/namespaces/"+ns+"/pods", gpu, http.StatusCreated, &p)
+	want := corev1.Toleration{Key: "example.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}
+	found := false
+	for _, tol := range p.Spec.Tolerations {
+		found = found || tol == want
+	}
+	if !found {
+		t.Errorf("tolerations %v lack %v", p.Spec.Tolerations, want)
+	}
+
+	aa := pod("aa", "nginx")
+	aa["spec"].(map[string]any)["affinity"] = map[string]any{"podAntiAffinity": map[string]any{"requiredDuringSchedulingIgnoredDuringExecution": []any{
+		map[string]any{"labelSelector": map[string]any{"matchLabels": map[string]any{"a": "b"}}, "topologyKey": "topology.kubernetes.io/zone"}}}}
+	code, _, data := c.do(http.MethodPost, "/api/v1/namespaces/"+ns+"/pods", aa, "", "")
+	expectStatus(t, code, data, http.StatusForbidden, metav1.StatusReasonForbidden,
+		`pods "aa" is forbidden: affinity.PodAntiAffinity.RequiredDuringScheduling has TopologyKey topology.kubernetes.io/zone but only key kubernetes.io/hostname is allowed`)
+
+	code, _, data = c.do(http.MethodPost, "/api/v1/namespaces/"+ns+"/services", map[string]any{
+		"apiVersion": "v1", "kind": "Service", "metadata": map[string]any{"name": "ext"},
+		"spec": map[string]any{"ports": []any{map[string]any{"port": 80}}, "externalIPs": []string{"192.0.2.1"}},
+	}, "", "")
+	expectStatus(t, code, data, http.StatusForbidden, metav1.StatusReasonForbidden,
+		`services "ext" is forbidden: Use of external IPs is denied by admission control`)
 }

@@ -39,9 +39,9 @@ func one() resource.Quantity { return *resource.NewQuantity(1, resource.DecimalS
 
 func Zero() resource.Quantity { return resource.Quantity{Format: resource.DecimalSI} }
 
-// isExtendedResourceName: a name outside kubernetes.io (and not
+// IsExtendedResourceName: a name outside kubernetes.io (and not
 // requests.*) with a domain, as upstream's helper.
-func isExtendedResourceName(name corev1.ResourceName) bool {
+func IsExtendedResourceName(name corev1.ResourceName) bool {
 	s := string(name)
 	if strings.HasPrefix(s, corev1.DefaultResourceRequestsPrefix) {
 		return false
@@ -61,7 +61,7 @@ func MatchingPodResources(names []corev1.ResourceName) []corev1.ResourceName {
 		case slices.Contains(podResources, n),
 			strings.HasPrefix(s, corev1.ResourceHugePagesPrefix),
 			strings.HasPrefix(s, corev1.ResourceRequestsHugePagesPrefix),
-			strings.HasPrefix(s, corev1.DefaultResourceRequestsPrefix) && isExtendedResourceName(corev1.ResourceName(strings.TrimPrefix(s, corev1.DefaultResourceRequestsPrefix))):
+			strings.HasPrefix(s, corev1.DefaultResourceRequestsPrefix) && IsExtendedResourceName(corev1.ResourceName(strings.TrimPrefix(s, corev1.DefaultResourceRequestsPrefix))):
 			out = append(out, n)
 		}
 	}
@@ -131,7 +131,7 @@ func PodUsage(pod *corev1.Pod, now time.Time) corev1.ResourceList {
 			result[name] = q
 			result[corev1.ResourceName(corev1.DefaultResourceRequestsPrefix+string(name))] = q
 		}
-		if isExtendedResourceName(name) {
+		if IsExtendedResourceName(name) {
 			result[corev1.ResourceName(corev1.DefaultResourceRequestsPrefix+string(name))] = q
 		}
 	}

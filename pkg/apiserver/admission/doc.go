@@ -6,8 +6,9 @@
 // DefaultStorageClass, CertificateSubjectRestriction, DefaultIngressClass,
 // PodSecurity (pkg/podsecurity), MutatingAdmissionWebhook and
 // ValidatingAdmissionWebhook (package webhook, given through
-// Deps.External), ResourceQuota, and AlwaysAdmit/AlwaysDeny
-// on request).
+// Deps.External), ResourceQuota; and, off by default as upstream,
+// AlwaysAdmit, AlwaysDeny, NamespaceExists, LimitPodHardAntiAffinityTopology,
+// AlwaysPullImages, ExtendedResourceToleration, DenyServiceExternalIPs).
 //
 // registry.go holds upstream's plugin names in upstream's recommended
 // order and its default-on set: --enable-admission-plugins and

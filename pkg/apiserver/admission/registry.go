@@ -66,8 +66,13 @@ var defaultOn = map[string]bool{
 // of AllOrderedPlugins without a factory is accepted by the flags (so that
 // kube-apiserver command lines keep working) and left out of the chain.
 var factories = map[string]func(Deps) Plugin{
-	"AlwaysAdmit": func(Deps) Plugin { return alwaysAdmit{} },
-	"AlwaysDeny":  func(Deps) Plugin { return alwaysDeny{} },
+	"AlwaysAdmit":                      func(Deps) Plugin { return alwaysAdmit{} },
+	"NamespaceExists":                  func(d Deps) Plugin { return &namespaceExists{d: d} },
+	"LimitPodHardAntiAffinityTopology": func(Deps) Plugin { return limitPodHardAntiAffinityTopology{} },
+	"AlwaysPullImages":                 func(Deps) Plugin { return alwaysPullImages{} },
+	"ExtendedResourceToleration":       func(Deps) Plugin { return extendedResourceToleration{} },
+	"DenyServiceExternalIPs":           func(Deps) Plugin { return denyServiceExternalIPs{} },
+	"AlwaysDeny":                       func(Deps) Plugin { return alwaysDeny{} },
 	"NamespaceLifecycle": func(d Deps) Plugin {
 		return &namespaceLifecycle{d: d, deleted: map[string]time.Time{}}
 	},
