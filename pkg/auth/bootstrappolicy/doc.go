@@ -27,5 +27,7 @@
 //     non-resource URLs are sorted, as upstream's rule builder leaves them;
 //   - each call returns fresh objects the caller may modify.
 //
-// The package depends only on k8s.io/api and k8s.io/apimachinery.
+// The package depends only on k8s.io/api, k8s.io/apimachinery and
+// pkg/auth/rbac (the rule coverage reconciliation shares with the
+// escalation check).
 package bootstrappolicy

@@ -2,10 +2,11 @@ package bootstrappolicy
 
 import (
 	"reflect"
-	"strings"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/skiff-sh/skiff/pkg/auth/rbac"
 )
 
 // Reconciliation, as upstream's API server does it at start for its
@@ -177,109 +178,9 @@ next:
 
 // uncovered returns the parts of want (broken down to one verb, group,
 // resource and resource name, or one verb and URL, per rule) that no rule
-// of have grants, in want's order.
+// of have grants, in want's order: upstream's coverage check, shared with
+// the RBAC escalation check.
 func uncovered(have, want []rbacv1.PolicyRule) []rbacv1.PolicyRule {
-	var out []rbacv1.PolicyRule
-	for _, w := range want {
-		for _, atom := range breakdown(w) {
-			covered := false
-			for i := range have {
-				if covers(&have[i], &atom) {
-					covered = true
-					break
-				}
-			}
-			if !covered {
-				out = append(out, atom)
-			}
-		}
-	}
-	return out
-}
-
-// breakdown splits a rule into rules of one verb and one group, resource
-// and resource name (or one non-resource URL) each.
-func breakdown(r rbacv1.PolicyRule) []rbacv1.PolicyRule {
-	var out []rbacv1.PolicyRule
-	for _, g := range r.APIGroups {
-		for _, res := range r.Resources {
-			for _, v := range r.Verbs {
-				if len(r.ResourceNames) == 0 {
-					out = append(out, rbacv1.PolicyRule{Verbs: []string{v}, APIGroups: []string{g}, Resources: []string{res}})
-					continue
-				}
-				for _, n := range r.ResourceNames {
-					out = append(out, rbacv1.PolicyRule{Verbs: []string{v}, APIGroups: []string{g}, Resources: []string{res}, ResourceNames: []string{n}})
-				}
-			}
-		}
-	}
-	for _, u := range r.NonResourceURLs {
-		for _, v := range r.Verbs {
-			out = append(out, rbacv1.PolicyRule{Verbs: []string{v}, NonResourceURLs: []string{u}})
-		}
-	}
-	return out
-}
-
-// covers reports whether owner grants everything sub (a broken-down rule)
-// does: "*" matches any verb, group or resource, "*/<sub>" any resource's
-// subresource, a URL ending in "*" any URL with that prefix; an owner
-// without resource names covers any name.
-func covers(owner, sub *rbacv1.PolicyRule) bool {
-	if !hasAllOrStar(owner.Verbs, sub.Verbs, rbacv1.VerbAll) || !hasAllOrStar(owner.APIGroups, sub.APIGroups, rbacv1.APIGroupAll) {
-		return false
-	}
-	if !has(owner.Resources, rbacv1.ResourceAll) {
-		for _, r := range sub.Resources {
-			if has(owner.Resources, r) {
-				continue
-			}
-			_, subresource, ok := strings.Cut(r, "/")
-			if !ok || !has(owner.Resources, "*/"+subresource) {
-				return false
-			}
-		}
-	}
-	for _, u := range sub.NonResourceURLs {
-		if !urlCovered(owner.NonResourceURLs, u) {
-			return false
-		}
-	}
-	if len(owner.ResourceNames) == 0 {
-		return true
-	}
-	return len(sub.ResourceNames) > 0 && hasAllOrStar(owner.ResourceNames, sub.ResourceNames, "")
-}
-
-func urlCovered(owner []string, u string) bool {
-	for _, o := range owner {
-		if o == rbacv1.NonResourceAll || o == u ||
-			(strings.HasSuffix(o, "*") && strings.HasPrefix(u, strings.TrimSuffix(o, "*"))) {
-			return true
-		}
-	}
-	return false
-}
-
-func has(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-// hasAllOrStar: set contains star (when star is not empty) or every item.
-func hasAllOrStar(set, items []string, star string) bool {
-	if star != "" && has(set, star) {
-		return true
-	}
-	for _, i := range items {
-		if !has(set, i) {
-			return false
-		}
-	}
-	return true
+	_, missing := rbac.Covers(have, want)
+	return missing
 }
