@@ -574,10 +574,7 @@ func (s *Server) attributes(ctx context.Context, op admission.Operation, info *R
 		Kind: schema.GroupKind{Group: e.def.Group, Kind: e.def.Kind}, Namespace: info.Namespace,
 		Name: info.Name, Object: obj, OldObject: old, DryRun: opts.dryRun(),
 		RequestResource: e.gvr, RequestKind: e.gvk, Options: opts.forOperation(op),
-		UserInfo: registry.UserFrom(ctx),
-	}
-	if info.Subresource != "scale" {
-		a.Versions = &admissionVersions{s: s, e: e}
+		UserInfo: registry.UserFrom(ctx), Versions: &admissionVersions{s: s, e: e},
 	}
 	if a.Name == "" && obj != nil {
 		_, a.Name = objectName(obj)

@@ -100,7 +100,11 @@ func (s *Server) serveScale(w http.ResponseWriter, r *http.Request, info *Reques
 	}
 	newObj := func(ctx context.Context, old runtime.Object) (runtime.Object, error) {
 		if apply {
-			return s.applyScale(e, storage.Unwrap(old), body, o)
+			obj, err := s.applyScale(e, storage.Unwrap(old), body, o)
+			if err != nil {
+				return nil, err
+			}
+			return s.admitScale(ctx, info, e, obj, old, o)
 		}
 		cur, err := sf.Get(old)
 		if err != nil {
@@ -121,11 +125,15 @@ func (s *Server) serveScale(w http.ResponseWriter, r *http.Request, info *Reques
 		}
 		obj := old.DeepCopyObject()
 		sf.SetReplicas(obj, target.Spec.Replicas)
-		return s.trackUpdate(e, "scale", old, obj, manager), nil
+		return s.admitScale(ctx, info, e, s.trackUpdate(e, "scale", old, obj, manager), old, o)
 	}
 	out, _, err := e.store.Update(r.Context(), info.Namespace, info.Name, &objInfo{update: newObj}, nil,
 		func(ctx context.Context, obj, old runtime.Object) error {
-			return s.admission.Validate(ctx, s.attributes(ctx, admission.Update, info, e, obj, old, o))
+			a, err := s.scaleAttributes(ctx, info, e, obj, old, o)
+			if err != nil {
+				return err
+			}
+			return s.admission.Validate(ctx, a)
 		}, registry.UpdateOptions{DryRun: o.DryRun})
 	if err != nil {
 		return err
@@ -745,4 +753,76 @@ func (s *Server) finalizeStore(st *registry.Store) *registry.Store {
 	strategy.ValidateUpdate = nil
 	fs.Strategy = &strategy
 	return &fs
+}
+
+// scaleAttributes are the admission attributes of a scale update, as
+// upstream's: the objects are the parent's Scale (autoscaling/v1), the
+// resource the parent's with subresource scale.
+func (s *Server) scaleAttributes(ctx context.Context, info *RequestInfo, e *endpoint, obj, old runtime.Object, o writeOptions) (*admission.Attributes, error) {
+	sc, err := e.def.Scale.Get(storage.Unwrap(obj))
+	if err != nil {
+		return nil, err
+	}
+	oldSc, err := e.def.Scale.Get(storage.Unwrap(old))
+	if err != nil {
+		return nil, err
+	}
+	sc.SetGroupVersionKind(scaleGVK)
+	oldSc.SetGroupVersionKind(scaleGVK)
+	a := s.attributes(ctx, admission.Update, info, e, sc, oldSc, o)
+	a.Kind, a.RequestKind = scaleGVK.GroupKind(), scaleGVK
+	a.Versions = scaleVersions{&admissionVersions{s: s, e: e}}
+	return a, nil
+}
+
+// admitScale runs mutating admission on the Scale of a scale update and
+// applies the replicas it ends with to the parent obj.
+func (s *Server) admitScale(ctx context.Context, info *RequestInfo, e *endpoint, obj, old runtime.Object, o writeOptions) (runtime.Object, error) {
+	a, err := s.scaleAttributes(ctx, info, e, obj, old, o)
+	if err != nil {
+		return nil, err
+	}
+	want := a.Object.(*autoscalingv1.Scale).Spec.Replicas
+	if err := s.admission.Admit(ctx, a); err != nil {
+		return nil, err
+	}
+	if got := a.Object.(*autoscalingv1.Scale).Spec.Replicas; got != want {
+		if got < 0 {
+			return nil, apierrors.NewInvalid(scaleQualified, info.Name, field.ErrorList{
+				field.Invalid(field.NewPath("spec", "replicas"), got, "must be greater than or equal to 0")})
+		}
+		e.def.Scale.SetReplicas(obj, got)
+	}
+	return obj, nil
+}
+
+// scaleVersions converts Scales for admission webhooks: every served
+// version of a resource has the autoscaling/v1 Scale as its scale.
+type scaleVersions struct{ v *admissionVersions }
+
+func (sv scaleVersions) Equivalents() []schema.GroupVersionResource { return sv.v.Equivalents() }
+
+func (sv scaleVersions) KindFor(gvr schema.GroupVersionResource) schema.GroupVersionKind {
+	if sv.v.KindFor(gvr).Empty() {
+		return schema.GroupVersionKind{}
+	}
+	return scaleGVK
+}
+
+func (sv scaleVersions) ToVersion(obj runtime.Object, _ schema.GroupVersionResource) (runtime.Object, error) {
+	sc, ok := obj.(*autoscalingv1.Scale)
+	if !ok {
+		return nil, fmt.Errorf("unexpected scale object %T", obj)
+	}
+	out := sc.DeepCopy()
+	out.SetGroupVersionKind(scaleGVK)
+	return out, nil
+}
+
+func (sv scaleVersions) FromJSON(data []byte, _ schema.GroupVersionResource) (runtime.Object, error) {
+	res, err := sv.v.s.codecs.decode(bodyJSON, data, scaleGVK, &autoscalingv1.Scale{})
+	if err != nil {
+		return nil, err
+	}
+	return res.obj, nil
 }

@@ -385,6 +385,10 @@ func TestAdmissionWebhooks(t *testing.T) {
 		ns := c.namespace("wh-unreachable")
 		c.call(http.MethodPost, "/api/v1/namespaces/"+ns+"/services", map[string]any{"apiVersion": "v1", "kind": "Service",
 			"metadata": map[string]any{"name": "gone"}, "spec": map[string]any{"ports": []any{map[string]any{"port": 443, "targetPort": 8443}}}}, http.StatusCreated, nil)
+		eventually(t, "the service in the watch cache", func() bool {
+			_, _, data := c.do(http.MethodGet, "/api/v1/namespaces/"+ns+"/services?resourceVersion=0", nil, "", "")
+			return strings.Contains(string(data), `"name":"gone"`)
+		})
 		svc := func(name string) map[string]any {
 			return map[string]any{"service": map[string]any{"namespace": ns, "name": name, "path": "/x"}, "caBundle": hs.caPEM}
 		}
@@ -421,6 +425,15 @@ func TestAdmissionWebhooks(t *testing.T) {
 						"endpoints": []any{map[string]any{"addresses": []string{ip.String()}, "conditions": map[string]any{"ready": true}}},
 						"ports":     []any{map[string]any{"name": "https", "port": shs.port}}}, http.StatusCreated, nil)
 				}
+				// the endpoint routing reads the watch cache
+				listPath := "/api/v1/namespaces/" + ns + "/endpoints?resourceVersion=0"
+				if kind == "EndpointSlice" {
+					listPath = "/apis/discovery.k8s.io/v1/namespaces/" + ns + "/endpointslices?resourceVersion=0"
+				}
+				eventually(t, kind+" in the watch cache", func() bool {
+					_, _, data := c.do(http.MethodGet, listPath, nil, "", "")
+					return strings.Contains(string(data), ip.String())
+				})
 				c.webhookConfig(false, "svc-"+strings.ToLower(kind), webhookDef{name: "svc.example.com", nsLabels: nsOnly(ns),
 					clientConfig: map[string]any{"service": map[string]any{"namespace": ns, "name": "hooks", "port": 8443, "path": "/svc"}, "caBundle": shs.caPEM}})
 				code, _, data := c.do(http.MethodPost, "/api/v1/namespaces/"+ns+"/configmaps", configMap("x", nil, nil), "", "")
@@ -608,6 +621,57 @@ func TestAdmissionWebhooks(t *testing.T) {
 		if !strings.Contains(st.Message, `failed calling webhook "noca.example.com": failed to call webhook: Post "`+hs.url("/noca")+`?timeout=10s": tls: failed to verify certificate: x509: certificate signed by unknown authority`) {
 			t.Errorf("message = %q", st.Message)
 		}
+	})
+
+	t.Run("scale subresource", func(t *testing.T) {
+		c := c.on(t)
+		ns := c.namespace("wh-scale")
+		scaleRule := func(op string) []any {
+			return []any{map[string]any{"operations": []string{op}, "apiGroups": []string{"apps"}, "apiVersions": []string{"v1"}, "resources": []string{"deployments/scale"}}}
+		}
+		replicasOf := func(req *admissionv1.AdmissionRequest) int32 {
+			var sc struct {
+				Spec struct{ Replicas int32 } `json:"spec"`
+			}
+			json.Unmarshal(req.Object.Raw, &sc)
+			return sc.Spec.Replicas
+		}
+		hs.handle("/scale-mutate", func(_ *http.Request, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+			if req.Kind != (metav1.GroupVersionKind{Group: "autoscaling", Version: "v1", Kind: "Scale"}) || req.SubResource != "scale" ||
+				req.Resource != (metav1.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}) {
+				return &admissionv1.AdmissionResponse{Allowed: false, Result: &metav1.Status{Message: fmt.Sprintf("kind %v resource %v", req.Kind, req.Resource)}}
+			}
+			if replicasOf(req) == 2 {
+				return jsonPatch(map[string]any{"op": "replace", "path": "/spec/replicas", "value": 5})
+			}
+			return allow()
+		})
+		hs.handle("/scale-validate", func(_ *http.Request, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+			if n := replicasOf(req); n == 7 {
+				return &admissionv1.AdmissionResponse{Allowed: false, Result: &metav1.Status{Message: "7 replicas are unlucky"}}
+			}
+			return allow()
+		})
+		c.webhookConfig(true, "scale", webhookDef{name: "scale-mutate.example.com", clientConfig: urlConfig(hs, "/scale-mutate"), nsLabels: nsOnly(ns), rules: scaleRule("UPDATE")})
+		c.webhookConfig(false, "scale", webhookDef{name: "scale-validate.example.com", clientConfig: urlConfig(hs, "/scale-validate"), nsLabels: nsOnly(ns), rules: scaleRule("UPDATE")})
+		c.call(http.MethodPost, "/apis/apps/v1/namespaces/"+ns+"/deployments", map[string]any{"apiVersion": "apps/v1", "kind": "Deployment",
+			"metadata": map[string]any{"name": "d"}, "spec": map[string]any{"replicas": 1, "selector": map[string]any{"matchLabels": map[string]string{"app": "d"}},
+				"template": map[string]any{"metadata": map[string]any{"labels": map[string]string{"app": "d"}}, "spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "nginx"}}}}}},
+			http.StatusCreated, nil)
+		scalePath := "/apis/apps/v1/namespaces/" + ns + "/deployments/d/scale"
+		code, data := c.patch(scalePath, "application/merge-patch+json", map[string]any{"spec": map[string]any{"replicas": 2}})
+		if code != http.StatusOK || !strings.Contains(string(data), `"replicas":5`) {
+			t.Fatalf("scale to 2: %d %s, want the webhook's 5", code, data)
+		}
+		var d struct {
+			Spec struct{ Replicas int32 } `json:"spec"`
+		}
+		c.call(http.MethodGet, "/apis/apps/v1/namespaces/"+ns+"/deployments/d", nil, http.StatusOK, &d)
+		if d.Spec.Replicas != 5 {
+			t.Errorf("deployment replicas = %d, want 5", d.Spec.Replicas)
+		}
+		code, data = c.patch(scalePath, "application/merge-patch+json", map[string]any{"spec": map[string]any{"replicas": 7}})
+		expectStatus(t, code, data, http.StatusBadRequest, "", `admission webhook "scale-validate.example.com" denied the request: 7 replicas are unlucky`)
 	})
 
 	t.Run("custom resource in another version", func(t *testing.T) {

@@ -51,8 +51,8 @@ type Attributes struct {
 	UserInfo *authenticationv1.UserInfo
 	// Versions converts Object between its storage form and the served
 	// versions of the resource (webhooks receive and patch a served
-	// version); nil where the request's object is not the resource's kind
-	// (the scale subresource).
+	// version); for the scale subresource, whose objects are Scales, it
+	// converts Scales.
 	Versions Versions
 	// Reinvocation is the state of upstream's reinvocation: a mutating
 	// plugin that wants the mutating chain run once more sets

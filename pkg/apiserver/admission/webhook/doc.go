@@ -50,10 +50,12 @@
 //     parallel after the registry's validation; the first refusal in
 //     webhook order is returned.
 //
-// Not done: webhooks on CONNECT requests and on the scale subresource's
-// Scale object (they see the parent object; patches there are refused),
-// client certificates for webhooks (upstream's admission kubeconfig),
-// upstream's webhook metrics.
+// The scale subresource's requests carry the autoscaling/v1 Scale, as
+// upstream's (a patch of its replicas reaches the parent).
+//
+// Not done: webhooks on CONNECT requests (exec, attach, port-forward,
+// proxy), on pods/binding and pods/eviction, client certificates for
+// webhooks (upstream's admission kubeconfig), upstream's webhook metrics.
 //
 // Invariants: a plugin never writes to storage; the object handed on is
 // always in storage form; a configuration change needs no restart.
