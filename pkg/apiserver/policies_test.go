@@ -264,6 +264,48 @@ func TestValidatingAdmissionPolicy(t *testing.T) {
 		c.call(http.MethodPost, deploys(ns2), sizedDeployment("x", 1, nil), http.StatusCreated, nil)
 	})
 
+	t.Run("matchPolicy Equivalent", func(t *testing.T) {
+		c := c.on(t)
+		ns := c.namespace("vap-equivalent")
+		// The rule names events.k8s.io/v1 events: a core/v1 event matches
+		// with matchPolicy Equivalent and the policy sees it as an
+		// events.k8s.io/v1 Event (note, not message).
+		for _, mp := range []string{"Equivalent", "Exact"} {
+			name := "events-" + strings.ToLower(mp)
+			c.createPolicy(policyObj(name, map[string]any{
+				"matchConstraints": map[string]any{"matchPolicy": mp, "resourceRules": []any{map[string]any{
+					"apiGroups": []any{"events.k8s.io"}, "apiVersions": []any{"v1"}, "operations": []any{"CREATE"}, "resources": []any{"events"},
+				}}},
+				"validations": []any{map[string]any{"expression": "object.note != 'forbidden'",
+					"messageExpression": "request.resource.group + '/' + request.resource.version + ' ' + request.kind.kind + ' via ' + request.requestResource.version + ' ' + object.apiVersion"}},
+			}), bindingObj(name, name, ns, nil))
+		}
+		event := func(name string) map[string]any {
+			return map[string]any{"apiVersion": "v1", "kind": "Event", "metadata": map[string]any{"name": name},
+				"involvedObject": map[string]any{"kind": "Pod", "name": "p", "namespace": ns}, "reason": "Test", "message": "forbidden", "type": "Normal"}
+		}
+		path := "/api/v1/namespaces/" + ns + "/events"
+		eventually(t, "policy in effect", func() bool {
+			code, _, _ := c.do(http.MethodPost, path+"?dryRun=All", event("probe"), "", "")
+			return code != http.StatusCreated
+		})
+		code, _, data := c.do(http.MethodPost, path, event("e1"), "", "")
+		expectStatus(t, code, data, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid,
+			`events "e1" is forbidden: ValidatingAdmissionPolicy 'events-equivalent' with binding 'events-equivalent' denied request: events.k8s.io/v1 Event via v1 events.k8s.io/v1`)
+		// the Exact policy does not match a core/v1 event
+		c.call(http.MethodDelete, "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings/events-equivalent", nil, http.StatusOK, nil)
+		eventually(t, "only the Exact policy left", func() bool {
+			code, _, _ := c.do(http.MethodPost, path+"?dryRun=All", event("probe"), "", "")
+			return code == http.StatusCreated
+		})
+		code, _, data = c.do(http.MethodPost, "/apis/events.k8s.io/v1/namespaces/"+ns+"/events", map[string]any{
+			"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": map[string]any{"name": "e2"}, "eventTime": "2026-01-01T00:00:00.000000Z",
+			"reportingController": "test", "reportingInstance": "test", "action": "Test", "reason": "Test", "type": "Normal", "note": "forbidden",
+			"regarding": map[string]any{"kind": "Pod", "name": "p", "namespace": ns}}, "", "")
+		expectStatus(t, code, data, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid,
+			`events.events.k8s.io "e2" is forbidden: ValidatingAdmissionPolicy 'events-exact' with binding 'events-exact' denied request: events.k8s.io/v1 Event via v1 events.k8s.io/v1`)
+	})
+
 	t.Run("authorizer and request", func(t *testing.T) {
 		c := c.on(t)
 		ns := c.namespace("vap-authz")

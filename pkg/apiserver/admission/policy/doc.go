@@ -48,8 +48,8 @@
 // for ValidatingAdmissionPolicy '<policy>' with binding '<binding>':
 // <message>"), Audit records the validation.policy.admission.k8s.io/
 // validation_failure audit annotation. Audit annotations
-// (<policy>/<key>) are recorded on the admission attributes: skiff has no
-// audit log, so they are not written anywhere yet.
+// (<policy>/<key>) are recorded on the admission attributes and logged at
+// debug level: skiff has no audit log.
 //
 // MutatingAdmissionPolicy (mutating.go) matches, binds and params the
 // same way and runs for creates, updates and connects. Each invocation

@@ -95,7 +95,8 @@ func (r *request) namespace(ctx context.Context) (*corev1.Namespace, map[string]
 }
 
 // forbidden is upstream's admission.NewForbidden: `<resource> "<name>" is
-// forbidden: <message>`, the name taken from the object (its
+// forbidden: <message>`, the resource the request used (events.k8s.io's
+// events through events.k8s.io/v1), the name taken from the object (its
 // generateName before a name is generated, "Unknown" without object).
 func forbidden(a *admission.Attributes, err error) *apierrors.StatusError {
 	name := "Unknown"
@@ -108,7 +109,7 @@ func forbidden(a *admission.Attributes, err error) *apierrors.StatusError {
 			}
 		}
 	}
-	return apierrors.NewForbidden(a.Resource, name, err)
+	return apierrors.NewForbidden(matching.RequestResource(a).GroupResource(), name, err)
 }
 
 // denial is the error of a denied request: Forbidden's message with

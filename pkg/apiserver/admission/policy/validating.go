@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	"github.com/google/cel-go/cel"
@@ -207,7 +208,7 @@ func (v *Validating) Validate(ctx context.Context, a *admission.Attributes) erro
 						case admissionregistrationv1.Warn:
 							admission.AddWarning(ctx, fmt.Sprintf("Validation failed for ValidatingAdmissionPolicy '%s' with binding '%s': %s", p.Name, b.Name, d.message))
 						case admissionregistrationv1.Audit:
-							publishValidationFailure(a, b, d)
+							publishValidationFailure(a, b, d, v.cfg.logger())
 						}
 					}
 				}
@@ -220,7 +221,7 @@ func (v *Validating) Validate(ctx context.Context, a *admission.Attributes) erro
 				}
 			}
 		}
-		audits.publish(p.Name, a)
+		audits.publish(p.Name, a, v.cfg.logger())
 	}
 	v.cache.prune(live)
 	if len(denied) == 0 {
@@ -384,7 +385,7 @@ func (d *decision) setMessage(message string, i int, c *compiledValidating) {
 }
 
 // publishValidationFailure records upstream's Audit action annotation.
-func publishValidationFailure(a *admission.Attributes, b *admissionregistrationv1.ValidatingAdmissionPolicyBinding, d decision) {
+func publishValidationFailure(a *admission.Attributes, b *admissionregistrationv1.ValidatingAdmissionPolicyBinding, d decision, log *slog.Logger) {
 	const key = "validation.policy.admission.k8s.io/validation_failure"
 	value, err := json.Marshal([]map[string]any{{
 		"message": d.message, "policy": b.Spec.PolicyName, "binding": b.Name,
@@ -397,6 +398,7 @@ func publishValidationFailure(a *admission.Attributes, b *admissionregistrationv
 		return
 	}
 	a.AddAnnotation(key, string(value))
+	log.Debug("admission audit annotation", "key", key, "value", string(value))
 }
 
 // auditCollector gathers a policy's audit annotations over its bindings
@@ -423,8 +425,9 @@ func (c *auditCollector) add(key, value string) {
 	c.values[key] = append(c.values[key], value)
 }
 
-func (c *auditCollector) publish(policy string, a *admission.Attributes) {
+func (c *auditCollector) publish(policy string, a *admission.Attributes, log *slog.Logger) {
 	for _, k := range c.keys {
 		a.AddAnnotation(policy+"/"+k, strings.Join(c.values[k], ", "))
+		log.Debug("admission audit annotation", "key", policy+"/"+k, "value", strings.Join(c.values[k], ", "))
 	}
 }
