@@ -129,7 +129,7 @@ func (a *aggregator) lookup(path string) *remoteAPIService {
 func (a *aggregator) run(ctx context.Context) {
 	for _, gr := range []schema.GroupResource{grAPIServices, grServices, grEndpointSlices} {
 		if st := a.s.stores[gr]; st != nil {
-			go a.watch(ctx, st)
+			go a.s.pokeOnEvents(ctx, st, a.wake)
 		}
 	}
 	t := a.s.cfg.Clock.NewTicker(aggregatorResync)
@@ -151,25 +151,6 @@ func (a *aggregator) run(ctx context.Context) {
 				a.wake()
 			}
 		}
-	}
-}
-
-// watch pokes the aggregator on every event of one resource.
-func (a *aggregator) watch(ctx context.Context, st *registry.Store) {
-	for ctx.Err() == nil {
-		w, err := st.Watch(ctx, "", registry.ListOptions{ResourceVersion: "0"})
-		if err != nil {
-			select {
-			case <-ctx.Done():
-				return
-			case <-a.s.cfg.Clock.After(100 * time.Millisecond):
-			}
-			continue
-		}
-		for range w.ResultChan() {
-			a.wake()
-		}
-		w.Stop()
 	}
 }
 

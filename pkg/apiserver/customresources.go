@@ -175,19 +175,26 @@ func (c *crdController) run(ctx context.Context) {
 
 // watchCRDs pokes the controller on every CRD event.
 func (c *crdController) watchCRDs(ctx context.Context, st *registry.Store) {
+	c.s.pokeOnEvents(ctx, st, c.wake)
+}
+
+// pokeOnEvents calls poke each time a watch of every object of st starts
+// and on each of its events, watching again when a watch ends, until ctx
+// ends (the API server's own controllers wake on their inputs this way).
+func (s *Server) pokeOnEvents(ctx context.Context, st *registry.Store, poke func()) {
 	for ctx.Err() == nil {
 		w, err := st.Watch(ctx, "", registry.ListOptions{ResourceVersion: "0"})
 		if err != nil {
 			select {
 			case <-ctx.Done():
 				return
-			case <-c.s.cfg.Clock.After(100 * time.Millisecond):
+			case <-s.cfg.Clock.After(100 * time.Millisecond):
 			}
 			continue
 		}
-		c.wake()
+		poke()
 		for range w.ResultChan() {
-			c.wake()
+			poke()
 		}
 		w.Stop()
 	}
