@@ -264,6 +264,31 @@ func TestValidatingAdmissionPolicy(t *testing.T) {
 		c.call(http.MethodPost, deploys(ns2), sizedDeployment("x", 1, nil), http.StatusCreated, nil)
 	})
 
+	t.Run("scale subresource", func(t *testing.T) {
+		c := c.on(t)
+		ns := c.namespace("vap-scale")
+		c.createPolicy(policyObj("scale-policy", map[string]any{
+			"matchConstraints": map[string]any{"resourceRules": []any{map[string]any{
+				"apiGroups": []any{"apps"}, "apiVersions": []any{"v1"}, "operations": []any{"UPDATE"}, "resources": []any{"deployments/scale"},
+			}}},
+			"validations": []any{map[string]any{"expression": "object.kind == 'Scale' && object.spec.replicas <= 5",
+				"messageExpression": "request.subResource + ': ' + string(object.spec.replicas) + ' > 5'"}},
+		}), bindingObj("scale-binding", "scale-policy", ns, nil))
+		c.call(http.MethodPost, deploys(ns), sizedDeployment("web", 1, nil), http.StatusCreated, nil)
+		scale := func(n int) map[string]any {
+			return map[string]any{"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": map[string]any{"name": "web", "namespace": ns}, "spec": map[string]any{"replicas": n}}
+		}
+		var code int
+		var data []byte
+		eventually(t, "policy in effect", func() bool {
+			code, _, data = c.do(http.MethodPut, deploys(ns)+"/web/scale?dryRun=All", scale(9), "", "")
+			return code != http.StatusOK
+		})
+		expectStatus(t, code, data, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid,
+			`deployments.apps "web" is forbidden: ValidatingAdmissionPolicy 'scale-policy' with binding 'scale-binding' denied request: scale: 9 > 5`)
+		c.call(http.MethodPut, deploys(ns)+"/web/scale", scale(4), http.StatusOK, nil)
+	})
+
 	t.Run("matchPolicy Equivalent", func(t *testing.T) {
 		c := c.on(t)
 		ns := c.namespace("vap-equivalent")
