@@ -104,7 +104,9 @@ func (s *Server) reconcileRBAC(ctx context.Context, gr schema.GroupResource, wan
 	reconcile func(cur runtime.Object) (runtime.Object, rbacOutcome)) error {
 	st := s.stores[gr]
 	ns, name := objectName(want)
-	cur, err := st.Get(ctx, ns, name, metav1.GetOptions{})
+	// From the watch cache (filled before bootstrap, no other writer yet):
+	// a start reads ~120 objects; the update below works on the stored one.
+	cur, err := st.Get(ctx, ns, name, metav1.GetOptions{ResourceVersion: "0"})
 	if apierrors.IsNotFound(err) {
 		return s.ensure(ctx, gr, want.DeepCopyObject())
 	}
