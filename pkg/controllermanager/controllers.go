@@ -31,7 +31,9 @@ type ControllerContext struct {
 	Name string
 	// Client is the controller's own API client (its own --kube-api-qps
 	// token bucket, as upstream's client builder gives each controller;
-	// User-Agent "<manager's>/<Name>"); ClientConfig its configuration.
+	// User-Agent "<manager's>/<upstream's client name>", with service
+	// account credentials ".../system:serviceaccount:kube-system:<name>";
+	// identities.go); ClientConfig its configuration.
 	// Informers share the manager's client.
 	Client       *client.Client
 	ClientConfig client.Config

@@ -112,8 +112,14 @@ type identities struct {
 func (ids *identities) clientConfig(ctx context.Context, controller string) (client.Config, error) {
 	cfg := ids.base
 	sa, ok := ServiceAccountName(controller)
-	if !ids.useSA || !ok {
+	if !ok {
 		cfg.UserAgent = ids.base.UserAgent + "/" + controller
+		return cfg, nil
+	}
+	if !ids.useSA {
+		// Upstream's client builder names the client after the account
+		// even when it keeps the manager's credentials.
+		cfg.UserAgent = ids.base.UserAgent + "/" + sa
 		return cfg, nil
 	}
 	if _, err := getOrCreateServiceAccount(ctx, ids.root, sa); err != nil {

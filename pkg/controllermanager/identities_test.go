@@ -85,6 +85,9 @@ func TestControllerIdentities(t *testing.T) {
 	if got := whoami(t, cfg); got != "kubernetes-admin" {
 		t.Errorf("without service account credentials: %q, want the manager's identity", got)
 	}
+	if !strings.HasSuffix(cfg.UserAgent, "/generic-garbage-collector") {
+		t.Errorf("without service account credentials: User-Agent = %q, want upstream's client name", cfg.UserAgent)
+	}
 
 	cfg, err = controllermanager.ControllerClientConfig(ctx, root, true, fake, "garbage-collector-controller")
 	if err != nil {
