@@ -2,9 +2,11 @@ package apiserver
 
 import (
 	"fmt"
+	"sort"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/version"
 
 	"github.com/skiff-sh/skiff/pkg/storage"
 )
@@ -45,6 +47,15 @@ func (v *admissionVersions) Equivalents() []schema.GroupVersionResource {
 	if v.e.cr != nil {
 		add(v.s.crs.Load().endpoints)
 	}
+	// a deterministic order (the endpoints are a map): by group, then
+	// newest version first (v1 before v1beta1), so that a rule naming two
+	// other versions always matches the same one
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Group != out[j].Group {
+			return out[i].Group < out[j].Group
+		}
+		return version.CompareKubeAwareVersionStrings(out[i].Version, out[j].Version) > 0
+	})
 	return out
 }
 

@@ -51,12 +51,12 @@ type dispatcher struct {
 	clients    *clients
 }
 
-func newDispatcher(c Config, gr schema.GroupResource, mutating bool) *dispatcher {
+func newDispatcher(c Config, gr schema.GroupResource) *dispatcher {
 	l := c.Logger
 	if l == nil {
 		l = slog.New(slog.DiscardHandler)
 	}
-	return &dispatcher{getter: c.Getter, authorizer: c.Authorizer, logger: l, src: &source{getter: c.Getter, gr: gr, mutating: mutating},
+	return &dispatcher{getter: c.Getter, authorizer: c.Authorizer, logger: l, src: &source{getter: c.Getter, gr: gr},
 		clients: &clients{getter: c.Getter}}
 }
 
@@ -68,12 +68,12 @@ type Validating struct{ *dispatcher }
 
 // NewMutating returns the MutatingAdmissionWebhook plugin.
 func NewMutating(c Config) *Mutating {
-	return &Mutating{newDispatcher(c, grMutatingConfigs, true)}
+	return &Mutating{newDispatcher(c, grMutatingConfigs)}
 }
 
 // NewValidating returns the ValidatingAdmissionWebhook plugin.
 func NewValidating(c Config) *Validating {
-	return &Validating{newDispatcher(c, grValidatingConfigs, false)}
+	return &Validating{newDispatcher(c, grValidatingConfigs)}
 }
 
 func (*Mutating) Name() string                       { return MutatingPluginName }

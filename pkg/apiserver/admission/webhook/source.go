@@ -57,9 +57,8 @@ type condition struct {
 // cache on every request (a change takes effect as soon as the cache has
 // it) and keeps the compiled form of the last set it saw.
 type source struct {
-	getter   admission.Getter
-	gr       schema.GroupResource
-	mutating bool
+	getter admission.Getter
+	gr     schema.GroupResource
 
 	mu    sync.Mutex
 	key   string

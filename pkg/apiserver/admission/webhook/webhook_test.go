@@ -34,7 +34,7 @@ func TestRejection(t *testing.T) {
 // side effects (only reachable with configurations stored by an older
 // API: v1 accepts only None and NoneOnDryRun).
 func TestDryRunSideEffects(t *testing.T) {
-	d := newDispatcher(Config{}, grValidatingConfigs, false)
+	d := newDispatcher(Config{}, grValidatingConfigs)
 	for _, se := range []admissionregistrationv1.SideEffectClass{admissionregistrationv1.SideEffectClassSome, admissionregistrationv1.SideEffectClassUnknown} {
 		h := &hook{name: "w", sideEffects: &se, reviewVersions: []string{"v1"}}
 		_, err := d.call(context.Background(), h, &admission.Attributes{DryRun: true}, &invocation{hook: h}, versioned{}, false)
