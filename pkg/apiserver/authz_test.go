@@ -9,8 +9,10 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/skiff-sh/skiff/pkg/apiserver"
 	"github.com/skiff-sh/skiff/pkg/clock"
 	"github.com/skiff-sh/skiff/pkg/testenv"
 )
@@ -485,4 +487,33 @@ func TestServiceAccountTokenCache(t *testing.T) {
 	fake.Step(11 * time.Second)
 	code, _, data := sa.do("GET", "/api/v1/namespaces/y/pods", nil, "", "")
 	expectStatus(t, code, data, http.StatusUnauthorized, metav1.StatusReasonUnauthorized, "Unauthorized")
+}
+
+// Anonymous requests are classified by API priority and fairness as
+// upstream's: a probe falls in "probes", another request in "global-default".
+// With --anonymous-auth=false they get 401, except the health and version
+// paths, which stay open (unauthorized).
+func TestAnonymousRequests(t *testing.T) {
+	c := start(t, testenv.Config{RBAC: true})
+	var fss flowcontrolv1.FlowSchemaList
+	c.call("GET", "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas", nil, http.StatusOK, &fss)
+	uid := map[string]string{}
+	for _, fs := range fss.Items {
+		uid[fs.Name] = string(fs.UID)
+	}
+	for _, tc := range []struct{ path, fs string }{{"/readyz", "probes"}, {"/api", "global-default"}} {
+		_, h, _ := doWith(t, c.anonymous(), c.env.URL, "GET", tc.path, nil, "", "")
+		if got := h.Get("X-Kubernetes-PF-FlowSchema-UID"); got != uid[tc.fs] {
+			t.Errorf("anonymous %s: flow schema uid %q, want %s's %q", tc.path, got, tc.fs, uid[tc.fs])
+		}
+	}
+
+	off := start(t, testenv.Config{RBAC: true, Tweak: func(cfg *apiserver.Config) { cfg.AnonymousAuth = false }})
+	code, _, data := doWith(t, off.anonymous(), off.env.URL, "GET", "/api/v1/namespaces", nil, "", "")
+	expectStatus(t, code, data, http.StatusUnauthorized, metav1.StatusReasonUnauthorized, "Unauthorized")
+	for _, p := range []string{"/healthz", "/readyz", "/livez", "/version"} {
+		if code, _, data := doWith(t, off.anonymous(), off.env.URL, "GET", p, nil, "", ""); code != http.StatusOK {
+			t.Errorf("%s without anonymous auth: %d %s", p, code, data)
+		}
+	}
 }
