@@ -35,8 +35,9 @@
 //     --use-service-account-credentials, set by `skiff up` as kubeadm
 //     does) it authenticates as upstream's service account for that
 //     controller, kube-system/<ServiceAccountName>, created if missing and
-//     holding tokens from the TokenRequest API (identities.go); the
-//     informers, events and leader election keep the manager's identity.
+//     holding tokens from the TokenRequest API, and records its events
+//     with that identity (identities.go); the informers and leader
+//     election keep the manager's identity.
 //
 // The table (Controllers) lists upstream's controllers by their canonical
 // names ("replicaset-controller", ...) with upstream's aliases

@@ -25,9 +25,10 @@ import (
 // system:controller:<name> ClusterRole: the manager creates the service
 // account if it is missing and gets tokens for it from the TokenRequest
 // API (an hour each, renewed when 80% of their life has passed, or at once
-// after a 401), as upstream's dynamic client builder. The shared informers,
-// the event broadcaster and leader election keep the manager's own
-// identity, as upstream's (its role lists and watches everything).
+// after a 401), as upstream's dynamic client builder, and records its
+// events with it (a broadcaster of its own, as upstream's controllers). The
+// shared informers and leader election keep the manager's own identity, as
+// upstream's (its role lists and watches everything).
 
 // ControllerNamespace holds the controllers' service accounts.
 const ControllerNamespace = "kube-system"

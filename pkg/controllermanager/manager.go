@@ -209,10 +209,20 @@ func (m *Manager) runControllers(ctx context.Context, broadcaster record.EventBr
 		if err != nil {
 			return err
 		}
+		// A controller with its own identity records its events with it,
+		// through a broadcaster of its own, as upstream's controllers do.
+		events := broadcaster
+		if ccfg.TokenSource != nil {
+			own := record.NewBroadcaster(record.WithClock(m.cfg.Clock), record.WithLogger(m.cfg.Logger))
+			defer own.Shutdown()
+			own.StartStructuredLogging(m.cfg.Logger, slog.LevelDebug)
+			own.StartRecordingToSink(record.NewClientSink(cl))
+			events = own
+		}
 		cc := ControllerContext{
 			Name: name, Client: cl, ClientConfig: ccfg, Informers: factory,
-			Recorder:    broadcaster.NewRecorder(corev1.EventSource{Component: name}),
-			Broadcaster: broadcaster, MetricsProvider: m.metrics, Registry: m.registry, Workers: m.cfg.workers(d),
+			Recorder:    events.NewRecorder(corev1.EventSource{Component: name}),
+			Broadcaster: events, MetricsProvider: m.metrics, Registry: m.registry, Workers: m.cfg.workers(d),
 			Clock: m.cfg.Clock, Logger: m.cfg.Logger.With("controller", name), Config: &m.cfg,
 		}
 		c, err := d.Init(cc)
