@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -36,36 +37,27 @@ const quotaRetries = 3
 // take the last room. The quota controller recalculates usage later
 // (deletions, and charges of requests that then failed).
 //
-// Charges in one namespace are serialised in this process (upstream
-// batches them per namespace); writes from elsewhere (the controller, a
-// second API server) are detected by the resourceVersion precondition.
+// Charges in one namespace are batched, as upstream's: the requests that
+// arrive while a batch is being checked and written form the next one,
+// checked one after the other against the quotas as the previous left
+// them, with one status write per changed quota; writes from elsewhere
+// (the controller, a second API server) are detected by the
+// resourceVersion precondition.
 type resourceQuota struct {
-	d     Deps
-	mu    sync.Mutex
-	locks map[string]*sync.Mutex
+	d      Deps
+	mu     sync.Mutex
+	queues map[string]*nsQueue
 	// live: a namespace whose quotas the watch cache does not have yet
 	// is looked up in storage (upstream's live lookup).
 	live liveLookup
 }
 
 func newResourceQuota(d Deps) *resourceQuota {
-	return &resourceQuota{d: d, locks: map[string]*sync.Mutex{}}
+	return &resourceQuota{d: d, queues: map[string]*nsQueue{}}
 }
 
 func (*resourceQuota) Name() string              { return "ResourceQuota" }
 func (*resourceQuota) Handles(op Operation) bool { return op == Create || op == Update }
-
-func (p *resourceQuota) lock(ns string) func() {
-	p.mu.Lock()
-	l := p.locks[ns]
-	if l == nil {
-		l = &sync.Mutex{}
-		p.locks[ns] = l
-	}
-	p.mu.Unlock()
-	l.Lock()
-	return l.Unlock
-}
 
 // quotaHandles is each evaluator's Handles: which operations can change
 // what an object counts.
@@ -102,6 +94,26 @@ func isTerminatingPod(p *corev1.Pod) bool {
 	return p.Spec.ActiveDeadlineSeconds != nil && *p.Spec.ActiveDeadlineSeconds >= 0
 }
 
+// quotaWaiter is one request waiting for its namespace's batch.
+type quotaWaiter struct {
+	a       *Attributes
+	ev      *quota.Evaluator
+	decided bool
+	result  error
+	done    chan struct{}
+}
+
+// nsQueue holds the requests waiting in one namespace; running says a
+// request is processing batches (the leader).
+type nsQueue struct {
+	pending []*quotaWaiter
+	running bool
+}
+
+// quotaBatchTimeout bounds the processing of one batch (upstream waits
+// 10 s for its quota evaluation).
+const quotaBatchTimeout = 10 * time.Second
+
 func (p *resourceQuota) Validate(ctx context.Context, a *Attributes) error {
 	if a.Namespace == "" || (a.Resource == grNamespacesQ && a.Operation == Create) || !quotaHandles(a) {
 		return nil
@@ -118,11 +130,75 @@ func (p *resourceQuota) Validate(ctx context.Context, a *Attributes) error {
 	if len(objs) == 0 {
 		return nil
 	}
-	defer p.lock(a.Namespace)()
-	// Read again under the lock: a charge made a moment ago by another
-	// request must be seen (the watch cache may lag behind it).
-	if objs, err = p.d.Getter.ListConsistent(ctx, grResourceQuotas, a.Namespace); err != nil {
-		return err
+	// Queue the request; the first one in an idle namespace processes
+	// batches until the queue is empty, as upstream's evaluator does
+	// with its per-namespace work queue: one read of the quotas and one
+	// status write per quota serve every request of a batch.
+	w := &quotaWaiter{a: a, ev: quota.EvaluatorFor(a.Resource), done: make(chan struct{})}
+	p.mu.Lock()
+	q := p.queues[a.Namespace]
+	if q == nil {
+		q = &nsQueue{}
+		p.queues[a.Namespace] = q
+	}
+	q.pending = append(q.pending, w)
+	lead := !q.running
+	q.running = true
+	p.mu.Unlock()
+	if lead {
+		p.drain(ctx, a.Namespace, q)
+	}
+	select {
+	case <-w.done:
+		return w.result
+	case <-ctx.Done():
+		return apierrors.NewInternalError(fmt.Errorf("resource quota evaluation timed out"))
+	}
+}
+
+// drain processes the namespace's batches until none is left.
+func (p *resourceQuota) drain(ctx context.Context, ns string, q *nsQueue) {
+	// The batch serves other requests too: the leader's cancellation
+	// must not fail them.
+	ctx = context.WithoutCancel(ctx)
+	for {
+		p.mu.Lock()
+		batch := q.pending
+		q.pending = nil
+		if len(batch) == 0 {
+			q.running = false
+			delete(p.queues, ns)
+			p.mu.Unlock()
+			return
+		}
+		p.mu.Unlock()
+		bctx, cancel := context.WithTimeout(ctx, quotaBatchTimeout)
+		p.processBatch(bctx, ns, batch)
+		cancel()
+		for _, w := range batch {
+			close(w.done)
+		}
+	}
+}
+
+// processBatch is upstream's checkQuotas: each request is checked in
+// turn against the quotas as the ones before it left them; the quotas
+// that changed are written once (resourceVersion precondition); when a
+// write loses to another writer, the requests not decided yet are
+// checked again against the current version of the quotas whose write
+// failed, up to quotaRetries times.
+func (p *resourceQuota) processBatch(ctx context.Context, ns string, batch []*quotaWaiter) {
+	fail := func(err error) {
+		for _, w := range batch {
+			if !w.decided {
+				w.decided, w.result = true, err
+			}
+		}
+	}
+	objs, err := p.d.Getter.ListConsistent(ctx, grResourceQuotas, ns)
+	if err != nil {
+		fail(err)
+		return
 	}
 	quotas := make([]corev1.ResourceQuota, 0, len(objs))
 	for _, o := range objs {
@@ -130,41 +206,70 @@ func (p *resourceQuota) Validate(ctx context.Context, a *Attributes) error {
 			quotas = append(quotas, *q.DeepCopy())
 		}
 	}
-	ev := quota.EvaluatorFor(a.Resource)
 	for attempt := 0; ; attempt++ {
-		charged, err := p.check(quotas, a, ev)
-		if err != nil || a.DryRun || p.d.Status == nil {
-			return err
+		original := make([]corev1.ResourceQuota, len(quotas))
+		for i := range quotas {
+			original[i] = *quotas[i].DeepCopy()
+		}
+		for _, w := range batch {
+			if w.decided {
+				continue
+			}
+			charged, err := p.check(quotas, w.a, w.ev)
+			if err != nil {
+				w.decided, w.result = true, err
+				continue
+			}
+			if w.a.DryRun || p.d.Status == nil {
+				w.decided = true
+				continue
+			}
+			changed := false
+			for i := range charged {
+				if !quota.Equals(charged[i].Status.Used, quotas[i].Status.Used) {
+					changed = true
+					break
+				}
+			}
+			if !changed {
+				w.decided = true
+				continue
+			}
+			quotas = charged
 		}
 		var failed []string
 		var lastErr error
-		for i := range charged {
-			if quota.Equals(charged[i].Status.Used, quotas[i].Status.Used) {
+		for i := range quotas {
+			if quota.Equals(quotas[i].Status.Used, original[i].Status.Used) {
 				continue
 			}
-			if _, err := p.d.Status.UpdateStatus(ctx, grResourceQuotas, &charged[i]); err != nil {
-				failed, lastErr = append(failed, charged[i].Name), err
+			if _, err := p.d.Status.UpdateStatus(ctx, grResourceQuotas, &quotas[i]); err != nil {
+				failed, lastErr = append(failed, quotas[i].Name), err
 			}
 		}
 		if len(failed) == 0 {
-			return nil
+			fail(nil)
+			return
 		}
 		if attempt >= quotaRetries || !apierrors.IsConflict(lastErr) {
-			return lastErr
+			fail(lastErr)
+			return
 		}
 		// Check again against the current version of the quotas whose
-		// write lost (those written are charged already).
-		quotas = quotas[:0]
+		// write lost (those written hold their charges already).
+		var current []corev1.ResourceQuota
 		for _, name := range failed {
-			o, err := p.d.Getter.GetConsistent(ctx, grResourceQuotas, a.Namespace, name)
+			o, err := p.d.Getter.GetConsistent(ctx, grResourceQuotas, ns, name)
 			if apierrors.IsNotFound(err) {
 				continue
 			}
 			if err != nil {
-				return err
+				fail(err)
+				return
 			}
-			quotas = append(quotas, *o.(*corev1.ResourceQuota).DeepCopy())
+			current = append(current, *o.(*corev1.ResourceQuota).DeepCopy())
 		}
+		quotas = current
 	}
 }
 

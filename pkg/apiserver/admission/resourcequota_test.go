@@ -194,3 +194,48 @@ func TestResourceQuotaLiveLookup(t *testing.T) {
 		t.Fatalf("error %v, want %s", err, want)
 	}
 }
+
+// Requests that arrive while a namespace's batch is being written wait
+// and are charged together: one status write for all of them.
+func TestResourceQuotaBatches(t *testing.T) {
+	s := &quotaStore{rv: 1, quotas: map[string]*corev1.ResourceQuota{"q": observedQuota("q", rl("pods", "10"), rl("pods", "0"))}}
+	started, release := make(chan struct{}), make(chan struct{})
+	first := true
+	s.beforeWrite = func(*quotaStore) {
+		if first {
+			first = false
+			close(started)
+			<-release
+		}
+	}
+	p := newResourceQuota(Deps{Getter: s, Status: s, Clock: clock.Real{}})
+	errs := make(chan error, 6)
+	go func() { errs <- p.Validate(context.Background(), podCreate("lead")) }()
+	<-started
+	for i := range 5 {
+		go func() { errs <- p.Validate(context.Background(), podCreate("p"+strconv.Itoa(i))) }()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		p.mu.Lock()
+		n := len(p.queues["ns"].pending)
+		p.mu.Unlock()
+		if n == 5 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d requests queued, want 5", n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(release)
+	for range 6 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	used := s.quotas["q"].Status.Used[corev1.ResourcePods]
+	if s.writes != 2 || used.String() != "6" {
+		t.Errorf("%d writes, used %s; want 2 writes, used 6", s.writes, used.String())
+	}
+}
