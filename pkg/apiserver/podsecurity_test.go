@@ -115,7 +115,7 @@ func TestPodSecurityAdmission(t *testing.T) {
 	t.Run("invalid labels", func(t *testing.T) {
 		code, _, data := c.on(t).do(http.MethodPost, "/api/v1/namespaces", map[string]any{
 			"apiVersion": "v1", "kind": "Namespace",
-			"metadata":   map[string]any{"name": "psa-bad", "labels": map[string]any{"pod-security.kubernetes.io/enforce": "strict"}},
+			"metadata": map[string]any{"name": "psa-bad", "labels": map[string]any{"pod-security.kubernetes.io/enforce": "strict"}},
 		}, "", "")
 		expectStatus(t, code, data, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid,
 			`Namespace "psa-bad" is invalid: metadata.labels[pod-security.kubernetes.io/enforce]: Invalid value: "strict": must be one of privileged, baseline, restricted`)
