@@ -572,14 +572,30 @@ func TestValidatingAdmissionPolicyTypeChecking(t *testing.T) {
 		}, map[string]string{
 			"spec.validations[1].expression": "typecheck.example.com/v1, Kind=CronTab: compilation failed: ERROR: <input>:1:12: undefined field 'schedule'",
 		}},
+		{"typecheck-params-variables", rules("apps", "v1", "deployments"), []any{
+			map[string]any{"expression": "variables.replicas <= int(params.data.max) && variables.names.all(n, n != '')"},
+			map[string]any{"expression": "variables.replicas == 'three'"},
+			map[string]any{"expression": "variables.nope"},
+			map[string]any{"expression": "params.spec.max > 1"},
+		}, map[string]string{
+			"spec.validations[1].expression": "found no matching overload for '_==_' applied to '(int, string)'",
+			"spec.validations[2].expression": "undefined field 'nope'",
+			"spec.validations[3].expression": "undefined field 'spec'",
+		}},
 		{"typecheck-wildcard", rules("*", "*", "*"), []any{
 			map[string]any{"expression": "object.spec.whatever"},
 		}, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			c.on(t).call(http.MethodPost, path[:len(path)-1], policyObj(tt.name, map[string]any{
-				"matchConstraints": tt.constraints, "validations": tt.validations,
-			}), http.StatusCreated, nil)
+			spec := map[string]any{"matchConstraints": tt.constraints, "validations": tt.validations}
+			if tt.name == "typecheck-params-variables" {
+				spec["paramKind"] = map[string]any{"apiVersion": "v1", "kind": "ConfigMap"}
+				spec["variables"] = []any{
+					map[string]any{"name": "replicas", "expression": "object.spec.replicas"},
+					map[string]any{"name": "names", "expression": "object.spec.template.spec.containers.map(c, c.name)"},
+				}
+			}
+			c.on(t).call(http.MethodPost, path[:len(path)-1], policyObj(tt.name, spec), http.StatusCreated, nil)
 			st := checked(t, tt.name)
 			got := map[string]string{}
 			for _, w := range st.Status.TypeChecking.ExpressionWarnings {

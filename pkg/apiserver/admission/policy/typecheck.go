@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/checker"
+	"github.com/google/cel-go/common/types"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -29,8 +30,9 @@ const maxTypesToCheck = 10
 // what does not compile becomes a status.typeChecking.expressionWarnings
 // entry ("<group/version, Kind=kind>: compilation failed: ERROR: ...
 // undefined field 'x'"). Kinds without a schema are not checked. params
-// and variables are dynamically typed here (upstream types params from the
-// paramKind's schema and variables from their expressions).
+// are typed from the paramKind's schema (dyn without one) and variables
+// from their expressions, as upstream; request and namespaceObject stay
+// dyn here.
 type TypeChecker struct {
 	// Resources maps the rules' resources to kinds.
 	Resources interface {
@@ -56,6 +58,13 @@ func (c *TypeChecker) Check(p *admissionregistrationv1.ValidatingAdmissionPolicy
 	if len(gvks) == 0 {
 		return nil
 	}
+	var params *structural.Node
+	hasParams := p.Spec.ParamKind != nil
+	if hasParams {
+		if gv, err := schema.ParseGroupVersion(p.Spec.ParamKind.APIVersion); err == nil {
+			params = c.schemaFor(gv.WithKind(p.Spec.ParamKind.Kind))
+		}
+	}
 	type typed struct {
 		gvk schema.GroupVersionKind
 		env *cel.Env
@@ -66,7 +75,7 @@ func (c *TypeChecker) Check(p *admissionregistrationv1.ValidatingAdmissionPolicy
 		if n == nil {
 			continue
 		}
-		env, err := typedEnv(n, p.Spec.ParamKind != nil)
+		env, err := typedEnv(n, hasParams, params, p.Spec.Variables)
 		if err != nil {
 			continue
 		}
@@ -94,24 +103,102 @@ func (c *TypeChecker) Check(p *admissionregistrationv1.ValidatingAdmissionPolicy
 	return warnings
 }
 
-func typedEnv(n *structural.Node, hasParams bool) (*cel.Env, error) {
-	provider, t := k8scel.SchemaTypes(n)
+// variablesTypeName is the type of the variables object when type
+// checking (upstream's composition type).
+const variablesTypeName = "kubernetes.variables"
+
+// typedEnv is the environment of one kind: object and oldObject typed
+// from its schema, params from the paramKind's (dyn without one), and
+// variables an object whose fields have the types of the variables'
+// expressions (each compiled seeing the variables before it).
+func typedEnv(n *structural.Node, hasParams bool, params *structural.Node, vars []admissionregistrationv1.Variable) (*cel.Env, error) {
+	objP, objT := k8scel.SchemaProvider(n, "kubernetes.policy.object")
+	ct := &combinedTypes{Registry: types.NewEmptyRegistry(), parts: []types.Provider{objP}, vars: map[string]*types.Type{}}
+	paramsT := cel.DynType
+	if params != nil {
+		pp, pt := k8scel.SchemaProvider(params, "kubernetes.policy.params")
+		ct.parts = append(ct.parts, pp)
+		paramsT = pt
+	}
 	opts := append(k8scel.BaseEnvOptions(),
-		provider,
-		cel.Variable(varObject, t),
-		cel.Variable(varOldObject, t),
+		cel.CustomTypeProvider(ct),
+		cel.Variable(varObject, objT),
+		cel.Variable(varOldObject, objT),
 		cel.Variable(varRequest, cel.DynType),
 		cel.Variable(varNamespaceObject, cel.DynType),
 		cel.Variable(varAuthorizer, authorizerType),
 		cel.Variable(varRequestResource, resourceCheckType),
-		cel.Variable(varVariables, cel.MapType(cel.StringType, cel.DynType)),
+		cel.Variable(varVariables, cel.ObjectType(variablesTypeName)),
 		cel.CostEstimatorOptions(checker.PresenceTestHasCost(false)),
 		authorizerLibrary(),
 	)
 	if hasParams {
-		opts = append(opts, cel.Variable(varParams, cel.DynType))
+		opts = append(opts, cel.Variable(varParams, paramsT))
 	}
-	return cel.NewEnv(opts...)
+	env, err := cel.NewEnv(opts...)
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range vars {
+		t := cel.DynType
+		if ast, iss := env.Compile(v.Expression); iss.Err() == nil {
+			t = ast.OutputType()
+		}
+		ct.vars[v.Name] = t
+	}
+	return env, nil
+}
+
+// combinedTypes resolves the object types of several schemas and the
+// variables object.
+type combinedTypes struct {
+	*types.Registry
+	parts []types.Provider
+	vars  map[string]*types.Type
+}
+
+func (c *combinedTypes) FindStructType(name string) (*types.Type, bool) {
+	if name == variablesTypeName {
+		return types.NewTypeTypeWithParam(types.NewObjectType(name)), true
+	}
+	for _, p := range c.parts {
+		if t, ok := p.FindStructType(name); ok {
+			return t, true
+		}
+	}
+	return c.Registry.FindStructType(name)
+}
+
+func (c *combinedTypes) FindStructFieldNames(name string) ([]string, bool) {
+	if name == variablesTypeName {
+		out := make([]string, 0, len(c.vars))
+		for k := range c.vars {
+			out = append(out, k)
+		}
+		return out, true
+	}
+	for _, p := range c.parts {
+		if f, ok := p.FindStructFieldNames(name); ok {
+			return f, true
+		}
+	}
+	return c.Registry.FindStructFieldNames(name)
+}
+
+func (c *combinedTypes) FindStructFieldType(name, fieldName string) (*types.FieldType, bool) {
+	if name == variablesTypeName {
+		t, ok := c.vars[fieldName]
+		if !ok {
+			return nil, false
+		}
+		return &types.FieldType{Type: t}, true
+	}
+	for _, p := range c.parts {
+		if _, ok := p.FindStructType(name); ok {
+			return p.FindStructFieldType(name, fieldName)
+		}
+	}
+	return c.Registry.FindStructFieldType(name, fieldName)
 }
 
 // typesToCheck is upstream's: the kinds of the resources the resource

@@ -260,3 +260,16 @@ func TestNormalizeFieldPath(t *testing.T) {
 		}
 	}
 }
+
+// A rule on the root selecting nested fields compiles (the schema's type
+// names never shadow the variable's field selections).
+func TestRootRuleSelectsNestedFields(t *testing.T) {
+	v, errs := compileSchema(t, `{"type": "object", "x-kubernetes-validations": [{"rule": "self.spec.replicas <= 5"}],
+	  "properties": {"spec": {"type": "object", "properties": {"replicas": {"type": "integer"}}}}}`)
+	if len(errs) > 0 {
+		t.Fatalf("compile: %v", errs)
+	}
+	if errs := v.Validate(context.Background(), decode(t, `{"spec": {"replicas": 6}}`), nil); len(errs) != 1 || errs[0].Detail != "failed rule: self.spec.replicas <= 5" {
+		t.Errorf("validate: %v", errs)
+	}
+}

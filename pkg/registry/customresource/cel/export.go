@@ -40,3 +40,15 @@ func SchemaTypes(root *structural.Node) (cel.EnvOption, *types.Type) {
 	}
 	return cel.CustomTypeProvider(p), t
 }
+
+// SchemaProvider is SchemaTypes for environments combining several
+// schemas: the object types are named after name, and the provider is
+// returned for the caller to combine.
+func SchemaProvider(root *structural.Node, name string) (types.Provider, *types.Type) {
+	p := newNamedSchemaTypes(root, name)
+	t := p.byNode[root]
+	if t == nil {
+		t = types.DynType
+	}
+	return p, t
+}

@@ -23,9 +23,17 @@ type schemaTypes struct {
 	byNode  map[*structural.Node]*types.Type
 }
 
-func newSchemaTypes(root *structural.Node) *schemaTypes {
+// The types are named after "selfType" (selfType.spec, ...), as upstream
+// names them after a generated selfType<n>: a type named after the
+// variable ("self.spec") would make the checker resolve `self.spec` in
+// `self.spec.replicas` as that type, not as a field selection.
+func newSchemaTypes(root *structural.Node) *schemaTypes { return newNamedSchemaTypes(root, "selfType") }
+
+// newNamedSchemaTypes names the object types after name (name, name.spec,
+// ...), so that the types of two schemas can live in one environment.
+func newNamedSchemaTypes(root *structural.Node, name string) *schemaTypes {
 	p := &schemaTypes{Registry: types.NewEmptyRegistry(), objects: map[string]map[string]*types.Type{}, byNode: map[*structural.Node]*types.Type{}}
-	p.typeOf(root, "self", true)
+	p.typeOf(root, name, true)
 	return p
 }
 
