@@ -634,7 +634,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, info *RequestInf
 		objMeta.SetNamespace(info.Namespace)
 	}
 	attrs := s.attributes(ctx, admission.Create, info, e, obj, nil, o)
-	if err := s.admission.Admit(ctx, attrs); err != nil {
+	if err := s.admit(ctx, attrs); err != nil {
 		return err
 	}
 	obj = attrs.Object // a webhook's patch replaces it
@@ -707,7 +707,7 @@ func (s *Server) runUpdate(w http.ResponseWriter, r *http.Request, info *Request
 			op, old = admission.Create, nil
 		}
 		attrs := s.attributes(ctx, op, info, e, obj, old, o)
-		if err := s.admission.Admit(ctx, attrs); err != nil {
+		if err := s.admit(ctx, attrs); err != nil {
 			return nil, err
 		}
 		return attrs.Object, nil
@@ -808,6 +808,30 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, info *RequestInf
 		return err
 	}
 	return s.writeDeleteResult(w, r, m, e, res, opts)
+}
+
+// admit runs mutating admission. managedFields that a plugin replacing the
+// object (a webhook's or a policy's patch) left undecodable are restored,
+// with upstream's warning (its ManagedFieldsValidatingAdmissionController).
+func (s *Server) admit(ctx context.Context, a *admission.Attributes) error {
+	in := a.Object
+	var before []metav1.ManagedFieldsEntry
+	if m, err := meta.Accessor(in); err == nil {
+		before = m.GetManagedFields()
+	}
+	if err := s.admission.Admit(ctx, a); err != nil {
+		return err
+	}
+	if a.Object == in {
+		return nil // changed in place by built-in plugins, which leave managedFields alone
+	}
+	if m, err := meta.Accessor(a.Object); err == nil {
+		if err := fieldmanager.ValidateManagedFields(m.GetManagedFields()); err != nil {
+			m.SetManagedFields(before)
+			admission.AddWarning(ctx, fmt.Sprintf(fieldmanager.InvalidAfterAdmissionWarning, err))
+		}
+	}
+	return nil
 }
 
 // admitDelete runs the mutating then the validating admission of a delete,

@@ -344,6 +344,33 @@ func TestAdmissionWebhooks(t *testing.T) {
 		}
 	})
 
+	t.Run("invalid managedFields restored", func(t *testing.T) {
+		c := c.on(t)
+		ns := c.namespace("wh-managedfields")
+		hs.handle("/break-managed-fields", func(_ *http.Request, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+			return jsonPatch(map[string]any{"op": "replace", "path": "/metadata/managedFields/0/operation", "value": "Bogus"},
+				map[string]any{"op": "add", "path": "/data/patched", "value": "yes"})
+		})
+		c.webhookConfig(true, "break-managed-fields", webhookDef{name: "mf.example.com", clientConfig: urlConfig(hs, "/break-managed-fields"), nsLabels: nsOnly(ns)})
+		code, hdr, data := c.do(http.MethodPost, "/api/v1/namespaces/"+ns+"/configmaps?fieldManager=tester", configMap("x", nil, map[string]string{"k": "v"}), "", "")
+		if code != http.StatusCreated {
+			t.Fatalf("create: %d %s", code, data)
+		}
+		var cm struct {
+			Metadata metav1.ObjectMeta `json:"metadata"`
+			Data     map[string]string `json:"data"`
+		}
+		json.Unmarshal(data, &cm)
+		if cm.Data["patched"] != "yes" || len(cm.Metadata.ManagedFields) != 1 || cm.Metadata.ManagedFields[0].Operation != metav1.ManagedFieldsOperationUpdate ||
+			cm.Metadata.ManagedFields[0].Manager != "tester" {
+			t.Errorf("data %v managedFields %+v, want the patch applied and the managedFields restored", cm.Data, cm.Metadata.ManagedFields)
+		}
+		want := `299 - ".metadata.managedFields was in an invalid state after admission; this could be caused by an outdated mutating admission controller; please fix your requests: operation must be ` + "`Apply` or `Update`" + `"`
+		if got := hdr.Values("Warning"); len(got) != 1 || got[0] != want {
+			t.Errorf("Warning = %q, want %q", got, want)
+		}
+	})
+
 	t.Run("validating denial", func(t *testing.T) {
 		c := c.on(t)
 		ns := c.namespace("wh-deny")
