@@ -96,13 +96,17 @@ func (r *request) namespace(ctx context.Context) (*corev1.Namespace, map[string]
 
 // forbidden is upstream's admission.NewForbidden: `<resource> "<name>" is
 // forbidden: <message>`, the resource the request used (events.k8s.io's
-// events through events.k8s.io/v1), the name taken from the object (its
-// generateName before a name is generated, "Unknown" without object).
+// events through events.k8s.io/v1), the request's name, else the
+// object's (its generateName before a name is generated, "Unknown"
+// without object).
 func forbidden(a *admission.Attributes, err error) *apierrors.StatusError {
-	name := "Unknown"
-	if a.Object != nil {
-		if m, merr := meta.Accessor(a.Object); merr == nil {
-			if m.GetName() != "" {
+	name := a.Name
+	if name == "" {
+		name = "Unknown"
+		if a.Object != nil {
+			if m, merr := meta.Accessor(a.Object); merr != nil {
+				name = "Unknown/errorGettingName"
+			} else if m.GetName() != "" {
 				name = m.GetName()
 			} else if m.GetGenerateName() != "" {
 				name = m.GetGenerateName()

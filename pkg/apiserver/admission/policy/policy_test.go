@@ -229,3 +229,24 @@ func TestApplyConfigurationTypeNames(t *testing.T) {
 		}
 	}
 }
+
+// A delete is validated with object null and oldObject the stored object;
+// the denial names the request's name.
+func TestValidatingDelete(t *testing.T) {
+	v := newValidatingFor(nil, vap("p", []admissionregistrationv1.Validation{{
+		Expression:        "object == null && request.operation == 'DELETE' && (!has(oldObject.metadata.labels) || !('protected' in oldObject.metadata.labels))",
+		MessageExpression: "'protected: ' + oldObject.metadata.name",
+	}}, nil), vapb("b", "p", admissionregistrationv1.Deny))
+	v.cfg.Resources = noResources{}
+	a := deploymentAttrs(1, nil)
+	a.Operation, a.OldObject, a.Object = admission.Delete, a.Object, nil
+	a.OldObject.(*appsv1.Deployment).Labels = map[string]string{"protected": "yes"}
+	err := v.Validate(context.Background(), a)
+	if want := `deployments.apps "web" is forbidden: ValidatingAdmissionPolicy 'p' with binding 'b' denied request: protected: web`; err == nil || err.Error() != want {
+		t.Fatalf("error %v, want %s", err, want)
+	}
+	a.OldObject.(*appsv1.Deployment).Labels = nil
+	if err := v.Validate(context.Background(), a); err != nil {
+		t.Fatalf("unprotected: %v", err)
+	}
+}
