@@ -217,11 +217,17 @@ func TestUpstreamComponentsAttach(t *testing.T) {
 	})
 
 	pki := filepath.Join(data, "pki")
-	sched := startProc(t, filepath.Join(bin, "kube-scheduler"), "--kubeconfig", kubeconfig,
-		"--authentication-kubeconfig", kubeconfig, "--authorization-kubeconfig", kubeconfig,
+	// As kubeadm runs them against skiff's default Node,RBAC: each with the
+	// identity skiff up issued it (system:kube-scheduler,
+	// system:kube-controller-manager), the controllers as their kube-system
+	// service accounts: upstream's components work with skiff's bootstrap
+	// policy, service accounts and TokenRequest.
+	schedKC, kcmKC := filepath.Join(data, "scheduler.kubeconfig"), filepath.Join(data, "controller-manager.kubeconfig")
+	sched := startProc(t, filepath.Join(bin, "kube-scheduler"), "--kubeconfig", schedKC,
+		"--authentication-kubeconfig", schedKC, "--authorization-kubeconfig", schedKC,
 		"--leader-elect=false", "--secure-port", strconv.Itoa(freeTCPPort(t)), "--bind-address=127.0.0.1")
-	kcm := startProc(t, filepath.Join(bin, "kube-controller-manager"), "--kubeconfig", kubeconfig,
-		"--authentication-kubeconfig", kubeconfig, "--authorization-kubeconfig", kubeconfig,
+	kcm := startProc(t, filepath.Join(bin, "kube-controller-manager"), "--kubeconfig", kcmKC,
+		"--authentication-kubeconfig", kcmKC, "--authorization-kubeconfig", kcmKC, "--use-service-account-credentials",
 		"--leader-elect=false", "--secure-port", strconv.Itoa(freeTCPPort(t)), "--bind-address=127.0.0.1",
 		"--controllers=*", "--root-ca-file", filepath.Join(pki, "ca.crt"),
 		"--service-account-private-key-file", filepath.Join(pki, "sa.key"),
