@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/skiff-sh/skiff/pkg/testenv"
 )
 
 // policyObj is a ValidatingAdmissionPolicy body.
@@ -611,4 +613,50 @@ func TestValidatingAdmissionPolicyTypeChecking(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The CEL authorizer answers from the server's authorizer (RBAC here)
+// for the requesting user: a policy letting only users who may read the
+// namespace's secrets create configmaps labelled sensitive.
+func TestValidatingAdmissionPolicyAuthorizerRBAC(t *testing.T) {
+	c := start(t, testenv.Config{RBAC: true})
+	ns := c.namespace("vap-rbac")
+	for _, r := range []struct{ name, verb, resource string }{{"cm", "create", "configmaps"}, {"secrets", "get", "secrets"}} {
+		c.call(http.MethodPost, "/apis/rbac.authorization.k8s.io/v1/namespaces/"+ns+"/roles", rbacObject("Role", ns, r.name, map[string]any{
+			"rules": []map[string]any{policyRule([]string{r.verb}, []string{""}, []string{r.resource})}}), http.StatusCreated, nil)
+	}
+	bind := func(role, user string) {
+		c.call(http.MethodPost, "/apis/rbac.authorization.k8s.io/v1/namespaces/"+ns+"/rolebindings", rbacObject("RoleBinding", ns, role+"-"+user, map[string]any{
+			"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role},
+			"subjects": userSubjects(user)}), http.StatusCreated, nil)
+	}
+	bind("cm", "alice")
+	bind("cm", "bob")
+	bind("secrets", "bob")
+	c.createPolicy(policyObj("sensitive-policy", map[string]any{
+		"matchConstraints": map[string]any{"resourceRules": []any{map[string]any{
+			"apiGroups": []any{""}, "apiVersions": []any{"v1"}, "operations": []any{"CREATE"}, "resources": []any{"configmaps"},
+		}}},
+		"matchConditions": []any{map[string]any{"name": "sensitive", "expression": "has(object.metadata.labels) && 'sensitive' in object.metadata.labels"}},
+		"validations": []any{map[string]any{
+			"expression":        "authorizer.group('').resource('secrets').namespace(object.metadata.namespace).check('get').allowed()",
+			"messageExpression": "request.userInfo.username + ' may not read secrets: ' + authorizer.group('').resource('secrets').namespace(object.metadata.namespace).check('get').reason()",
+			"reason":            "Forbidden",
+		}},
+	}), bindingObj("sensitive-binding", "sensitive-policy", ns, nil))
+	alice, bob := c.as("alice"), c.as("bob")
+	sensitive := func(name string) map[string]any {
+		return configMap(name, map[string]string{"sensitive": "true"}, nil)
+	}
+	path := "/api/v1/namespaces/" + ns + "/configmaps"
+	var code int
+	var data []byte
+	eventually(t, "policy in effect", func() bool {
+		code, _, data = alice.do(http.MethodPost, path+"?dryRun=All", sensitive("probe"), "", "")
+		return code != http.StatusCreated
+	})
+	expectStatus(t, code, data, http.StatusForbidden, metav1.StatusReasonForbidden,
+		`configmaps "probe" is forbidden: ValidatingAdmissionPolicy 'sensitive-policy' with binding 'sensitive-binding' denied request: alice may not read secrets:`)
+	bob.call(http.MethodPost, path, sensitive("by-bob"), http.StatusCreated, nil)
+	alice.call(http.MethodPost, path, configMap("plain", nil, nil), http.StatusCreated, nil)
 }

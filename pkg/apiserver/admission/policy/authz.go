@@ -2,9 +2,11 @@ package policy
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
@@ -213,3 +215,41 @@ type authzLib struct{ opts []cel.EnvOption }
 
 func (l authzLib) CompileOptions() []cel.EnvOption     { return l.opts }
 func (l authzLib) ProgramOptions() []cel.ProgramOption { return nil }
+
+// cachingAuthorizer remembers the decisions of one admission request
+// (upstream's admission CachingAuthorizer): expressions of several
+// policies asking the same question ask the authorizer once.
+type cachingAuthorizer struct {
+	az    authorizer.Authorizer
+	mu    sync.Mutex
+	cache map[string]cachedDecision
+}
+
+type cachedDecision struct {
+	d      authorizer.Decision
+	reason string
+	err    error
+}
+
+func newCachingAuthorizer(az authorizer.Authorizer) *cachingAuthorizer {
+	return &cachingAuthorizer{az: az, cache: map[string]cachedDecision{}}
+}
+
+func (c *cachingAuthorizer) Authorize(ctx context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
+	data, err := json.Marshal(a)
+	if err != nil {
+		return c.az.Authorize(ctx, a)
+	}
+	key := string(data)
+	c.mu.Lock()
+	hit, ok := c.cache[key]
+	c.mu.Unlock()
+	if ok {
+		return hit.d, hit.reason, hit.err
+	}
+	d, reason, err := c.az.Authorize(ctx, a)
+	c.mu.Lock()
+	c.cache[key] = cachedDecision{d, reason, err}
+	c.mu.Unlock()
+	return d, reason, err
+}

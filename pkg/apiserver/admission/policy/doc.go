@@ -26,8 +26,9 @@
 // namespaceObject, authorizer and authorizer.requestResource (upstream's
 // authorizer library over pkg/auth/authorizer: group/resource/
 // subresource/namespace/name/check, path/check, serviceAccount, allowed,
-// reason, errored, error; a nil Config.Authorizer allows everything, as
-// the API server without authorization), and variables (evaluated lazily,
+// reason, errored, error; decisions cached for the request, as upstream's
+// caching authorizer; a nil Config.Authorizer allows everything, as the
+// API server without authorization), and variables (evaluated lazily,
 // at most once per binding and param, composable, their cost charged to
 // the expression that uses them). The library is upstream's base
 // environment plus the Kubernetes functions of pkg/registry/customresource/

@@ -252,10 +252,12 @@ func (m *Mutating) dispatch(ctx context.Context, a *admission.Attributes, invoca
 	defer func() { state.last = a.Object.DeepCopyObject() }()
 
 	var errs []policyError
+	az := newCachingAuthorizer(m.cfg.authz())
 	for _, inv := range invocations {
 		p, b := inv.policy, inv.binding
 		fail := failurePolicy(p.Spec.FailurePolicy)
-		req := m.newRequest(a)
+		req := m.newRequest(a) // the object as the previous invocations left it
+		req.az = az
 		in, err := m.input(ctx, req, inv.matched, inv.compiled != nil && p.Spec.ParamKind != nil)
 		if err != nil {
 			if in == nil {

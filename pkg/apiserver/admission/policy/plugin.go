@@ -27,6 +27,7 @@ type plugin struct {
 type request struct {
 	p         *plugin
 	a         *admission.Attributes
+	az        *cachingAuthorizer
 	versioned map[schema.GroupVersionResource][2]any
 	nsDone    bool
 	ns        *corev1.Namespace
@@ -35,7 +36,7 @@ type request struct {
 }
 
 func (p *plugin) newRequest(a *admission.Attributes) *request {
-	return &request{p: p, a: a, versioned: map[schema.GroupVersionResource][2]any{}}
+	return &request{p: p, a: a, az: newCachingAuthorizer(p.cfg.authz()), versioned: map[schema.GroupVersionResource][2]any{}}
 }
 
 // objects returns object and oldObject in the matched version gvr as JSON

@@ -250,7 +250,7 @@ func (p *plugin) input(ctx context.Context, req *request, matched matching.Resul
 	if in.request, err = requestMap(req.a, matched.Resource, matched.Kind); err != nil {
 		return in, err
 	}
-	in.authz, in.requestResource = authorizerVals(ctx, p.cfg.authz(), req.a, matched.Resource)
+	in.authz, in.requestResource = authorizerVals(ctx, req.az, req.a, matched.Resource)
 	return in, nil
 }
 
