@@ -175,15 +175,7 @@ func jsonPatch(ops ...map[string]any) *admissionv1.AdmissionResponse {
 
 // hostIP is a non-loopback address of this machine (endpoints may not be
 // loopback addresses), or nil.
-func hostIP() net.IP {
-	addrs, _ := net.InterfaceAddrs()
-	for _, a := range addrs {
-		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() && !n.IP.IsLinkLocalUnicast() {
-			return n.IP.To4()
-		}
-	}
-	return nil
-}
+func hostIP() net.IP { return net.ParseIP(testenv.HostIPv4()) }
 
 // webhookDef is one webhook of a test configuration.
 type webhookDef struct {

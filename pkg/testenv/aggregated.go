@@ -45,7 +45,7 @@ var ErrNoHostIP = errors.New("testenv: no non-loopback IPv4 address for an Endpo
 // Service namespace/service, trusting clients signed by frontProxyCA
 // (PEM). Close it when done.
 func NewAggregatedServer(frontProxyCA []byte, namespace, service string, h http.Handler) (*AggregatedServer, error) {
-	ip := hostIPv4()
+	ip := HostIPv4()
 	if ip == "" {
 		return nil, ErrNoHostIP
 	}
@@ -178,8 +178,10 @@ func (e *Environment) post(ctx context.Context, hc *http.Client, path, yaml stri
 	return nil
 }
 
-// hostIPv4 is a non-loopback IPv4 address of this host, or "".
-func hostIPv4() string {
+// HostIPv4 is a non-loopback IPv4 address of this host, or "": an address
+// an EndpointSlice may name (loopback addresses are refused) for a server
+// a test runs.
+func HostIPv4() string {
 	addrs, _ := net.InterfaceAddrs()
 	for _, a := range addrs {
 		if ipn, ok := a.(*net.IPNet); ok && ipn.IP.To4() != nil && !ipn.IP.IsLoopback() && !ipn.IP.IsLinkLocalUnicast() {
