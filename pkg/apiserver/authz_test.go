@@ -517,3 +517,24 @@ func TestAnonymousRequests(t *testing.T) {
 		}
 	}
 }
+
+// Changing only a role's owner references or finalizers (what the garbage
+// collector does) needs no escalation check, as upstream's.
+func TestEscalationGCFields(t *testing.T) {
+	c := start(t, testenv.Config{RBAC: true})
+	c.namespace("y")
+	c.call("POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/y/roles", rbacObject("Role", "y", "secrets", map[string]any{
+		"rules": []map[string]any{policyRule([]string{"*"}, []string{""}, []string{"secrets"})}}), http.StatusCreated, nil)
+	c.grant(t, "y", "role-patcher", "gc", policyRule([]string{"patch", "get"}, []string{"rbac.authorization.k8s.io"}, []string{"roles"}))
+	gc := c.as("gc")
+	code, _, data := gc.do("PATCH", "/apis/rbac.authorization.k8s.io/v1/namespaces/y/roles/secrets",
+		`{"metadata":{"finalizers":["example.com/hold"],"ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"owner","uid":"1234"}]}}`, "application/merge-patch+json", "")
+	if code != http.StatusOK {
+		t.Fatalf("GC fields: %d %s", code, data)
+	}
+	code, _, data = gc.do("PATCH", "/apis/rbac.authorization.k8s.io/v1/namespaces/y/roles/secrets",
+		`{"metadata":{"finalizers":null,"labels":{"a":"b"}}}`, "application/merge-patch+json", "")
+	expectStatus(t, code, data, http.StatusForbidden, metav1.StatusReasonForbidden,
+		`roles.rbac.authorization.k8s.io "secrets" is forbidden: user "gc" (groups=["system:authenticated"]) is attempting to grant RBAC permissions not currently held:`+"\n"+
+			`{APIGroups:[""], Resources:["secrets"], Verbs:["*"]}`)
+}

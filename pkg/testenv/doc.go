@@ -16,7 +16,8 @@
 // system:kube-scheduler), and Environment.Forbidden lists every request
 // refused with 403 so far, so that a test can check that a component works
 // with exactly its bootstrap permissions (RecordForbidden does the same
-// for a server testenv does not start).
+// for a server testenv does not start). Environment.UserCertificate issues
+// a client certificate for any user and groups, to act as them.
 //
 // Invariants: every Environment is independent (its own storage, port and
 // certificates); Stop (or the test's cleanup) ends the server and waits
