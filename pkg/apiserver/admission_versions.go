@@ -3,6 +3,7 @@ package apiserver
 import (
 	"fmt"
 	"sort"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -17,6 +18,12 @@ import (
 type admissionVersions struct {
 	s *Server
 	e *endpoint
+
+	// the equivalents, computed once per request (every webhook and
+	// policy with matchPolicy Equivalent that the request's own version
+	// does not match asks)
+	eqOnce sync.Once
+	eq     []schema.GroupVersionResource
 }
 
 // endpointFor finds the served endpoint gvr of the same stored resource.
@@ -35,6 +42,11 @@ func (v *admissionVersions) endpointFor(gvr schema.GroupVersionResource) *endpoi
 }
 
 func (v *admissionVersions) Equivalents() []schema.GroupVersionResource {
+	v.eqOnce.Do(func() { v.eq = v.equivalents() })
+	return v.eq
+}
+
+func (v *admissionVersions) equivalents() []schema.GroupVersionResource {
 	var out []schema.GroupVersionResource
 	add := func(eps map[schema.GroupVersionResource]*endpoint) {
 		for gvr, e := range eps {
