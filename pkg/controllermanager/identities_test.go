@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -128,6 +129,29 @@ func TestControllerIdentities(t *testing.T) {
 	}
 	if got := whoami(t, cfg); got != "system:serviceaccount:kube-system:generic-garbage-collector" {
 		t.Errorf("after renewals: %q", got)
+	}
+
+	// Deleting the account invalidates its tokens (once the server's
+	// 10 s token cache let go): the next request is refused (401) and
+	// resets the token; the one after recreates the account and works
+	// again, as upstream's client builder.
+	if err := client.For[*corev1.ServiceAccount, *corev1.ServiceAccountList](root).Namespace("kube-system").Delete(ctx, "generic-garbage-collector", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	fake.Step(11 * time.Second)
+	c, err := client.New(&cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cms := client.For[*corev1.ConfigMap, *corev1.ConfigMapList](c).Namespace("default")
+	if _, err := cms.List(ctx, metav1.ListOptions{}); !apierrors.IsUnauthorized(err) {
+		t.Errorf("with the deleted account's token: %v, want 401", err)
+	}
+	if _, err := cms.List(ctx, metav1.ListOptions{}); err != nil {
+		t.Errorf("after the reset: %v", err)
+	}
+	if _, err := client.For[*corev1.ServiceAccount, *corev1.ServiceAccountList](root).Namespace("kube-system").Get(ctx, "generic-garbage-collector", metav1.GetOptions{}); err != nil {
+		t.Errorf("account not recreated: %v", err)
 	}
 
 	// Upstream's token controller keeps the manager's identity.
