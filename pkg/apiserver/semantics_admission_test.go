@@ -38,6 +38,13 @@ func TestSemanticsNamespaceLifecycle(t *testing.T) {
 			t.Errorf("details %+v, want name nope kind namespaces", st.Details)
 		}
 	})
+	t.Run("missing namespace before validation", func(t *testing.T) {
+		// NamespaceLifecycle is a mutating plugin, first of the chain: an
+		// invalid object in a missing namespace gets the 404, as upstream.
+		c := c.on(t)
+		code, _, data := c.do(http.MethodPost, "/api/v1/namespaces/nope/configmaps", configMap("Not_Valid", nil, nil), "", "")
+		expectStatus(t, code, data, http.StatusNotFound, metav1.StatusReasonNotFound, `namespaces "nope" not found`)
+	})
 	t.Run("create in a terminating namespace", func(t *testing.T) {
 		c := c.on(t)
 		// A finalizer of our own keeps the namespace Terminating.

@@ -73,7 +73,11 @@ func (*namespaceLifecycle) Handles(op Operation) bool { return op == Create || o
 
 var immortalNamespaces = map[string]bool{"default": true, "kube-system": true, "kube-public": true}
 
-func (p *namespaceLifecycle) Validate(ctx context.Context, a *Attributes) error {
+// Admit runs in the mutating phase, first of the chain, as upstream's
+// NamespaceLifecycle (a mutating plugin there): nothing else, webhooks
+// included, is asked about an object in a namespace that does not exist or
+// is terminating, and that answer comes before the object's own validation.
+func (p *namespaceLifecycle) Admit(ctx context.Context, a *Attributes) error {
 	if a.Operation == Delete {
 		if a.Resource == grNamespaces {
 			if immortalNamespaces[a.Name] {
