@@ -81,7 +81,14 @@ func TestDependencyRules(t *testing.T) {
 		// The scheduling queue is pure bookkeeping: no API calls, no plugin
 		// implementations (only their names), no framework runtime.
 		{from: mod + "pkg/scheduler/internal/queue", forbidden: []string{mod + "pkg/client", mod + "pkg/scheduler/framework/runtime", mod + "pkg/scheduler/internal/cache"}, direct: true},
-		{from: mod + "pkg/kubelet", forbidden: []string{mod + "pkg/storage", mod + "pkg/apiserver", mod + "pkg/registry"}},
+		// The kubelet reaches the API only through pkg/client; it knows
+		// neither the control plane's components nor the cluster assembly.
+		{from: mod + "pkg/kubelet", forbidden: []string{mod + "pkg/storage", mod + "pkg/apiserver", mod + "pkg/registry",
+			mod + "pkg/controller", mod + "pkg/scheduler", mod + "pkg/cluster", mod + "pkg/testenv"}},
+		// The runtime interface and the simulated runtime know nothing of
+		// the API server, the client or the kubelet itself.
+		{from: mod + "pkg/kubelet/cri", forbidden: []string{mod + "pkg/"}},
+		{from: mod + "pkg/kubelet/sim", forbidden: []string{mod + "pkg/"}, except: []string{mod + "pkg/kubelet/cri", mod + "pkg/clock"}},
 		// field management sees the server only through its Config (definitions, conversions)
 		{from: mod + "pkg/apiserver/fieldmanager", forbidden: []string{mod + "pkg/apiserver", mod + "pkg/registry", mod + "pkg/storage"}},
 		{from: mod + "pkg/apiserver/fieldmanager", forbidden: []string{"net/http"}, direct: true},

@@ -1,0 +1,35 @@
+// Package sim is an in-memory container runtime ("hollow" runtime, as
+// kubemark's and kwok's): it implements pkg/kubelet/cri's RuntimeService
+// and ImageService without processes, so that one skiff process can run
+// thousands of simulated nodes whose kubelets go through the real pod
+// lifecycle.
+//
+// Sandboxes are READY as soon as they are run and get a pod IP from the
+// runtime's pod subnet. Containers go CREATED → RUNNING → EXITED with CRI
+// timestamps from the injected clock. States are computed lazily from the
+// clock: nothing runs in the background, a relist at time t sees what a
+// real runtime would have at t, and tests with a fake clock are
+// deterministic.
+//
+// Conventions (what makes a simulated container end):
+//   - StartContainer takes Config.StartLatency: the container is CREATED
+//     until then, RUNNING after.
+//   - StopContainer makes the container exit after Config.StopLatency,
+//     bounded by the request's timeout (the grace period): exit code 143
+//     (SIGTERM) when it stops within the timeout, 137 (SIGKILL) otherwise.
+//   - An init container (annotation skiff.sh/container-type=init, which
+//     the kubelet sets) exits 0 Config.InitRunDuration after it started.
+//   - A regular container runs to completion when its pod's annotation
+//     sim.skiff.sh/run-duration (a Go duration, e.g. "5s") is set, or
+//     else when the pod's restartPolicy (annotation
+//     skiff.sh/pod-restart-policy, set by the kubelet) is OnFailure or
+//     Never — Jobs — after Config.RunDuration (skiff kubelet
+//     --sim-run-duration). It exits with the pod annotation
+//     sim.skiff.sh/exit-code (default 0). Sidecars (init containers with
+//     restartPolicy Always) and containers of restartPolicy Always pods
+//     without the annotation run until stopped.
+//
+// Invariants: every method is safe for concurrent use; IDs are unique for
+// the runtime's life; a removed sandbox removes its containers and frees
+// its IP; errors for unknown IDs wrap cri.ErrNotFound.
+package sim

@@ -1,0 +1,521 @@
+package sim
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/netip"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/skiff-sh/skiff/pkg/clock"
+	"github.com/skiff-sh/skiff/pkg/kubelet/cri"
+)
+
+// Pod annotations the simulated runtime reads (see the package doc).
+const (
+	AnnotationRunDuration = "sim.skiff.sh/run-duration"
+	AnnotationExitCode    = "sim.skiff.sh/exit-code"
+)
+
+// RuntimeName is what Version reports; container IDs in the API read
+// "skiff-sim://<id>".
+const RuntimeName = "skiff-sim"
+
+// Config tunes a Runtime.
+type Config struct {
+	Clock clock.Clock
+	// StartLatency is how long a started container stays CREATED.
+	StartLatency time.Duration
+	// StopLatency is how long a stopped container takes to exit.
+	StopLatency time.Duration
+	// RunDuration is how long a run-to-completion container of a pod
+	// without the run-duration annotation runs.
+	RunDuration time.Duration
+	// InitRunDuration is how long an init container runs.
+	InitRunDuration time.Duration
+	// PodSubnet is where pod IPs come from (default 10.88.0.0/16).
+	PodSubnet netip.Prefix
+}
+
+// Runtime is the simulated runtime.
+type Runtime struct {
+	cfg Config
+
+	mu         sync.Mutex
+	seq        uint64
+	sandboxes  map[string]*sandbox
+	containers map[string]*container
+	images     map[string]*runtimeapi.Image // by ref (id)
+	imageNames map[string]string            // tag → id
+	usedIPs    map[netip.Addr]bool
+}
+
+type sandbox struct {
+	id          string
+	meta        *runtimeapi.PodSandboxMetadata
+	labels      map[string]string
+	annotations map[string]string
+	createdAt   time.Time
+	ready       bool
+	ip          netip.Addr
+}
+
+type container struct {
+	id, sandboxID string
+	meta          *runtimeapi.ContainerMetadata
+	image         *runtimeapi.ImageSpec
+	imageRef      string
+	labels        map[string]string
+	annotations   map[string]string
+	createdAt     time.Time
+
+	startAt  time.Time // zero until started: when it becomes RUNNING
+	runFor   time.Duration
+	finishes bool // runs to completion after runFor
+	exitCode int32
+
+	stopAt   time.Time // zero unless stopped: when it exits
+	stopExit int32
+}
+
+// New returns an empty runtime.
+func New(cfg Config) *Runtime {
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if !cfg.PodSubnet.IsValid() {
+		cfg.PodSubnet = netip.MustParsePrefix("10.88.0.0/16")
+	}
+	return &Runtime{cfg: cfg, sandboxes: map[string]*sandbox{}, containers: map[string]*container{},
+		images: map[string]*runtimeapi.Image{}, imageNames: map[string]string{}, usedIPs: map[netip.Addr]bool{}}
+}
+
+func (r *Runtime) newID() string {
+	r.seq++
+	h := sha256.Sum256([]byte(fmt.Sprintf("%p/%d", r, r.seq)))
+	return hex.EncodeToString(h[:])
+}
+
+func notFound(what, id string) error {
+	return fmt.Errorf("%s %q: %w", what, id, cri.ErrNotFound)
+}
+
+// state computes a container's CRI state at now.
+func (c *container) state(now time.Time) (st runtimeapi.ContainerState, startedAt, finishedAt time.Time, exit int32, reason string) {
+	var fin time.Time
+	if c.finishes && !c.startAt.IsZero() {
+		fin, exit = c.startAt.Add(c.runFor), c.exitCode
+	}
+	if !c.stopAt.IsZero() && (fin.IsZero() || c.stopAt.Before(fin)) {
+		fin, exit = c.stopAt, c.stopExit
+	}
+	startedAt = c.startAt
+	if !fin.IsZero() && !now.Before(fin) {
+		if startedAt.IsZero() || startedAt.After(fin) {
+			startedAt = fin
+		}
+		reason = "Completed"
+		if exit != 0 {
+			reason = "Error"
+		}
+		return runtimeapi.ContainerState_CONTAINER_EXITED, startedAt, fin, exit, reason
+	}
+	if c.startAt.IsZero() || now.Before(c.startAt) {
+		return runtimeapi.ContainerState_CONTAINER_CREATED, time.Time{}, time.Time{}, 0, ""
+	}
+	return runtimeapi.ContainerState_CONTAINER_RUNNING, startedAt, time.Time{}, 0, ""
+}
+
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// Version implements cri.RuntimeService.
+func (r *Runtime) Version(context.Context, *runtimeapi.VersionRequest) (*runtimeapi.VersionResponse, error) {
+	return &runtimeapi.VersionResponse{Version: "0.1.0", RuntimeName: RuntimeName, RuntimeVersion: "0.1.0", RuntimeApiVersion: "v1"}, nil
+}
+
+// Status implements cri.RuntimeService: always ready.
+func (r *Runtime) Status(context.Context, *runtimeapi.StatusRequest) (*runtimeapi.StatusResponse, error) {
+	return &runtimeapi.StatusResponse{Status: &runtimeapi.RuntimeStatus{Conditions: []*runtimeapi.RuntimeCondition{
+		{Type: runtimeapi.RuntimeReady, Status: true}, {Type: runtimeapi.NetworkReady, Status: true}}}}, nil
+}
+
+func (r *Runtime) allocateIP() (netip.Addr, error) {
+	a := r.cfg.PodSubnet.Masked().Addr().Next() // skip the network address
+	for ; r.cfg.PodSubnet.Contains(a); a = a.Next() {
+		if a == r.cfg.PodSubnet.Masked().Addr().Next() {
+			continue // .1 is the gateway
+		}
+		if !r.usedIPs[a] {
+			r.usedIPs[a] = true
+			return a, nil
+		}
+	}
+	return netip.Addr{}, fmt.Errorf("no pod IP left in %s", r.cfg.PodSubnet)
+}
+
+// RunPodSandbox implements cri.RuntimeService.
+func (r *Runtime) RunPodSandbox(_ context.Context, req *runtimeapi.RunPodSandboxRequest) (*runtimeapi.RunPodSandboxResponse, error) {
+	cfg := req.GetConfig()
+	if cfg.GetMetadata() == nil {
+		return nil, fmt.Errorf("sandbox config: metadata is required")
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ip, err := r.allocateIP()
+	if err != nil {
+		return nil, err
+	}
+	s := &sandbox{id: r.newID(), meta: cfg.GetMetadata(), labels: copyMap(cfg.GetLabels()), annotations: copyMap(cfg.GetAnnotations()),
+		createdAt: r.cfg.Clock.Now(), ready: true, ip: ip}
+	r.sandboxes[s.id] = s
+	return &runtimeapi.RunPodSandboxResponse{PodSandboxId: s.id}, nil
+}
+
+// StopPodSandbox implements cri.RuntimeService: its containers are
+// killed (exit 137 now) and it becomes NOTREADY.
+func (r *Runtime) StopPodSandbox(_ context.Context, req *runtimeapi.StopPodSandboxRequest) (*runtimeapi.StopPodSandboxResponse, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s, ok := r.sandboxes[req.GetPodSandboxId()]
+	if !ok {
+		return nil, notFound("sandbox", req.GetPodSandboxId())
+	}
+	now := r.cfg.Clock.Now()
+	for _, c := range r.containers {
+		if c.sandboxID == s.id {
+			if st, _, _, _, _ := c.state(now); st != runtimeapi.ContainerState_CONTAINER_EXITED {
+				c.stopAt, c.stopExit = now, 137
+			}
+		}
+	}
+	if s.ready {
+		s.ready = false
+		delete(r.usedIPs, s.ip)
+	}
+	return &runtimeapi.StopPodSandboxResponse{}, nil
+}
+
+// RemovePodSandbox implements cri.RuntimeService; removing an unknown
+// sandbox succeeds (CRI: idempotent).
+func (r *Runtime) RemovePodSandbox(_ context.Context, req *runtimeapi.RemovePodSandboxRequest) (*runtimeapi.RemovePodSandboxResponse, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s, ok := r.sandboxes[req.GetPodSandboxId()]
+	if !ok {
+		return &runtimeapi.RemovePodSandboxResponse{}, nil
+	}
+	for id, c := range r.containers {
+		if c.sandboxID == s.id {
+			delete(r.containers, id)
+		}
+	}
+	if s.ready {
+		delete(r.usedIPs, s.ip)
+	}
+	delete(r.sandboxes, s.id)
+	return &runtimeapi.RemovePodSandboxResponse{}, nil
+}
+
+func (r *Runtime) sandboxStatus(s *sandbox) *runtimeapi.PodSandboxStatus {
+	st := runtimeapi.PodSandboxState_SANDBOX_NOTREADY
+	var net *runtimeapi.PodSandboxNetworkStatus
+	if s.ready {
+		st = runtimeapi.PodSandboxState_SANDBOX_READY
+		net = &runtimeapi.PodSandboxNetworkStatus{Ip: s.ip.String()}
+	}
+	return &runtimeapi.PodSandboxStatus{Id: s.id, Metadata: s.meta, State: st, CreatedAt: nanos(s.createdAt), Network: net,
+		Labels: copyMap(s.labels), Annotations: copyMap(s.annotations)}
+}
+
+// PodSandboxStatus implements cri.RuntimeService.
+func (r *Runtime) PodSandboxStatus(_ context.Context, req *runtimeapi.PodSandboxStatusRequest) (*runtimeapi.PodSandboxStatusResponse, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s, ok := r.sandboxes[req.GetPodSandboxId()]
+	if !ok {
+		return nil, notFound("sandbox", req.GetPodSandboxId())
+	}
+	return &runtimeapi.PodSandboxStatusResponse{Status: r.sandboxStatus(s)}, nil
+}
+
+// ListPodSandbox implements cri.RuntimeService, oldest first.
+func (r *Runtime) ListPodSandbox(_ context.Context, req *runtimeapi.ListPodSandboxRequest) (*runtimeapi.ListPodSandboxResponse, error) {
+	f := req.GetFilter()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*runtimeapi.PodSandbox
+	for _, s := range r.sandboxes {
+		st := r.sandboxStatus(s)
+		if f != nil && (f.Id != "" && f.Id != s.id || f.State != nil && f.State.State != st.State || !matches(s.labels, f.LabelSelector)) {
+			continue
+		}
+		out = append(out, &runtimeapi.PodSandbox{Id: s.id, Metadata: s.meta, State: st.State, CreatedAt: st.CreatedAt,
+			Labels: st.Labels, Annotations: st.Annotations})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].CreatedAt < out[j].CreatedAt || out[i].CreatedAt == out[j].CreatedAt && out[i].Id < out[j].Id })
+	return &runtimeapi.ListPodSandboxResponse{Items: out}, nil
+}
+
+// CreateContainer implements cri.RuntimeService.
+func (r *Runtime) CreateContainer(_ context.Context, req *runtimeapi.CreateContainerRequest) (*runtimeapi.CreateContainerResponse, error) {
+	cfg := req.GetConfig()
+	if cfg.GetMetadata() == nil || cfg.GetImage() == nil {
+		return nil, fmt.Errorf("container config: metadata and image are required")
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s, ok := r.sandboxes[req.GetPodSandboxId()]
+	if !ok {
+		return nil, notFound("sandbox", req.GetPodSandboxId())
+	}
+	if !s.ready {
+		return nil, fmt.Errorf("sandbox %q is not ready", s.id)
+	}
+	imageRef := r.imageNames[cfg.GetImage().GetImage()]
+	if imageRef == "" {
+		imageRef = imageID(cfg.GetImage().GetImage())
+	}
+	c := &container{id: r.newID(), sandboxID: s.id, meta: cfg.GetMetadata(), image: cfg.GetImage(), imageRef: imageRef,
+		labels: copyMap(cfg.GetLabels()), annotations: copyMap(cfg.GetAnnotations()), createdAt: r.cfg.Clock.Now()}
+	r.decideRun(c, s)
+	r.containers[c.id] = c
+	return &runtimeapi.CreateContainerResponse{ContainerId: c.id}, nil
+}
+
+// decideRun applies the package doc's conventions.
+func (r *Runtime) decideRun(c *container, s *sandbox) {
+	switch c.annotations[cri.AnnotationContainerType] {
+	case "init":
+		c.finishes, c.runFor = true, r.cfg.InitRunDuration
+		return
+	case "sidecar":
+		return
+	}
+	if v, ok := s.annotations[AnnotationRunDuration]; ok {
+		if d, err := time.ParseDuration(v); err == nil {
+			c.finishes, c.runFor = true, d
+		}
+	} else if p := s.annotations[cri.AnnotationPodRestartPolicy]; p == "OnFailure" || p == "Never" {
+		c.finishes, c.runFor = true, r.cfg.RunDuration
+	}
+	if v, ok := s.annotations[AnnotationExitCode]; ok {
+		if n, err := strconv.ParseInt(v, 10, 32); err == nil {
+			c.exitCode = int32(n)
+		}
+	}
+}
+
+// StartContainer implements cri.RuntimeService.
+func (r *Runtime) StartContainer(_ context.Context, req *runtimeapi.StartContainerRequest) (*runtimeapi.StartContainerResponse, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c, ok := r.containers[req.GetContainerId()]
+	if !ok {
+		return nil, notFound("container", req.GetContainerId())
+	}
+	if !c.startAt.IsZero() || !c.stopAt.IsZero() {
+		return nil, fmt.Errorf("container %q is not in created state", c.id)
+	}
+	c.startAt = r.cfg.Clock.Now().Add(r.cfg.StartLatency)
+	return &runtimeapi.StartContainerResponse{}, nil
+}
+
+// StopContainer implements cri.RuntimeService. It returns at once; the
+// container exits StopLatency (at most Timeout seconds) later.
+func (r *Runtime) StopContainer(_ context.Context, req *runtimeapi.StopContainerRequest) (*runtimeapi.StopContainerResponse, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c, ok := r.containers[req.GetContainerId()]
+	if !ok {
+		return nil, notFound("container", req.GetContainerId())
+	}
+	now := r.cfg.Clock.Now()
+	if st, _, _, _, _ := c.state(now); st == runtimeapi.ContainerState_CONTAINER_EXITED {
+		return &runtimeapi.StopContainerResponse{}, nil
+	}
+	d, exit := r.cfg.StopLatency, int32(143)
+	if timeout := time.Duration(req.GetTimeout()) * time.Second; d > timeout {
+		d, exit = timeout, 137
+	}
+	at := now.Add(d)
+	if c.stopAt.IsZero() || at.Before(c.stopAt) {
+		c.stopAt, c.stopExit = at, exit
+	}
+	return &runtimeapi.StopContainerResponse{}, nil
+}
+
+// RemoveContainer implements cri.RuntimeService (idempotent).
+func (r *Runtime) RemoveContainer(_ context.Context, req *runtimeapi.RemoveContainerRequest) (*runtimeapi.RemoveContainerResponse, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.containers, req.GetContainerId())
+	return &runtimeapi.RemoveContainerResponse{}, nil
+}
+
+func (r *Runtime) containerStatus(c *container, now time.Time) *runtimeapi.ContainerStatus {
+	st, started, finished, exit, reason := c.state(now)
+	return &runtimeapi.ContainerStatus{Id: c.id, Metadata: c.meta, State: st, CreatedAt: nanos(c.createdAt),
+		StartedAt: nanos(started), FinishedAt: nanos(finished), ExitCode: exit, Reason: reason, Image: c.image,
+		ImageRef: c.imageRef, ImageId: c.imageRef, Labels: copyMap(c.labels), Annotations: copyMap(c.annotations)}
+}
+
+// ListContainers implements cri.RuntimeService, oldest first.
+func (r *Runtime) ListContainers(_ context.Context, req *runtimeapi.ListContainersRequest) (*runtimeapi.ListContainersResponse, error) {
+	f := req.GetFilter()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.cfg.Clock.Now()
+	var out []*runtimeapi.Container
+	for _, c := range r.containers {
+		st, _, _, _, _ := c.state(now)
+		if f != nil && (f.Id != "" && f.Id != c.id || f.PodSandboxId != "" && f.PodSandboxId != c.sandboxID ||
+			f.State != nil && f.State.State != st || !matches(c.labels, f.LabelSelector)) {
+			continue
+		}
+		out = append(out, &runtimeapi.Container{Id: c.id, PodSandboxId: c.sandboxID, Metadata: c.meta, Image: c.image,
+			ImageRef: c.imageRef, ImageId: c.imageRef, State: st, CreatedAt: nanos(c.createdAt), Labels: copyMap(c.labels), Annotations: copyMap(c.annotations)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].CreatedAt < out[j].CreatedAt || out[i].CreatedAt == out[j].CreatedAt && out[i].Id < out[j].Id })
+	return &runtimeapi.ListContainersResponse{Containers: out}, nil
+}
+
+// ContainerStatus implements cri.RuntimeService.
+func (r *Runtime) ContainerStatus(_ context.Context, req *runtimeapi.ContainerStatusRequest) (*runtimeapi.ContainerStatusResponse, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c, ok := r.containers[req.GetContainerId()]
+	if !ok {
+		return nil, notFound("container", req.GetContainerId())
+	}
+	return &runtimeapi.ContainerStatusResponse{Status: r.containerStatus(c, r.cfg.Clock.Now())}, nil
+}
+
+// ListContainerStatuses is the statuses of every container of the sandbox
+// (all sandboxes for ""), oldest first: one lock for what a relist needs.
+func (r *Runtime) ListContainerStatuses(sandboxID string) []*runtimeapi.ContainerStatus {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.cfg.Clock.Now()
+	var out []*runtimeapi.ContainerStatus
+	for _, c := range r.containers {
+		if sandboxID == "" || c.sandboxID == sandboxID {
+			out = append(out, r.containerStatus(c, now))
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].CreatedAt < out[j].CreatedAt || out[i].CreatedAt == out[j].CreatedAt && out[i].Id < out[j].Id })
+	return out
+}
+
+func imageID(name string) string {
+	h := sha256.Sum256([]byte(name))
+	return "sha256:" + hex.EncodeToString(h[:])
+}
+
+// PullImage implements cri.ImageService: every image exists.
+func (r *Runtime) PullImage(_ context.Context, req *runtimeapi.PullImageRequest) (*runtimeapi.PullImageResponse, error) {
+	name := req.GetImage().GetImage()
+	if name == "" {
+		return nil, fmt.Errorf("image name is required")
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	id := imageID(name)
+	img, ok := r.images[id]
+	if !ok {
+		img = &runtimeapi.Image{Id: id, Size: 5 << 20}
+		r.images[id] = img
+	}
+	if r.imageNames[name] == "" {
+		img.RepoTags = append(img.RepoTags, name)
+		r.imageNames[name] = id
+	}
+	return &runtimeapi.PullImageResponse{ImageRef: id}, nil
+}
+
+// ListImages implements cri.ImageService.
+func (r *Runtime) ListImages(_ context.Context, req *runtimeapi.ListImagesRequest) (*runtimeapi.ListImagesResponse, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*runtimeapi.Image
+	for id, img := range r.images {
+		if want := req.GetFilter().GetImage().GetImage(); want != "" && r.imageNames[want] != id && want != id {
+			continue
+		}
+		out = append(out, cloneImage(img))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Id < out[j].Id })
+	return &runtimeapi.ListImagesResponse{Images: out}, nil
+}
+
+// ImageStatus implements cri.ImageService: a nil image when absent (CRI).
+func (r *Runtime) ImageStatus(_ context.Context, req *runtimeapi.ImageStatusRequest) (*runtimeapi.ImageStatusResponse, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	name := req.GetImage().GetImage()
+	id := r.imageNames[name]
+	if id == "" {
+		id = name
+	}
+	if img, ok := r.images[id]; ok {
+		return &runtimeapi.ImageStatusResponse{Image: cloneImage(img)}, nil
+	}
+	return &runtimeapi.ImageStatusResponse{}, nil
+}
+
+// RemoveImage implements cri.ImageService (idempotent).
+func (r *Runtime) RemoveImage(_ context.Context, req *runtimeapi.RemoveImageRequest) (*runtimeapi.RemoveImageResponse, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	name := req.GetImage().GetImage()
+	id := r.imageNames[name]
+	if id == "" {
+		id = name
+	}
+	if img, ok := r.images[id]; ok {
+		for _, t := range img.RepoTags {
+			delete(r.imageNames, t)
+		}
+		delete(r.images, id)
+	}
+	return &runtimeapi.RemoveImageResponse{}, nil
+}
+
+func cloneImage(img *runtimeapi.Image) *runtimeapi.Image {
+	return &runtimeapi.Image{Id: img.Id, Size: img.Size, RepoTags: append([]string(nil), img.RepoTags...)}
+}
+
+func matches(labels, selector map[string]string) bool {
+	for k, v := range selector {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func copyMap(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+var (
+	_ cri.RuntimeService = (*Runtime)(nil)
+	_ cri.ImageService   = (*Runtime)(nil)
+)
