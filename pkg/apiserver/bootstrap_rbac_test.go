@@ -126,7 +126,11 @@ func TestBootstrapRBACReconciledAtStart(t *testing.T) {
 	first.cancel()
 
 	second := startRBACServer(t, kv)
-	second.do(http.MethodGet, "/readyz/poststarthook/rbac/bootstrap-roles", nil, http.StatusOK, nil)
+	// The post-start hook's check, on /healthz, /livez and /readyz as
+	// upstream's.
+	for _, kind := range []string{"healthz", "livez", "readyz"} {
+		second.do(http.MethodGet, "/"+kind+"/poststarthook/rbac/bootstrap-roles", nil, http.StatusOK, nil)
+	}
 
 	var got rbacv1.ClusterRole
 	second.do(http.MethodGet, rbacPath+"clusterroles/system:kube-scheduler", nil, http.StatusOK, &got)

@@ -68,42 +68,40 @@ func (s *Server) healthChecks(kind string) []healthCheck {
 		}},
 	}
 	if kind == "readyz" {
-		checks = append(checks,
-			healthCheck{"informer-sync", func(context.Context) error {
-				select {
-				case <-s.ready:
-					return nil
-				default:
-					return fmt.Errorf("watch caches not synced")
-				}
-			}},
-			healthCheck{"poststarthook/bootstrap-controller", func(context.Context) error {
-				select {
-				case <-s.ready:
-					return nil
-				default:
-					return fmt.Errorf("not finished")
-				}
-			}},
-			// The bootstrap RBAC policy is reconciled before the server
-			// is ready (bootstrap_rbac.go), as upstream's post-start hook.
-			healthCheck{"poststarthook/rbac/bootstrap-roles", func(context.Context) error {
-				select {
-				case <-s.ready:
-					return nil
-				default:
-					return fmt.Errorf("not finished")
-				}
-			}},
-			healthCheck{"shutdown", func(context.Context) error {
-				select {
-				case <-s.stopping:
-					return fmt.Errorf("process is shutting down")
-				default:
-					return nil
-				}
-			}},
-		)
+		checks = append(checks, healthCheck{"informer-sync", func(context.Context) error {
+			select {
+			case <-s.ready:
+				return nil
+			default:
+				return fmt.Errorf("watch caches not synced")
+			}
+		}})
+	}
+	// Post-start hooks are checked by /healthz, /livez and /readyz alike,
+	// as upstream's (livez grace period 0). Both finish in Start, before
+	// the server is ready: the bootstrap objects, then the bootstrap RBAC
+	// policy (bootstrap_rbac.go).
+	started := func(context.Context) error {
+		select {
+		case <-s.ready:
+			return nil
+		default:
+			return fmt.Errorf("not finished")
+		}
+	}
+	checks = append(checks,
+		healthCheck{"poststarthook/bootstrap-controller", started},
+		healthCheck{"poststarthook/rbac/bootstrap-roles", started},
+	)
+	if kind == "readyz" {
+		checks = append(checks, healthCheck{"shutdown", func(context.Context) error {
+			select {
+			case <-s.stopping:
+				return fmt.Errorf("process is shutting down")
+			default:
+				return nil
+			}
+		}})
 	}
 	return checks
 }
