@@ -181,7 +181,17 @@ func (m *Manager) runControllers(ctx context.Context, broadcaster record.EventBr
 	factory := informers.NewSharedInformerFactory(m.client, resync, informers.WithTransform(transform))
 	defer factory.Shutdown()
 
-	ids := &identities{root: m.client, base: m.clientCfg, useSA: m.cfg.UseServiceAccountCredentials, clock: m.cfg.Clock}
+	// The controllers' identities are set up through a client of the
+	// manager's own that is not throttled: making ~35 service accounts and
+	// their first tokens at 20 QPS would hold every controller back by
+	// seconds (upstream's manager pays that; skiff starts them at once).
+	idCfg := m.clientCfg
+	idCfg.QPS = -1
+	idClient, err := client.New(&idCfg)
+	if err != nil {
+		return err
+	}
+	ids := &identities{root: idClient, base: m.clientCfg, useSA: m.cfg.UseServiceAccountCredentials, clock: m.cfg.Clock}
 	type started struct {
 		name string
 		c    Controller
