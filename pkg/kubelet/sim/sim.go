@@ -263,7 +263,9 @@ func (r *Runtime) ListPodSandbox(_ context.Context, req *runtimeapi.ListPodSandb
 		out = append(out, &runtimeapi.PodSandbox{Id: s.id, Metadata: s.meta, State: st.State, CreatedAt: st.CreatedAt,
 			Labels: st.Labels, Annotations: st.Annotations})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].CreatedAt < out[j].CreatedAt || out[i].CreatedAt == out[j].CreatedAt && out[i].Id < out[j].Id })
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].CreatedAt < out[j].CreatedAt || out[i].CreatedAt == out[j].CreatedAt && out[i].Id < out[j].Id
+	})
 	return &runtimeapi.ListPodSandboxResponse{Items: out}, nil
 }
 
@@ -386,7 +388,9 @@ func (r *Runtime) ListContainers(_ context.Context, req *runtimeapi.ListContaine
 		out = append(out, &runtimeapi.Container{Id: c.id, PodSandboxId: c.sandboxID, Metadata: c.meta, Image: c.image,
 			ImageRef: c.imageRef, ImageId: c.imageRef, State: st, CreatedAt: nanos(c.createdAt), Labels: copyMap(c.labels), Annotations: copyMap(c.annotations)})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].CreatedAt < out[j].CreatedAt || out[i].CreatedAt == out[j].CreatedAt && out[i].Id < out[j].Id })
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].CreatedAt < out[j].CreatedAt || out[i].CreatedAt == out[j].CreatedAt && out[i].Id < out[j].Id
+	})
 	return &runtimeapi.ListContainersResponse{Containers: out}, nil
 }
 
@@ -413,7 +417,9 @@ func (r *Runtime) ListContainerStatuses(sandboxID string) []*runtimeapi.Containe
 			out = append(out, r.containerStatus(c, now))
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].CreatedAt < out[j].CreatedAt || out[i].CreatedAt == out[j].CreatedAt && out[i].Id < out[j].Id })
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].CreatedAt < out[j].CreatedAt || out[i].CreatedAt == out[j].CreatedAt && out[i].Id < out[j].Id
+	})
 	return out
 }
 

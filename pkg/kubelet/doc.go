@@ -1,0 +1,38 @@
+// Package kubelet is skiff's node agent: it registers a Node, renews its
+// Lease, posts node status, and runs the pods bound to the node through a
+// container runtime (pkg/kubelet/cri): the simulated runtime
+// (pkg/kubelet/sim) today, containerd over CRI later, on the same code.
+//
+// Shape (upstream's, reduced to what the simulated runtime needs):
+//   - a PodSource delivers the pods bound to the node (standalone: an
+//     informer with the spec.nodeName=<node> field selector; many hollow
+//     nodes in one process: one shared informer dispatching by nodeName);
+//   - one pod worker per pod (a goroutine; updates of one pod are
+//     serialised, a burst of updates coalesces into one sync);
+//   - syncPod reads the pod's runtime state, asks computePodActions (a pure
+//     function of pod, runtime state and time) what to do, does it, and
+//     hands the resulting API status to the status manager;
+//   - the PLEG relists the runtime every second and triggers the sync of
+//     every pod whose sandboxes or containers changed, and removes what
+//     belongs to pods the kubelet no longer has;
+//   - the status manager writes pods/status (a merge patch with the pod's
+//     UID as precondition) only when the status changed, and deletes a
+//     pod with grace period 0 (UID precondition) once a pod being deleted
+//     has no running container left;
+//   - the node status loop posts status on change or every
+//     NodeStatusReportFrequency; the lease loop renews
+//     kube-node-lease/<node> every leaseDuration/4 (10 s).
+//
+// Invariants: the kubelet reaches the API server only through pkg/client
+// (test/arch); all time comes from Config.Clock; status conditions keep
+// their lastTransitionTime while their status does not change; a pod's
+// phase never leaves Succeeded or Failed; restart back-off is 10 s
+// doubling to 5 min, computed from the runtime's restart count and finish
+// time (a container that ran 10 min starts over), so it survives a
+// kubelet restart.
+//
+// Not yet: probes (readiness is "running"), volumes, env resolution,
+// image pull secrets, eviction, garbage collection, the kubelet's own
+// HTTPS API, a node identity of its own (the kubelet runs with its
+// client's identity).
+package kubelet

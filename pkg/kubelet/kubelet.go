@@ -1,0 +1,157 @@
+package kubelet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/skiff-sh/skiff/pkg/client"
+	"github.com/skiff-sh/skiff/pkg/clock"
+	"github.com/skiff-sh/skiff/pkg/kubelet/cri"
+)
+
+// Version is the kubelet version the node reports (the API server's).
+const Version = "v1.37.2"
+
+// Config configures a Kubelet.
+type Config struct {
+	Client   *client.Client
+	NodeName string
+	Runtime  cri.RuntimeService
+	Images   cri.ImageService
+	Clock    clock.Clock
+	Logger   *slog.Logger
+	// NodeLabels are added to the node's well-known labels.
+	NodeLabels map[string]string
+	// Capacity of the node (default cpu 8, memory 32Gi, pods 110,
+	// ephemeral-storage 100Gi); allocatable is the same.
+	Capacity corev1.ResourceList
+	// NodeIP is the node's InternalIP (default 127.0.0.1).
+	NodeIP string
+	// NodeStatusUpdateFrequency: how often status is computed (10 s).
+	NodeStatusUpdateFrequency time.Duration
+	// NodeStatusReportFrequency: how often unchanged status is posted (5 min).
+	NodeStatusReportFrequency time.Duration
+	// NodeLeaseDurationSeconds (40); the lease is renewed every quarter.
+	NodeLeaseDurationSeconds int32
+	// PLEGRelistPeriod (1 s).
+	PLEGRelistPeriod time.Duration
+	// PodSource delivers the node's pods; nil: the kubelet watches its
+	// own pods (spec.nodeName=<node>) and runs that source itself.
+	PodSource PodSource
+}
+
+// Kubelet is one node's agent.
+type Kubelet struct {
+	cfg    Config
+	log    *slog.Logger
+	clock  clock.Clock
+	nodes  *client.Typed[*corev1.Node, *corev1.NodeList]
+	pods   *client.Typed[*corev1.Pod, *corev1.PodList]
+	leases *client.Typed[*coordinationv1.Lease, *coordinationv1.LeaseList]
+
+	ownSource *InformerPodSource // when Config.PodSource is nil
+
+	mu             sync.Mutex
+	workers        map[types.UID]*podWorker
+	node           *corev1.Node // last registered or posted
+	runtimeID      string       // e.g. "skiff-sim" (container IDs' scheme)
+	runtimeVersion string
+	lastReport     time.Time // last node status post
+	ctx            context.Context
+
+	status *statusManager
+	pleg   *pleg
+}
+
+// New checks the configuration and returns a Kubelet; Run starts it.
+func New(cfg Config) (*Kubelet, error) {
+	if cfg.Client == nil || cfg.NodeName == "" || cfg.Runtime == nil || cfg.Images == nil {
+		return nil, errors.New("kubelet: Client, NodeName, Runtime and Images are required")
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.NodeStatusUpdateFrequency <= 0 {
+		cfg.NodeStatusUpdateFrequency = 10 * time.Second
+	}
+	if cfg.NodeStatusReportFrequency <= 0 {
+		cfg.NodeStatusReportFrequency = 5 * time.Minute
+	}
+	if cfg.NodeLeaseDurationSeconds <= 0 {
+		cfg.NodeLeaseDurationSeconds = 40
+	}
+	if cfg.PLEGRelistPeriod <= 0 {
+		cfg.PLEGRelistPeriod = time.Second
+	}
+	if cfg.NodeIP == "" {
+		cfg.NodeIP = "127.0.0.1"
+	}
+	k := &Kubelet{cfg: cfg, log: cfg.Logger.With("node", cfg.NodeName), clock: cfg.Clock,
+		nodes:   client.For[*corev1.Node, *corev1.NodeList](cfg.Client),
+		pods:    client.For[*corev1.Pod, *corev1.PodList](cfg.Client),
+		leases:  client.For[*coordinationv1.Lease, *coordinationv1.LeaseList](cfg.Client).Namespace(corev1.NamespaceNodeLease),
+		workers: map[types.UID]*podWorker{}}
+	if cfg.PodSource == nil {
+		k.ownSource = NewInformerPodSource(cfg.Client, "spec.nodeName="+cfg.NodeName)
+		k.cfg.PodSource = k.ownSource
+	}
+	k.status = &statusManager{pods: k.pods, last: map[types.UID]corev1.PodStatus{}}
+	k.pleg = &pleg{k: k, last: map[string]string{}}
+	return k, nil
+}
+
+// Run registers the node and runs the kubelet until ctx ends.
+func (k *Kubelet) Run(ctx context.Context) error {
+	v, err := k.cfg.Runtime.Version(ctx, &runtimeVersionRequest)
+	if err != nil {
+		return fmt.Errorf("kubelet: container runtime: %w", err)
+	}
+	k.ctx = ctx
+	k.runtimeID = v.RuntimeName
+	k.runtimeVersion = v.RuntimeVersion
+	if err := k.registerNode(ctx); err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	run := func(f func(context.Context)) {
+		wg.Add(1)
+		go func() { defer wg.Done(); f(ctx) }()
+	}
+	if k.ownSource != nil {
+		run(k.ownSource.Run)
+	}
+	run(k.leaseLoop)
+	run(k.nodeStatusLoop)
+	k.cfg.PodSource.Register(k.cfg.NodeName, k)
+	run(k.pleg.run)
+	<-ctx.Done()
+	k.cfg.PodSource.Unregister(k.cfg.NodeName)
+	wg.Wait()
+	k.mu.Lock()
+	ws := make([]*podWorker, 0, len(k.workers))
+	for _, w := range k.workers {
+		ws = append(ws, w)
+	}
+	k.mu.Unlock()
+	for _, w := range ws {
+		<-w.done
+	}
+	return nil
+}
+
+// PodUpdated implements PodHandler.
+func (k *Kubelet) PodUpdated(pod *corev1.Pod) { k.workerFor(pod.UID).update(pod, false) }
+
+// PodRemoved implements PodHandler.
+func (k *Kubelet) PodRemoved(pod *corev1.Pod) { k.workerFor(pod.UID).update(pod, true) }

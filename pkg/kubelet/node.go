@@ -1,0 +1,265 @@
+package kubelet
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	goruntime "runtime"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// DefaultCapacity is a node's capacity when Config.Capacity is empty.
+func DefaultCapacity() corev1.ResourceList {
+	return corev1.ResourceList{
+		corev1.ResourceCPU:              resource.MustParse("8"),
+		corev1.ResourceMemory:           resource.MustParse("32Gi"),
+		corev1.ResourcePods:             resource.MustParse("110"),
+		corev1.ResourceEphemeralStorage: resource.MustParse("100Gi"),
+	}
+}
+
+func (k *Kubelet) capacity() corev1.ResourceList {
+	if len(k.cfg.Capacity) > 0 {
+		return k.cfg.Capacity.DeepCopy()
+	}
+	return DefaultCapacity()
+}
+
+func (k *Kubelet) initialNode() *corev1.Node {
+	labels := map[string]string{
+		corev1.LabelHostname: k.cfg.NodeName, corev1.LabelOSStable: "linux", corev1.LabelArchStable: goruntime.GOARCH,
+		"beta.kubernetes.io/os": "linux", "beta.kubernetes.io/arch": goruntime.GOARCH,
+	}
+	for key, v := range k.cfg.NodeLabels {
+		labels[key] = v
+	}
+	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: k.cfg.NodeName, Labels: labels,
+		Annotations: map[string]string{"volumes.kubernetes.io/controller-managed-attach-detach": "true"}}}
+}
+
+// registerNode creates the Node, or takes over an existing one (its
+// labels brought up to date), and posts its first status.
+func (k *Kubelet) registerNode(ctx context.Context) error {
+	node, err := k.nodes.Create(ctx, k.initialNode(), metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		node, err = k.nodes.Get(ctx, k.cfg.NodeName, metav1.GetOptions{})
+		if err == nil {
+			changed := false
+			if node.Labels == nil {
+				node.Labels = map[string]string{}
+			}
+			for key, v := range k.initialNode().Labels {
+				if node.Labels[key] != v {
+					node.Labels[key], changed = v, true
+				}
+			}
+			if changed {
+				node, err = k.nodes.Update(ctx, node, metav1.UpdateOptions{})
+			}
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("kubelet: registering node %s: %w", k.cfg.NodeName, err)
+	}
+	k.mu.Lock()
+	k.node = node
+	k.mu.Unlock()
+	return k.postNodeStatus(ctx, true)
+}
+
+func idFor(kind, name string) string {
+	h := sha256.Sum256([]byte(kind + "/" + name))
+	return hex.EncodeToString(h[:16])
+}
+
+// nodeStatus computes the node's status at now from old (transition times
+// kept for unchanged conditions).
+func (k *Kubelet) nodeStatus(ctx context.Context, old *corev1.Node, now time.Time) corev1.NodeStatus {
+	capacity := k.capacity()
+	s := corev1.NodeStatus{Capacity: capacity, Allocatable: capacity.DeepCopy(), Phase: "",
+		Addresses:       []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: k.cfg.NodeIP}, {Type: corev1.NodeHostName, Address: k.cfg.NodeName}},
+		DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: 10250}},
+		NodeInfo: corev1.NodeSystemInfo{MachineID: idFor("machine", k.cfg.NodeName), SystemUUID: idFor("system", k.cfg.NodeName),
+			BootID: idFor("boot", k.cfg.NodeName), KernelVersion: "", OSImage: "skiff " + k.runtimeID, OperatingSystem: "linux",
+			Architecture: goruntime.GOARCH, ContainerRuntimeVersion: k.runtimeID + "://" + k.runtimeVersion, KubeletVersion: Version},
+	}
+	if imgs, err := k.cfg.Images.ListImages(ctx, &runtimeapi.ListImagesRequest{}); err == nil {
+		for i, img := range imgs.Images {
+			if i == 50 { // upstream's --node-status-max-images default
+				break
+			}
+			names := append([]string{}, img.RepoDigests...)
+			names = append(names, img.RepoTags...)
+			if len(names) == 0 {
+				names = []string{img.Id}
+			}
+			s.Images = append(s.Images, corev1.ContainerImage{Names: names, SizeBytes: int64(img.Size)})
+		}
+	}
+	heartbeat := metav1.NewTime(now.Truncate(time.Second))
+	cond := func(t corev1.NodeConditionType, st corev1.ConditionStatus, reason, msg string) corev1.NodeCondition {
+		c := corev1.NodeCondition{Type: t, Status: st, Reason: reason, Message: msg, LastHeartbeatTime: heartbeat, LastTransitionTime: heartbeat}
+		if old != nil {
+			for _, o := range old.Status.Conditions {
+				if o.Type == t && o.Status == st {
+					c.LastTransitionTime = o.LastTransitionTime
+				}
+			}
+		}
+		return c
+	}
+	s.Conditions = []corev1.NodeCondition{
+		cond(corev1.NodeMemoryPressure, corev1.ConditionFalse, "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
+		cond(corev1.NodeDiskPressure, corev1.ConditionFalse, "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+		cond(corev1.NodePIDPressure, corev1.ConditionFalse, "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+		k.readyCondition(ctx, cond),
+	}
+	return s
+}
+
+func (k *Kubelet) readyCondition(ctx context.Context, cond func(corev1.NodeConditionType, corev1.ConditionStatus, string, string) corev1.NodeCondition) corev1.NodeCondition {
+	st, err := k.cfg.Runtime.Status(ctx, &runtimeapi.StatusRequest{})
+	if err != nil {
+		return cond(corev1.NodeReady, corev1.ConditionFalse, "KubeletNotReady", "container runtime status check may not have completed yet: "+err.Error())
+	}
+	for _, c := range st.GetStatus().GetConditions() {
+		if !c.Status {
+			switch c.Type {
+			case runtimeapi.RuntimeReady:
+				return cond(corev1.NodeReady, corev1.ConditionFalse, "KubeletNotReady", "container runtime is down")
+			case runtimeapi.NetworkReady:
+				return cond(corev1.NodeReady, corev1.ConditionFalse, "KubeletNotReady",
+					"container runtime network not ready: NetworkReady=false reason:"+c.Reason+" message:"+c.Message)
+			}
+		}
+	}
+	return cond(corev1.NodeReady, corev1.ConditionTrue, "KubeletReady", "kubelet is posting ready status")
+}
+
+// sameStatus compares node statuses ignoring heartbeat times.
+func sameStatus(a, b corev1.NodeStatus) bool {
+	strip := func(s corev1.NodeStatus) corev1.NodeStatus {
+		s = *s.DeepCopy()
+		for i := range s.Conditions {
+			s.Conditions[i].LastHeartbeatTime = metav1.Time{}
+		}
+		return s
+	}
+	return apiequality.Semantic.DeepEqual(strip(a), strip(b))
+}
+
+// postNodeStatus posts the node's status when it changed, or when force.
+func (k *Kubelet) postNodeStatus(ctx context.Context, force bool) error {
+	k.mu.Lock()
+	node := k.node
+	k.mu.Unlock()
+	now := k.clock.Now()
+	status := k.nodeStatus(ctx, node, now)
+	if !force && sameStatus(node.Status, status) {
+		return nil
+	}
+	for attempt := 0; ; attempt++ {
+		n := node.DeepCopy()
+		n.Status = status
+		updated, err := k.nodes.UpdateStatus(ctx, n, metav1.UpdateOptions{})
+		if err == nil {
+			k.mu.Lock()
+			k.node, k.lastReport = updated, now
+			k.mu.Unlock()
+			return nil
+		}
+		if !apierrors.IsConflict(err) || attempt == 4 {
+			return fmt.Errorf("kubelet: updating node status: %w", err)
+		}
+		if node, err = k.nodes.Get(ctx, k.cfg.NodeName, metav1.GetOptions{}); err != nil {
+			return err
+		}
+		status = k.nodeStatus(ctx, node, now)
+	}
+}
+
+// nodeStatusLoop computes status every NodeStatusUpdateFrequency and posts
+// it on change or every NodeStatusReportFrequency.
+func (k *Kubelet) nodeStatusLoop(ctx context.Context) {
+	t := k.clock.NewTicker(k.cfg.NodeStatusUpdateFrequency)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+		}
+		k.mu.Lock()
+		due := k.clock.Since(k.lastReport) >= k.cfg.NodeStatusReportFrequency
+		k.mu.Unlock()
+		if err := k.postNodeStatus(ctx, due); err != nil && ctx.Err() == nil {
+			k.log.Warn("posting node status", "err", err)
+		}
+	}
+}
+
+// leaseLoop renews kube-node-lease/<node> every leaseDuration/4, as
+// upstream's node lease controller.
+func (k *Kubelet) leaseLoop(ctx context.Context) {
+	interval := time.Duration(k.cfg.NodeLeaseDurationSeconds) * time.Second / 4
+	var lease *coordinationv1.Lease
+	renew := func() {
+		var err error
+		lease, err = k.renewLease(ctx, lease)
+		if err != nil && ctx.Err() == nil {
+			k.log.Warn("renewing node lease", "err", err)
+		}
+	}
+	renew()
+	t := k.clock.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+			renew()
+		}
+	}
+}
+
+func (k *Kubelet) renewLease(ctx context.Context, lease *coordinationv1.Lease) (*coordinationv1.Lease, error) {
+	now := metav1.NewMicroTime(k.clock.Now())
+	k.mu.Lock()
+	node := k.node
+	k.mu.Unlock()
+	want := func(l *coordinationv1.Lease) {
+		holder, d := k.cfg.NodeName, k.cfg.NodeLeaseDurationSeconds
+		l.Spec.HolderIdentity, l.Spec.LeaseDurationSeconds, l.Spec.RenewTime = &holder, &d, &now
+		if len(l.OwnerReferences) == 0 && node != nil && node.UID != "" {
+			l.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: node.Name, UID: node.UID}}
+		}
+	}
+	if lease != nil {
+		l := lease.DeepCopy()
+		want(l)
+		if updated, err := k.leases.Update(ctx, l, metav1.UpdateOptions{}); err == nil {
+			return updated, nil
+		}
+	}
+	l, err := k.leases.Get(ctx, k.cfg.NodeName, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		l = &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: k.cfg.NodeName, Namespace: corev1.NamespaceNodeLease}}
+		want(l)
+		return k.leases.Create(ctx, l, metav1.CreateOptions{})
+	}
+	if err != nil {
+		return nil, err
+	}
+	want(l)
+	return k.leases.Update(ctx, l, metav1.UpdateOptions{})
+}

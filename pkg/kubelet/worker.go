@@ -1,0 +1,301 @@
+package kubelet
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/skiff-sh/skiff/pkg/clock"
+)
+
+// podWorker serialises the syncs of one pod: updates coalesce into one
+// pending signal; the goroutine syncs the newest pod it was given.
+type podWorker struct {
+	k   *Kubelet
+	uid types.UID
+
+	mu      sync.Mutex
+	pod     *corev1.Pod
+	removed bool
+
+	signal chan struct{}
+	done   chan struct{}
+
+	// Owned by the worker goroutine:
+	stopping map[string]bool        // container IDs already asked to stop
+	waiting  map[string]waitingInfo // start failures per container name
+	deleted  bool                   // the final delete was sent
+}
+
+type waitingInfo struct{ reason, message string }
+
+func (k *Kubelet) workerFor(uid types.UID) *podWorker {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	w := k.workers[uid]
+	if w == nil {
+		w = &podWorker{k: k, uid: uid, signal: make(chan struct{}, 1), done: make(chan struct{}),
+			stopping: map[string]bool{}, waiting: map[string]waitingInfo{}}
+		k.workers[uid] = w
+		go w.run(k.ctx)
+	}
+	return w
+}
+
+func (w *podWorker) update(pod *corev1.Pod, removed bool) {
+	w.mu.Lock()
+	if pod != nil {
+		w.pod = pod
+	}
+	if removed {
+		w.removed = true
+	}
+	w.mu.Unlock()
+	w.poke()
+}
+
+func (w *podWorker) poke() {
+	select {
+	case w.signal <- struct{}{}:
+	default:
+	}
+}
+
+func (w *podWorker) run(ctx context.Context) {
+	defer close(w.done)
+	var timer clock.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		var tc <-chan time.Time
+		if timer != nil {
+			tc = timer.C()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-w.signal:
+		case <-tc:
+		}
+		w.mu.Lock()
+		pod, removed := w.pod, w.removed
+		w.mu.Unlock()
+		next, finished := w.k.syncPod(ctx, w, pod, removed)
+		if finished {
+			w.k.mu.Lock()
+			if w.k.workers[w.uid] == w {
+				delete(w.k.workers, w.uid)
+			}
+			w.k.mu.Unlock()
+			return
+		}
+		if timer != nil {
+			timer.Stop()
+			timer = nil
+		}
+		if next > 0 {
+			timer = w.k.clock.NewTimer(next)
+		}
+	}
+}
+
+func gracePeriod(pod *corev1.Pod) int64 {
+	if pod.DeletionGracePeriodSeconds != nil {
+		return *pod.DeletionGracePeriodSeconds
+	}
+	if pod.Spec.TerminationGracePeriodSeconds != nil {
+		return *pod.Spec.TerminationGracePeriodSeconds
+	}
+	return corev1.DefaultTerminationGracePeriodSeconds
+}
+
+// syncPod brings the runtime to pod's spec and reports its status. It
+// returns when to sync again without an event, and whether the worker is
+// finished (the pod is gone and so is what the runtime held for it).
+func (k *Kubelet) syncPod(ctx context.Context, w *podWorker, pod *corev1.Pod, removed bool) (time.Duration, bool) {
+	if removed {
+		if err := k.removePodFromRuntime(ctx, w.uid); err != nil {
+			k.log.Warn("removing pod from the runtime", "pod", klogPod(pod), "err", err)
+			return time.Second, false
+		}
+		k.status.forget(w.uid)
+		return 0, true
+	}
+	var st *podRuntimeStatus
+	var acts podActions
+	for i := 0; ; i++ {
+		var err error
+		st, err = k.podStatusFromRuntime(ctx, w.uid)
+		if err != nil {
+			k.log.Warn("reading pod status from the runtime", "pod", klogPod(pod), "err", err)
+			return time.Second, false
+		}
+		acts = computePodActions(pod, st, k.clock.Now())
+		if i == 10 || !k.execute(ctx, w, pod, st, acts) {
+			break
+		}
+	}
+	status := k.generateAPIStatus(pod, st, acts, w.waiting)
+	if err := k.status.set(ctx, pod, status); err != nil {
+		k.log.Warn("updating pod status", "pod", klogPod(pod), "err", err)
+		return time.Second, false
+	}
+	next := acts.nextSync()
+	if pod.DeletionTimestamp != nil && !w.deleted && !anyActive(st) {
+		if err := k.status.deletePod(ctx, pod); err != nil {
+			k.log.Warn("deleting pod", "pod", klogPod(pod), "err", err)
+			return time.Second, false
+		}
+		w.deleted = true
+	}
+	return next, false
+}
+
+func anyActive(st *podRuntimeStatus) bool {
+	for _, c := range st.Containers {
+		if active(c) {
+			return true
+		}
+	}
+	return false
+}
+
+// execute carries out acts; it reports whether it did anything that
+// changes the runtime state at once (so that actions are computed again).
+func (k *Kubelet) execute(ctx context.Context, w *podWorker, pod *corev1.Pod, st *podRuntimeStatus, acts podActions) bool {
+	did := false
+	stop := func(id string, grace int64) {
+		if w.stopping[id] {
+			return
+		}
+		w.stopping[id] = true
+		did = true
+		if _, err := k.cfg.Runtime.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: id, Timeout: grace}); err != nil {
+			k.log.Warn("stopping container", "pod", klogPod(pod), "container", id, "err", err)
+		}
+	}
+	if acts.KillPod {
+		for _, c := range st.Containers {
+			if active(c) {
+				stop(c.ID, gracePeriod(pod))
+			}
+		}
+		if !anyActive(st) && st.SandboxReady {
+			if _, err := k.cfg.Runtime.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: st.SandboxID}); err != nil {
+				k.log.Warn("stopping sandbox", "pod", klogPod(pod), "err", err)
+			}
+			did = true
+		}
+		return did
+	}
+	grace := int64(corev1.DefaultTerminationGracePeriodSeconds)
+	if pod.Spec.TerminationGracePeriodSeconds != nil {
+		grace = *pod.Spec.TerminationGracePeriodSeconds
+	}
+	for _, id := range acts.ContainersToKill {
+		stop(id, grace)
+	}
+	sandboxID := st.SandboxID
+	if acts.CreateSandbox {
+		if st.SandboxID != "" && st.SandboxReady {
+			k.cfg.Runtime.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: st.SandboxID})
+		}
+		resp, err := k.cfg.Runtime.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: sandboxConfig(pod, acts.SandboxAttempt)})
+		if err != nil {
+			k.log.Warn("creating sandbox", "pod", klogPod(pod), "err", err)
+			return false
+		}
+		sandboxID, did = resp.PodSandboxId, true
+	}
+	for _, s := range acts.ContainersToStart {
+		c := specContainer(pod, s.Name)
+		if c == nil {
+			continue
+		}
+		if reason, msg, err := k.startContainer(ctx, pod, sandboxID, acts.SandboxAttempt, c, s); err != nil {
+			w.waiting[s.Name] = waitingInfo{reason, msg}
+			k.log.Warn("starting container", "pod", klogPod(pod), "container", s.Name, "err", err)
+			continue
+		}
+		delete(w.waiting, s.Name)
+		did = true
+	}
+	return did
+}
+
+func (k *Kubelet) startContainer(ctx context.Context, pod *corev1.Pod, sandboxID string, sandboxAttempt uint32, c *corev1.Container, s containerToStart) (string, string, error) {
+	img, err := k.cfg.Images.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: c.Image}})
+	if err != nil || img.Image == nil || c.ImagePullPolicy == corev1.PullAlways {
+		if c.ImagePullPolicy == corev1.PullNever && (err != nil || img.Image == nil) {
+			return "ErrImageNeverPull", "Container image \"" + c.Image + "\" is not present with pull policy of Never", errImageNeverPull
+		}
+		if _, err := k.cfg.Images.PullImage(ctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: c.Image}}); err != nil {
+			return "ErrImagePull", err.Error(), err
+		}
+	}
+	resp, err := k.cfg.Runtime.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: sandboxID,
+		Config: containerConfig(pod, c, s.Type, s.Attempt), SandboxConfig: sandboxConfig(pod, sandboxAttempt)})
+	if err != nil {
+		return "CreateContainerError", err.Error(), err
+	}
+	if _, err := k.cfg.Runtime.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: resp.ContainerId}); err != nil {
+		return "RunContainerError", err.Error(), err
+	}
+	return "", "", nil
+}
+
+func specContainer(pod *corev1.Pod, name string) *corev1.Container {
+	for i := range pod.Spec.InitContainers {
+		if pod.Spec.InitContainers[i].Name == name {
+			return &pod.Spec.InitContainers[i]
+		}
+	}
+	for i := range pod.Spec.Containers {
+		if pod.Spec.Containers[i].Name == name {
+			return &pod.Spec.Containers[i]
+		}
+	}
+	return nil
+}
+
+// removePodFromRuntime kills what is left of a pod that is gone from the
+// API server and removes its sandboxes.
+func (k *Kubelet) removePodFromRuntime(ctx context.Context, uid types.UID) error {
+	st, err := k.podStatusFromRuntime(ctx, uid)
+	if err != nil {
+		return err
+	}
+	for _, c := range st.Containers {
+		if active(c) {
+			if _, err := k.cfg.Runtime.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: c.ID}); err != nil {
+				return err
+			}
+		}
+	}
+	for _, id := range append(st.OtherSandboxes, st.SandboxID) {
+		if id == "" {
+			continue
+		}
+		if _, err := k.cfg.Runtime.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: id}); err != nil {
+			return err
+		}
+		if _, err := k.cfg.Runtime.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: id}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func klogPod(pod *corev1.Pod) string {
+	if pod == nil {
+		return ""
+	}
+	return pod.Namespace + "/" + pod.Name
+}
