@@ -325,10 +325,15 @@ func TestValidatingAdmissionPolicy(t *testing.T) {
 			code, _, _ := c.do(http.MethodPost, path+"?dryRun=All", event("probe"), "", "")
 			return code == http.StatusCreated
 		})
-		code, _, data = c.do(http.MethodPost, "/apis/events.k8s.io/v1/namespaces/"+ns+"/events", map[string]any{
+		e2 := map[string]any{
 			"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": map[string]any{"name": "e2"}, "eventTime": "2026-01-01T00:00:00.000000Z",
 			"reportingController": "test", "reportingInstance": "test", "action": "Test", "reason": "Test", "type": "Normal", "note": "forbidden",
-			"regarding": map[string]any{"kind": "Pod", "name": "p", "namespace": ns}}, "", "")
+			"regarding": map[string]any{"kind": "Pod", "name": "p", "namespace": ns}}
+		eventually(t, "the Exact policy refusing an events.k8s.io/v1 event", func() bool {
+			code, _, _ := c.do(http.MethodPost, "/apis/events.k8s.io/v1/namespaces/"+ns+"/events?dryRun=All", e2, "", "")
+			return code != http.StatusCreated
+		})
+		code, _, data = c.do(http.MethodPost, "/apis/events.k8s.io/v1/namespaces/"+ns+"/events", e2, "", "")
 		expectStatus(t, code, data, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid,
 			`events.events.k8s.io "e2" is forbidden: ValidatingAdmissionPolicy 'events-exact' with binding 'events-exact' denied request: events.k8s.io/v1 Event via v1 events.k8s.io/v1`)
 	})
