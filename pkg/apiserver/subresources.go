@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"reflect"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -463,12 +464,31 @@ func (s *Server) serveEviction(w http.ResponseWriter, r *http.Request, info *Req
 		}
 		res = res2
 	}
-	ev := res.obj.(*policyv1.Eviction)
+	ev, ok := res.obj.(*policyv1.Eviction)
+	if !ok {
+		return apierrors.NewInternalError(fmt.Errorf("unexpected eviction object %T", res.obj))
+	}
 	if ev.Namespace != "" && ev.Namespace != info.Namespace {
 		return apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
 	}
+	// Admission sees the Eviction as a create of pods/eviction, as
+	// upstream's: mutating admission first (a webhook may patch the
+	// Eviction), the name check and validating admission after it.
+	ev.SetGroupVersionKind(evictionGVK)
+	attrs := s.attributes(r.Context(), admission.Create, info, e, ev, nil, o)
+	attrs.Kind, attrs.RequestKind = evictionGVK.GroupKind(), evictionGVK
+	attrs.Versions = subresourceVersions{v: &admissionVersions{s: s, e: e}, gvk: evictionGVK, newObj: func() runtime.Object { return &policyv1.Eviction{} }}
+	if err := s.admit(r.Context(), attrs); err != nil {
+		return err
+	}
+	if ev, ok = attrs.Object.(*policyv1.Eviction); !ok {
+		return apierrors.NewInternalError(fmt.Errorf("unexpected eviction object %T after admission", attrs.Object))
+	}
 	if ev.Name != info.Name {
 		return apierrors.NewBadRequest("name in URL does not match name in Eviction object")
+	}
+	if err := s.admission.Validate(r.Context(), attrs); err != nil {
+		return err
 	}
 	// The request's dryRun applies unless the Eviction's DeleteOptions say.
 	opts := &metav1.DeleteOptions{}
@@ -771,7 +791,7 @@ func (s *Server) scaleAttributes(ctx context.Context, info *RequestInfo, e *endp
 	oldSc.SetGroupVersionKind(scaleGVK)
 	a := s.attributes(ctx, admission.Update, info, e, sc, oldSc, o)
 	a.Kind, a.RequestKind = scaleGVK.GroupKind(), scaleGVK
-	a.Versions = scaleVersions{&admissionVersions{s: s, e: e}}
+	a.Versions = subresourceVersions{v: &admissionVersions{s: s, e: e}, gvk: scaleGVK, newObj: func() runtime.Object { return &autoscalingv1.Scale{} }}
 	return a, nil
 }
 
@@ -796,31 +816,36 @@ func (s *Server) admitScale(ctx context.Context, info *RequestInfo, e *endpoint,
 	return obj, nil
 }
 
-// scaleVersions converts Scales for admission webhooks: every served
-// version of a resource has the autoscaling/v1 Scale as its scale.
-type scaleVersions struct{ v *admissionVersions }
+// subresourceVersions converts the object of a subresource whose kind is
+// the same in every served version of its parent resource (the
+// autoscaling/v1 Scale of scale, the policy/v1 Eviction of eviction) for
+// admission webhooks.
+type subresourceVersions struct {
+	v      *admissionVersions
+	gvk    schema.GroupVersionKind
+	newObj func() runtime.Object
+}
 
-func (sv scaleVersions) Equivalents() []schema.GroupVersionResource { return sv.v.Equivalents() }
+func (sv subresourceVersions) Equivalents() []schema.GroupVersionResource { return sv.v.Equivalents() }
 
-func (sv scaleVersions) KindFor(gvr schema.GroupVersionResource) schema.GroupVersionKind {
+func (sv subresourceVersions) KindFor(gvr schema.GroupVersionResource) schema.GroupVersionKind {
 	if sv.v.KindFor(gvr).Empty() {
 		return schema.GroupVersionKind{}
 	}
-	return scaleGVK
+	return sv.gvk
 }
 
-func (sv scaleVersions) ToVersion(obj runtime.Object, _ schema.GroupVersionResource) (runtime.Object, error) {
-	sc, ok := obj.(*autoscalingv1.Scale)
-	if !ok {
-		return nil, fmt.Errorf("unexpected scale object %T", obj)
+func (sv subresourceVersions) ToVersion(obj runtime.Object, _ schema.GroupVersionResource) (runtime.Object, error) {
+	if reflect.TypeOf(obj) != reflect.TypeOf(sv.newObj()) {
+		return nil, fmt.Errorf("unexpected %s object %T", sv.gvk.Kind, obj)
 	}
-	out := sc.DeepCopy()
-	out.SetGroupVersionKind(scaleGVK)
+	out := obj.DeepCopyObject()
+	out.GetObjectKind().SetGroupVersionKind(sv.gvk)
 	return out, nil
 }
 
-func (sv scaleVersions) FromJSON(data []byte, _ schema.GroupVersionResource) (runtime.Object, error) {
-	res, err := sv.v.s.codecs.decode(bodyJSON, data, scaleGVK, &autoscalingv1.Scale{})
+func (sv subresourceVersions) FromJSON(data []byte, _ schema.GroupVersionResource) (runtime.Object, error) {
+	res, err := sv.v.s.codecs.decode(bodyJSON, data, sv.gvk, sv.newObj())
 	if err != nil {
 		return nil, err
 	}

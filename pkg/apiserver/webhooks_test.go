@@ -693,6 +693,55 @@ func TestAdmissionWebhooks(t *testing.T) {
 		expectStatus(t, code, data, http.StatusBadRequest, "", `admission webhook "scale-validate.example.com" denied the request: 7 replicas are unlucky`)
 	})
 
+	t.Run("eviction subresource", func(t *testing.T) {
+		c := c.on(t)
+		ns := c.namespace("wh-evict")
+		rule := []any{map[string]any{"operations": []string{"CREATE"}, "apiGroups": []string{""}, "apiVersions": []string{"v1"}, "resources": []string{"pods/eviction"}}}
+		hs.handle("/evict-mutate", func(_ *http.Request, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+			if req.Name == "dry" {
+				return jsonPatch(map[string]any{"op": "add", "path": "/deleteOptions", "value": map[string]any{"dryRun": []string{"All"}}})
+			}
+			return allow()
+		})
+		hs.handle("/evict-validate", func(_ *http.Request, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+			var ev struct {
+				Metadata struct{ Name string } `json:"metadata"`
+			}
+			json.Unmarshal(req.Object.Raw, &ev)
+			if req.Kind != (metav1.GroupVersionKind{Group: "policy", Version: "v1", Kind: "Eviction"}) || req.SubResource != "eviction" ||
+				req.Resource != (metav1.GroupVersionResource{Version: "v1", Resource: "pods"}) || req.Operation != admissionv1.Create || ev.Metadata.Name != req.Name {
+				return &admissionv1.AdmissionResponse{Allowed: false, Result: &metav1.Status{Message: fmt.Sprintf("kind %v resource %v/%s operation %s object %s", req.Kind, req.Resource, req.SubResource, req.Operation, req.Object.Raw)}}
+			}
+			if req.Name == "keep" {
+				return &admissionv1.AdmissionResponse{Allowed: false, Result: &metav1.Status{Message: "keep stays"}}
+			}
+			return allow()
+		})
+		c.webhookConfig(true, "evict", webhookDef{name: "evict-mutate.example.com", clientConfig: urlConfig(hs, "/evict-mutate"), nsLabels: nsOnly(ns), rules: rule})
+		c.webhookConfig(false, "evict", webhookDef{name: "evict-validate.example.com", clientConfig: urlConfig(hs, "/evict-validate"), nsLabels: nsOnly(ns), rules: rule})
+		pods := "/api/v1/namespaces/" + ns + "/pods"
+		evict := func(name string) (int, []byte) {
+			code, _, data := c.do(http.MethodPost, pods+"/"+name+"/eviction",
+				map[string]any{"apiVersion": "policy/v1", "kind": "Eviction", "metadata": map[string]any{"name": name, "namespace": ns}}, "", "")
+			return code, data
+		}
+		for _, name := range []string{"keep", "go", "dry"} {
+			c.call(http.MethodPost, pods, pod(name, "nginx"), http.StatusCreated, nil)
+		}
+		code, data := evict("keep")
+		expectStatus(t, code, data, http.StatusBadRequest, "", `admission webhook "evict-validate.example.com" denied the request: keep stays`)
+		c.call(http.MethodGet, pods+"/keep", nil, http.StatusOK, nil)
+		if code, data := evict("go"); code != http.StatusCreated {
+			t.Fatalf("evicting go: %d %s", code, data)
+		}
+		c.call(http.MethodGet, pods+"/go", nil, http.StatusNotFound, nil)
+		// The mutating webhook's patch (deleteOptions.dryRun) is what the eviction does.
+		if code, data := evict("dry"); code != http.StatusCreated {
+			t.Fatalf("evicting dry: %d %s", code, data)
+		}
+		c.call(http.MethodGet, pods+"/dry", nil, http.StatusOK, nil)
+	})
+
 	t.Run("custom resource in another version", func(t *testing.T) {
 		c := c.on(t)
 		ns := c.namespace("wh-cr")
