@@ -329,6 +329,9 @@ func TestValidatingAdmissionPolicy(t *testing.T) {
 			"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": map[string]any{"name": "e2"}, "eventTime": "2026-01-01T00:00:00.000000Z",
 			"reportingController": "test", "reportingInstance": "test", "action": "Test", "reason": "Test", "type": "Normal", "note": "forbidden",
 			"regarding": map[string]any{"kind": "Pod", "name": "p", "namespace": ns}}
+		// Policies and bindings have watch caches of their own: the
+		// bindings' cache having seen the deletion does not mean the
+		// policies' has seen the Exact policy yet (as upstream's informers).
 		eventually(t, "the Exact policy refusing an events.k8s.io/v1 event", func() bool {
 			code, _, _ := c.do(http.MethodPost, "/apis/events.k8s.io/v1/namespaces/"+ns+"/events?dryRun=All", e2, "", "")
 			return code != http.StatusCreated
