@@ -53,7 +53,7 @@ var envs = func() map[envKey]*cel.Env {
 			opts := append(k8scel.BaseEnvOptions(),
 				cel.Variable(varObject, cel.DynType),
 				cel.Variable(varOldObject, cel.DynType),
-				cel.Variable(varRequest, cel.DynType),
+				cel.Variable(varRequest, cel.ObjectType(admissionRequestTypeName)),
 				cel.Variable(varNamespaceObject, cel.DynType),
 				cel.Variable(varAuthorizer, authorizerType),
 				cel.Variable(varRequestResource, resourceCheckType),
@@ -64,8 +64,9 @@ var envs = func() map[envKey]*cel.Env {
 			if params {
 				opts = append(opts, cel.Variable(varParams, cel.DynType))
 			}
+			opts = append(opts, cel.CustomTypeProvider(&patchTypes{Registry: types.NewEmptyRegistry(), patch: patch}))
 			if patch {
-				opts = append(opts, cel.CustomTypeProvider(&patchTypes{Registry: types.NewEmptyRegistry()}), jsonPatchLibrary())
+				opts = append(opts, jsonPatchLibrary())
 			}
 			env, err := cel.NewEnv(opts...)
 			if err != nil {
@@ -119,18 +120,46 @@ func compile(k envKey, expr string, want ...*cel.Type) program {
 	return p
 }
 
-// patchTypes resolves upstream's mutation types: Object and Object.<path>
-// (struct types with any field, built as maps) and JSONPatch (op, path,
-// from, value).
+// patchTypes resolves upstream's request types (kubernetes.AdmissionRequest
+// and its parts, so that `request.nope` is a compile error) and, for
+// mutations, upstream's mutation types: Object and Object.<path> (struct
+// types with any field, built as maps) and JSONPatch (op, path, from,
+// value).
 type patchTypes struct {
 	*types.Registry
+	patch bool
 }
+
+const admissionRequestTypeName = "kubernetes.AdmissionRequest"
+
+// requestTypes are upstream's BuildRequestType: the fields of the request
+// variable (its values are JSON maps at run time).
+var requestTypes = func() map[string]map[string]*types.Type {
+	gvk, gvr := types.NewObjectType("kubernetes.GroupVersionKind"), types.NewObjectType("kubernetes.GroupVersionResource")
+	strs := types.NewListType(types.StringType)
+	return map[string]map[string]*types.Type{
+		"kubernetes.GroupVersionKind":     {"group": types.StringType, "version": types.StringType, "kind": types.StringType},
+		"kubernetes.GroupVersionResource": {"group": types.StringType, "version": types.StringType, "resource": types.StringType},
+		"kubernetes.UserInfo": {"username": types.StringType, "uid": types.StringType, "groups": strs,
+			"extra": types.NewMapType(types.StringType, strs)},
+		admissionRequestTypeName: {"kind": gvk, "resource": gvr, "subResource": types.StringType, "requestKind": gvk,
+			"requestResource": gvr, "requestSubResource": types.StringType, "name": types.StringType, "namespace": types.StringType,
+			"operation": types.StringType, "userInfo": types.NewObjectType("kubernetes.UserInfo"), "dryRun": types.BoolType,
+			"options": types.DynType},
+	}
+}()
 
 const jsonPatchTypeName = "JSONPatch"
 
 func isObjectType(name string) bool { return name == "Object" || strings.HasPrefix(name, "Object.") }
 
 func (p *patchTypes) FindStructType(name string) (*types.Type, bool) {
+	if _, ok := requestTypes[name]; ok {
+		return types.NewTypeTypeWithParam(types.NewObjectType(name)), true
+	}
+	if !p.patch {
+		return p.Registry.FindStructType(name)
+	}
 	if isObjectType(name) || name == jsonPatchTypeName {
 		return types.NewTypeTypeWithParam(types.NewObjectType(name)), true
 	}
@@ -138,6 +167,16 @@ func (p *patchTypes) FindStructType(name string) (*types.Type, bool) {
 }
 
 func (p *patchTypes) FindStructFieldNames(name string) ([]string, bool) {
+	if fields, ok := requestTypes[name]; ok {
+		out := make([]string, 0, len(fields))
+		for k := range fields {
+			out = append(out, k)
+		}
+		return out, true
+	}
+	if !p.patch {
+		return p.Registry.FindStructFieldNames(name)
+	}
 	if name == jsonPatchTypeName {
 		return []string{"op", "path", "from", "value"}, true
 	}
@@ -148,6 +187,16 @@ func (p *patchTypes) FindStructFieldNames(name string) ([]string, bool) {
 }
 
 func (p *patchTypes) FindStructFieldType(name, field string) (*types.FieldType, bool) {
+	if fields, ok := requestTypes[name]; ok {
+		t, ok := fields[field]
+		if !ok {
+			return nil, false
+		}
+		return &types.FieldType{Type: t}, true
+	}
+	if !p.patch {
+		return p.Registry.FindStructFieldType(name, field)
+	}
 	if name == jsonPatchTypeName {
 		switch field {
 		case "op", "path", "from":
@@ -164,7 +213,7 @@ func (p *patchTypes) FindStructFieldType(name, field string) (*types.FieldType, 
 }
 
 func (p *patchTypes) NewValue(name string, fields map[string]ref.Val) ref.Val {
-	if !isObjectType(name) && name != jsonPatchTypeName {
+	if !p.patch || !isObjectType(name) && name != jsonPatchTypeName {
 		return p.Registry.NewValue(name, fields)
 	}
 	m := make(map[ref.Val]ref.Val, len(fields))

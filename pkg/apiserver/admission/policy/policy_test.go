@@ -155,6 +155,12 @@ func TestValidatingOutcomes(t *testing.T) {
 			s.MatchConstraints.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}}
 		}), vapb("b", "p", admissionregistrationv1.Deny)},
 			wantErr: "failed expression: namespaceObject.metadata.labels.env != 'prod'", wantCode: 422},
+		{name: "request is typed", objs: []runtime.Object{vap("p", []admissionregistrationv1.Validation{{Expression: "request.nope == 'x'"}}, nil), vapb("b", "p", admissionregistrationv1.Deny)},
+			wantErr: `denied request: compilation error: compilation failed: ERROR: <input>:1:8: undefined field 'nope'`, wantCode: 422},
+		{name: "request fields", objs: []runtime.Object{vap("p", []admissionregistrationv1.Validation{{
+			Expression: "request.operation == 'CREATE' && request.kind.kind == 'Deployment' && request.requestResource.resource == 'deployments' && " +
+				"request.userInfo.username == 'alice' && request.name == 'web' && request.namespace == 'ns' && !request.dryRun && !has(request.subResource)",
+		}}, nil), vapb("b", "p", admissionregistrationv1.Deny)}},
 		{name: "unknown paramKind", objs: []runtime.Object{vap("p", replicas, func(s *admissionregistrationv1.ValidatingAdmissionPolicySpec) {
 			s.ParamKind = &admissionregistrationv1.ParamKind{APIVersion: "example.com/v1", Kind: "Limits"}
 		}), vapb("b", "p", admissionregistrationv1.Deny)},

@@ -31,8 +31,7 @@ const maxTypesToCheck = 10
 // entry ("<group/version, Kind=kind>: compilation failed: ERROR: ...
 // undefined field 'x'"). Kinds without a schema are not checked. params
 // are typed from the paramKind's schema (dyn without one) and variables
-// from their expressions, as upstream; request and namespaceObject stay
-// dyn here.
+// from their expressions, as upstream; namespaceObject stays dyn here.
 type TypeChecker struct {
 	// Resources maps the rules' resources to kinds.
 	Resources interface {
@@ -113,7 +112,7 @@ const variablesTypeName = "kubernetes.variables"
 // expressions (each compiled seeing the variables before it).
 func typedEnv(n *structural.Node, hasParams bool, params *structural.Node, vars []admissionregistrationv1.Variable) (*cel.Env, error) {
 	objP, objT := k8scel.SchemaProvider(n, "kubernetes.policy.object")
-	ct := &combinedTypes{Registry: types.NewEmptyRegistry(), parts: []types.Provider{objP}, vars: map[string]*types.Type{}}
+	ct := &combinedTypes{Registry: types.NewEmptyRegistry(), parts: []types.Provider{objP, &patchTypes{Registry: types.NewEmptyRegistry()}}, vars: map[string]*types.Type{}}
 	paramsT := cel.DynType
 	if params != nil {
 		pp, pt := k8scel.SchemaProvider(params, "kubernetes.policy.params")
@@ -124,7 +123,7 @@ func typedEnv(n *structural.Node, hasParams bool, params *structural.Node, vars 
 		cel.CustomTypeProvider(ct),
 		cel.Variable(varObject, objT),
 		cel.Variable(varOldObject, objT),
-		cel.Variable(varRequest, cel.DynType),
+		cel.Variable(varRequest, cel.ObjectType(admissionRequestTypeName)),
 		cel.Variable(varNamespaceObject, cel.DynType),
 		cel.Variable(varAuthorizer, authorizerType),
 		cel.Variable(varRequestResource, resourceCheckType),
