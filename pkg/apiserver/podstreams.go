@@ -4,14 +4,19 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/skiff-sh/skiff/pkg/apiserver/admission"
 	"github.com/skiff-sh/skiff/pkg/storage"
 )
 
@@ -21,6 +26,11 @@ import (
 // must be on a node. Skiff does not proxy to kubelets yet, so a pod on a
 // node gets the error upstream gives when the kubelet cannot be reached.
 func (s *Server) servePodStream(w http.ResponseWriter, r *http.Request, info *RequestInfo, e *endpoint) error {
+	if info.Subresource != "log" {
+		if err := s.admitConnect(r, info, e); err != nil {
+			return err
+		}
+	}
 	obj, err := e.store.Get(r.Context(), info.Namespace, info.Name, metav1.GetOptions{})
 	if err != nil {
 		return err
@@ -103,4 +113,70 @@ func (s *Server) kubeletAddress(ctx context.Context, nodeName string) (string, i
 		}
 	}
 	return nodeName, port, nil
+}
+
+// admitConnect runs admission on a connect request (exec, attach,
+// port-forward) as upstream's connect handler does before it reaches the
+// pod: operation CONNECT, the object the request's options (PodExecOptions,
+// PodAttachOptions, PodPortForwardOptions) built from its query, mutating
+// then validating plugins (a mutation changes nothing of the request).
+func (s *Server) admitConnect(r *http.Request, info *RequestInfo, e *endpoint) error {
+	obj, gvk := connectOptions(info.Subresource, r.URL.Query())
+	if obj == nil {
+		return nil
+	}
+	ctx := r.Context()
+	a := s.attributes(ctx, admission.Connect, info, e, obj, nil, writeOptions{})
+	a.Kind, a.RequestKind, a.Options = gvk.GroupKind(), gvk, nil
+	a.Versions = subresourceVersions{v: &admissionVersions{s: s, e: e}, gvk: gvk, newObj: func() runtime.Object {
+		return reflect.New(reflect.TypeOf(obj).Elem()).Interface().(runtime.Object)
+	}}
+	if err := s.admission.Admit(ctx, a); err != nil {
+		return err
+	}
+	return s.admission.Validate(ctx, a)
+}
+
+// connectOptions is the options object of a pod connect subresource, its
+// fields from the query as upstream's parameter codec reads them.
+func connectOptions(sub string, q url.Values) (runtime.Object, schema.GroupVersionKind) {
+	gvk := corev1.SchemeGroupVersion.WithKind("")
+	var obj runtime.Object
+	switch sub {
+	case "exec":
+		gvk.Kind = "PodExecOptions"
+		obj = &corev1.PodExecOptions{Stdin: queryBool(q, "stdin"), Stdout: queryBool(q, "stdout"), Stderr: queryBool(q, "stderr"),
+			TTY: queryBool(q, "tty"), Container: q.Get("container"), Command: q["command"]}
+	case "attach":
+		gvk.Kind = "PodAttachOptions"
+		obj = &corev1.PodAttachOptions{Stdin: queryBool(q, "stdin"), Stdout: queryBool(q, "stdout"), Stderr: queryBool(q, "stderr"),
+			TTY: queryBool(q, "tty"), Container: q.Get("container")}
+	case "portforward":
+		gvk.Kind = "PodPortForwardOptions"
+		pf := &corev1.PodPortForwardOptions{}
+		for _, p := range q["ports"] {
+			if n, err := strconv.ParseInt(p, 10, 32); err == nil {
+				pf.Ports = append(pf.Ports, int32(n))
+			}
+		}
+		obj = pf
+	default:
+		return nil, gvk
+	}
+	obj.GetObjectKind().SetGroupVersionKind(gvk)
+	return obj, gvk
+}
+
+// queryBool is upstream's query parameter conversion to bool: absent is
+// false, "false" and "0" (any case) are false, anything else true.
+func queryBool(q url.Values, key string) bool {
+	v, ok := q[key]
+	if !ok || len(v) == 0 {
+		return false
+	}
+	switch strings.ToLower(v[0]) {
+	case "false", "0":
+		return false
+	}
+	return true
 }

@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,6 +22,7 @@ import (
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/skiff-sh/skiff/pkg/testenv"
@@ -740,6 +742,48 @@ func TestAdmissionWebhooks(t *testing.T) {
 			t.Fatalf("evicting dry: %d %s", code, data)
 		}
 		c.call(http.MethodGet, pods+"/dry", nil, http.StatusOK, nil)
+	})
+
+	t.Run("connect", func(t *testing.T) {
+		c := c.on(t)
+		ns := c.namespace("wh-connect")
+		hs.handle("/connect", func(_ *http.Request, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+			if req.Operation != admissionv1.Connect || req.Resource != (metav1.GroupVersionResource{Version: "v1", Resource: "pods"}) || req.Name != "p" {
+				return &admissionv1.AdmissionResponse{Allowed: false, Result: &metav1.Status{Message: fmt.Sprintf("operation %s resource %v name %s", req.Operation, req.Resource, req.Name)}}
+			}
+			switch req.SubResource {
+			case "exec":
+				var o corev1.PodExecOptions
+				json.Unmarshal(req.Object.Raw, &o)
+				if req.Kind.Kind != "PodExecOptions" || o.Kind != "PodExecOptions" || !o.Stdout || o.Stdin || o.Container != "app" {
+					return &admissionv1.AdmissionResponse{Allowed: false, Result: &metav1.Status{Message: fmt.Sprintf("kind %v object %s", req.Kind, req.Object.Raw)}}
+				}
+				if slices.Contains(o.Command, "rm") {
+					return &admissionv1.AdmissionResponse{Allowed: false, Result: &metav1.Status{Message: "no rm in " + strings.Join(o.Command, " ")}}
+				}
+			case "portforward":
+				var o corev1.PodPortForwardOptions
+				json.Unmarshal(req.Object.Raw, &o)
+				if req.Kind.Kind != "PodPortForwardOptions" || !slices.Equal(o.Ports, []int32{8080}) {
+					return &admissionv1.AdmissionResponse{Allowed: false, Result: &metav1.Status{Message: fmt.Sprintf("ports %v", o.Ports)}}
+				}
+			}
+			return allow()
+		})
+		c.webhookConfig(false, "connect", webhookDef{name: "connect.example.com", clientConfig: urlConfig(hs, "/connect"), nsLabels: nsOnly(ns),
+			rules: []any{map[string]any{"operations": []string{"CONNECT"}, "apiGroups": []string{""}, "apiVersions": []string{"v1"}, "resources": []string{"pods/exec", "pods/portforward"}}}})
+		base := "/api/v1/namespaces/" + ns + "/pods/p"
+		c.call(http.MethodPost, "/api/v1/namespaces/"+ns+"/pods", pod("p", "nginx"), http.StatusCreated, nil)
+		code, _, data := c.do(http.MethodPost, base+"/exec?container=app&stdout=true&command=rm&command=-rf&command=/", nil, "", "")
+		expectStatus(t, code, data, http.StatusBadRequest, "", `admission webhook "connect.example.com" denied the request: no rm in rm -rf /`)
+		// Admitted: the request goes on to the pod, which has no node.
+		code, _, data = c.do(http.MethodPost, base+"/exec?container=app&stdout=1&stdin=false&command=ls", nil, "", "")
+		expectStatus(t, code, data, http.StatusBadRequest, metav1.StatusReasonBadRequest, "pod p does not have a host assigned")
+		code, _, data = c.do(http.MethodPost, base+"/portforward?ports=8080", nil, "", "")
+		expectStatus(t, code, data, http.StatusBadRequest, metav1.StatusReasonBadRequest, "pod p does not have a host assigned")
+		if n := len(hs.requests("/connect")); n != 3 {
+			t.Errorf("%d webhook calls, want 3", n)
+		}
 	})
 
 	t.Run("custom resource in another version", func(t *testing.T) {
