@@ -4,9 +4,11 @@
 // default plugin chain does (NamespaceLifecycle, LimitRanger,
 // ServiceAccount, TaintNodesByCondition, Priority, DefaultTolerationSeconds,
 // DefaultStorageClass, CertificateSubjectRestriction, DefaultIngressClass,
-// PodSecurity (pkg/podsecurity), MutatingAdmissionWebhook and
-// ValidatingAdmissionWebhook (package webhook, given through
-// Deps.External), ResourceQuota; and, off by default as upstream,
+// PodSecurity (pkg/podsecurity), MutatingAdmissionPolicy,
+// MutatingAdmissionWebhook, ValidatingAdmissionPolicy and
+// ValidatingAdmissionWebhook (packages policy and webhook, given through
+// Deps.External; both match requests with package matching),
+// ResourceQuota; and, off by default as upstream,
 // AlwaysAdmit, AlwaysDeny, NamespaceExists, LimitPodHardAntiAffinityTopology,
 // AlwaysPullImages, ExtendedResourceToleration, DenyServiceExternalIPs).
 //
