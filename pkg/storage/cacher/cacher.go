@@ -394,6 +394,9 @@ func rvOf(obj runtime.Object) (int64, error) {
 // progressInterval is how often a read waiting for the cache asks storage
 // again for a progress notification (the first request can reach storage
 // before the cache's watch is established, and then no notification comes).
+// It runs on real time, not the configured clock: it is liveness plumbing
+// between the cache and storage, and a fake clock that a test does not step
+// while a read waits would otherwise leave that read waiting forever.
 const progressInterval = 100 * time.Millisecond
 
 // waitUntil blocks until the cache is ready and complete up to rv, for at
@@ -405,7 +408,7 @@ func (c *Cacher) waitUntil(ctx context.Context, rv int64) error {
 	}
 	timer := c.cfg.Clock.NewTimer(c.cfg.WaitTimeout)
 	defer timer.Stop()
-	ticker := c.cfg.Clock.NewTicker(progressInterval)
+	ticker := time.NewTicker(progressInterval)
 	defer ticker.Stop()
 	timedOut := false // guarded by c.mu
 	done := make(chan struct{})
@@ -414,7 +417,7 @@ func (c *Cacher) waitUntil(ctx context.Context, rv int64) error {
 		c.requestProgress(ctx)
 		for {
 			select {
-			case <-ticker.C():
+			case <-ticker.C:
 				c.requestProgress(ctx)
 				continue
 			case <-timer.C():

@@ -413,8 +413,13 @@ func (kv *KV) watch(ctx context.Context, prefix string, rev int64, progressNotif
 		next = kv.logStart + i + 1
 		caughtUp := next > kv.rev
 		cur := kv.rev
-		progress := progressNotify && caughtUp && kv.progressGen != gen
-		gen = kv.progressGen
+		// A progress request is answered once the watch has caught up; one
+		// arriving while it is still behind waits for that, not dropped.
+		progress := false
+		if caughtUp {
+			progress = progressNotify && kv.progressGen != gen
+			gen = kv.progressGen
+		}
 		kv.mu.RUnlock()
 
 		if len(batch) > 0 {
