@@ -94,21 +94,30 @@ func identityLeaseName(host string) string {
 	return "apiserver-" + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(sum[:16]))
 }
 
-// identityLoop keeps this API server's identity lease renewed until ctx
-// ends.
-func (s *Server) identityLoop(ctx context.Context, holder string) {
-	t := s.cfg.Clock.NewTicker(identityLeaseRenew)
-	defer t.Stop()
-	for {
+// startIdentity creates this API server's identity lease and starts
+// keeping it renewed until ctx ends. The first renewal and the ticker
+// happen before it returns: once Start is done the lease exists, and the
+// renewal period counts from then (not from whenever a goroutine gets to
+// run).
+func (s *Server) startIdentity(ctx context.Context, holder string) {
+	renew := func() {
 		if err := s.renewIdentity(ctx, holder); err != nil && ctx.Err() == nil {
 			s.cfg.Logger.Debug("renewing the API server identity lease", "err", err)
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C():
-		}
 	}
+	t := s.cfg.Clock.NewTicker(identityLeaseRenew)
+	renew()
+	go func() {
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C():
+			}
+			renew()
+		}
+	}()
 }
 
 // renewIdentity creates or renews the identity lease.

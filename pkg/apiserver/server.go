@@ -594,7 +594,7 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	go s.compactLoop(ctx)
 	go s.repairLoop(ctx)
-	go s.identityLoop(ctx, s.identityHolder())
+	s.startIdentity(ctx, s.identityHolder())
 	go s.crds.run(ctx)
 	go s.apiServices.run(ctx)
 	go s.agg.run(ctx)
