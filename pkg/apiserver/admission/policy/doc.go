@@ -82,14 +82,15 @@
 // validations against the schemas of the kinds a policy names; the API
 // server records its warnings in status.typeChecking once per generation.
 //
-// request is typed as upstream's kubernetes.AdmissionRequest (an unknown
-// field is a compile error); its values are JSON maps at run time.
+// request and namespaceObject are typed as upstream's
+// kubernetes.AdmissionRequest and kubernetes.Namespace (an unknown field
+// is a compile error); their values are JSON maps at run time, as
+// upstream's.
 //
 // Differences from upstream: when evaluating, variables are typed dyn (an
 // undefined variable is an evaluation error, not a compile error; the
-// type checker does type them), namespaceObject is a dynamically typed
-// map, and object/oldObject/params are dyn as in upstream's runtime
-// environment.
+// type checker does type them); object/oldObject/params are dyn as in
+// upstream's runtime environment.
 //
 // Invariants: evaluation never mutates the request's objects and never
 // writes to storage; compiled policies are immutable and shared by

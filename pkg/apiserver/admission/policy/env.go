@@ -54,7 +54,7 @@ var envs = func() map[envKey]*cel.Env {
 				cel.Variable(varObject, cel.DynType),
 				cel.Variable(varOldObject, cel.DynType),
 				cel.Variable(varRequest, cel.ObjectType(admissionRequestTypeName)),
-				cel.Variable(varNamespaceObject, cel.DynType),
+				cel.Variable(varNamespaceObject, cel.ObjectType(namespaceTypeName)),
 				cel.Variable(varAuthorizer, authorizerType),
 				cel.Variable(varRequestResource, resourceCheckType),
 				cel.Variable(varVariables, cel.MapType(cel.StringType, cel.DynType)),
@@ -120,8 +120,9 @@ func compile(k envKey, expr string, want ...*cel.Type) program {
 	return p
 }
 
-// patchTypes resolves upstream's request types (kubernetes.AdmissionRequest
-// and its parts, so that `request.nope` is a compile error) and, for
+// patchTypes resolves upstream's request and namespace types
+// (kubernetes.AdmissionRequest, kubernetes.Namespace and their parts, so
+// that `request.nope` is a compile error) and, for
 // mutations, upstream's mutation types: Object and Object.<path> (struct
 // types with any field, built as maps) and JSONPatch (op, path, from,
 // value).
@@ -146,8 +147,23 @@ var requestTypes = func() map[string]map[string]*types.Type {
 			"requestResource": gvr, "requestSubResource": types.StringType, "name": types.StringType, "namespace": types.StringType,
 			"operation": types.StringType, "userInfo": types.NewObjectType("kubernetes.UserInfo"), "dryRun": types.BoolType,
 			"options": types.DynType},
+		// upstream's BuildNamespaceType (UID as upstream spells it)
+		namespaceTypeName: {"metadata": types.NewObjectType("kubernetes.NamespaceMetadata"),
+			"spec": types.NewObjectType("kubernetes.NamespaceSpec"), "status": types.NewObjectType("kubernetes.NamespaceStatus")},
+		"kubernetes.NamespaceSpec": {"finalizers": strs},
+		"kubernetes.NamespaceStatus": {"conditions": types.NewListType(types.NewObjectType("kubernetes.NamespaceCondition")),
+			"phase": types.StringType},
+		"kubernetes.NamespaceCondition": {"status": types.StringType, "type": types.StringType, "lastTransitionTime": types.TimestampType,
+			"message": types.StringType, "reason": types.StringType},
+		"kubernetes.NamespaceMetadata": {"name": types.StringType, "generateName": types.StringType, "namespace": types.StringType,
+			"labels": types.NewMapType(types.StringType, types.StringType), "annotations": types.NewMapType(types.StringType, types.StringType),
+			"UID": types.StringType, "creationTimestamp": types.TimestampType, "deletionGracePeriodSeconds": types.IntType,
+			"deletionTimestamp": types.TimestampType, "generation": types.IntType, "resourceVersion": types.StringType,
+			"finalizers": strs},
 	}
 }()
+
+const namespaceTypeName = "kubernetes.Namespace"
 
 const jsonPatchTypeName = "JSONPatch"
 

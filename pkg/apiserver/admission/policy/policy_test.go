@@ -157,6 +157,8 @@ func TestValidatingOutcomes(t *testing.T) {
 			wantErr: "failed expression: namespaceObject.metadata.labels.env != 'prod'", wantCode: 422},
 		{name: "request is typed", objs: []runtime.Object{vap("p", []admissionregistrationv1.Validation{{Expression: "request.nope == 'x'"}}, nil), vapb("b", "p", admissionregistrationv1.Deny)},
 			wantErr: `denied request: compilation error: compilation failed: ERROR: <input>:1:8: undefined field 'nope'`, wantCode: 422},
+		{name: "namespaceObject is typed", objs: []runtime.Object{vap("p", []admissionregistrationv1.Validation{{Expression: "namespaceObject.spec.nope == 'x'"}}, nil), vapb("b", "p", admissionregistrationv1.Deny)},
+			wantErr: `undefined field 'nope'`, wantCode: 422},
 		{name: "request fields", objs: []runtime.Object{vap("p", []admissionregistrationv1.Validation{{
 			Expression: "request.operation == 'CREATE' && request.kind.kind == 'Deployment' && request.requestResource.resource == 'deployments' && " +
 				"request.userInfo.username == 'alice' && request.name == 'web' && request.namespace == 'ns' && !request.dryRun && !has(request.subResource)",

@@ -31,7 +31,7 @@ const maxTypesToCheck = 10
 // entry ("<group/version, Kind=kind>: compilation failed: ERROR: ...
 // undefined field 'x'"). Kinds without a schema are not checked. params
 // are typed from the paramKind's schema (dyn without one) and variables
-// from their expressions, as upstream; namespaceObject stays dyn here.
+// from their expressions, as upstream.
 type TypeChecker struct {
 	// Resources maps the rules' resources to kinds.
 	Resources interface {
@@ -124,7 +124,7 @@ func typedEnv(n *structural.Node, hasParams bool, params *structural.Node, vars 
 		cel.Variable(varObject, objT),
 		cel.Variable(varOldObject, objT),
 		cel.Variable(varRequest, cel.ObjectType(admissionRequestTypeName)),
-		cel.Variable(varNamespaceObject, cel.DynType),
+		cel.Variable(varNamespaceObject, cel.ObjectType(namespaceTypeName)),
 		cel.Variable(varAuthorizer, authorizerType),
 		cel.Variable(varRequestResource, resourceCheckType),
 		cel.Variable(varVariables, cel.ObjectType(variablesTypeName)),
