@@ -1,0 +1,97 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/skiff-sh/skiff/pkg/client"
+	"github.com/skiff-sh/skiff/pkg/kubelet/hollow"
+)
+
+// newKubelet runs kubelets against an API server. Only the simulated
+// runtime exists yet: --runtime=sim --nodes=N runs N hollow nodes in this
+// process (pkg/kubelet/hollow), with the kubeconfig's identity.
+func newKubelet(logger func() *slog.Logger) *cobra.Command {
+	var (
+		kubeconfig string
+		runtime    string
+		cfg        hollow.Config
+		qps        float32
+		burst      int
+		labels     []string
+	)
+	cmd := &cobra.Command{
+		Use:   "kubelet",
+		Short: "Run node agents against an API server (--runtime=sim: simulated nodes, no containers)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if runtime != "sim" {
+				return fmt.Errorf("--runtime=%s: only --runtime=sim is implemented (the CRI runtime, containerd, is not yet)", runtime)
+			}
+			if cfg.Nodes < 1 || cfg.Nodes > hollow.MaxNodes {
+				return fmt.Errorf("--nodes must be between 1 and %d", hollow.MaxNodes)
+			}
+			cc, err := client.LoadKubeconfig(kubeconfig, "")
+			if err != nil {
+				return err
+			}
+			// Each kubelet gets upstream's kubelet rate (50 QPS, burst 100)
+			// unless told otherwise: hollow nodes share one client.
+			cc.QPS, cc.Burst = 50*float32(cfg.Nodes), 100*cfg.Nodes
+			if cmd.Flags().Changed("kube-api-qps") {
+				cc.QPS = qps
+			}
+			if cmd.Flags().Changed("kube-api-burst") {
+				cc.Burst = burst
+			}
+			cc.UserAgent = "skiff-kubelet"
+			c, err := client.New(cc)
+			if err != nil {
+				return err
+			}
+			cfg.Labels = map[string]string{}
+			for _, l := range labels {
+				k, v, ok := strings.Cut(l, "=")
+				if !ok {
+					return fmt.Errorf("--node-labels: %q is not key=value", l)
+				}
+				cfg.Labels[k] = v
+			}
+			if cfg.Nodes == 1 && !cmd.Flags().Changed("node-name-prefix") && cfg.Name == "" {
+				if cfg.Name, err = os.Hostname(); err != nil {
+					return err
+				}
+				cfg.Name = strings.ToLower(cfg.Name)
+			}
+			cfg.Client, cfg.Logger = c, logger()
+			ctx, stop := signalContext()
+			defer stop()
+			fmt.Fprintf(os.Stderr, "skiff kubelet: %d simulated node(s) (runtime sim: no containers run; nodes labelled %s=sim), first %s, as the kubeconfig's user\n",
+				cfg.Nodes, hollow.LabelRuntime, cfg.NodeName(0))
+			if err := hollow.Run(ctx, cfg); err != nil && !errors.Is(err, ctx.Err()) {
+				return err
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&kubeconfig, "kubeconfig", "", "Path to a kubeconfig file, specifying how to connect to the API server.")
+	f.StringVar(&runtime, "runtime", "sim", "Container runtime: sim (simulated nodes; the only one so far).")
+	f.IntVar(&cfg.Nodes, "nodes", 1, "How many simulated nodes to run in this process (--runtime=sim).")
+	f.StringVar(&cfg.NamePrefix, "node-name-prefix", "sim-node-", "Simulated nodes are named <prefix><index> (a single node without this flag is named after the host).")
+	f.StringVar(&cfg.Name, "hostname-override", "", "The name of the node when --nodes=1.")
+	f.StringSliceVar(&labels, "node-labels", nil, "Labels to add when registering the nodes, key=value pairs separated by ','.")
+	f.DurationVar(&cfg.Sim.StartLatency, "sim-start-latency", 0, "How long a simulated container takes to start.")
+	f.DurationVar(&cfg.Sim.StopLatency, "sim-stop-latency", time.Second, "How long a simulated container takes to stop (bounded by the pod's grace period).")
+	f.DurationVar(&cfg.Sim.RunDuration, "sim-run-duration", 5*time.Second, "How long containers of pods with restartPolicy OnFailure or Never (Jobs) run before exiting 0; the pod annotation sim.skiff.sh/run-duration overrides it for any pod.")
+	f.DurationVar(&cfg.Sim.InitRunDuration, "sim-init-run-duration", 0, "How long simulated init containers run.")
+	f.Float32Var(&qps, "kube-api-qps", 0, "QPS to use while talking with the API server (unset: 50 per node; negative: no limit).")
+	f.IntVar(&burst, "kube-api-burst", 0, "Burst to use while talking with the API server (unset: 100 per node).")
+	return cmd
+}

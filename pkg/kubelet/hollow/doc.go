@@ -1,0 +1,14 @@
+// Package hollow runs many simulated nodes in one process: N kubelets
+// (pkg/kubelet), each with its own in-memory runtime (pkg/kubelet/sim),
+// sharing one API client and one pod informer that dispatches pods by
+// spec.nodeName (so N nodes cost one watch, not N).
+//
+// Node i (0-based) is named <NamePrefix><i>, has InternalIP
+// 10.255.<(i+1)/256>.<(i+1)%256> and hands out pod IPs from
+// 10.<64+i/256>.<i%256>.0/24 (up to 16384 nodes), and carries the label
+// skiff.sh/runtime=sim. A single node may be given its own Name.
+//
+// Invariants: every kubelet shares the client's identity (no per-node
+// system:node:<name> credentials yet); Run returns when ctx ends, after
+// every kubelet has stopped, or at the first kubelet that fails to start.
+package hollow

@@ -1,0 +1,122 @@
+package hollow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/skiff-sh/skiff/pkg/client"
+	"github.com/skiff-sh/skiff/pkg/clock"
+	"github.com/skiff-sh/skiff/pkg/kubelet"
+	"github.com/skiff-sh/skiff/pkg/kubelet/sim"
+)
+
+// LabelRuntime marks simulated nodes (value "sim").
+const LabelRuntime = "skiff.sh/runtime"
+
+// MaxNodes is how many nodes the address plan allows.
+const MaxNodes = 64 * 256
+
+// Config configures a set of hollow nodes.
+type Config struct {
+	Client *client.Client
+	// Nodes is how many (default 1).
+	Nodes int
+	// NamePrefix names node i <NamePrefix><i> (default "sim-node-").
+	NamePrefix string
+	// Name, for a single node, is its name instead.
+	Name string
+	// Sim is the template of each node's runtime (Clock and PodSubnet are
+	// set per node).
+	Sim      sim.Config
+	Capacity corev1.ResourceList
+	// Labels are added to every node (besides skiff.sh/runtime=sim).
+	Labels map[string]string
+	Clock  clock.Clock
+	Logger *slog.Logger
+}
+
+// NodeName is the name of node i.
+func (c Config) NodeName(i int) string {
+	if c.Nodes <= 1 && c.Name != "" {
+		return c.Name
+	}
+	prefix := c.NamePrefix
+	if prefix == "" {
+		prefix = "sim-node-"
+	}
+	return fmt.Sprintf("%s%d", prefix, i)
+}
+
+// NodeIP is node i's InternalIP.
+func NodeIP(i int) string {
+	n := i + 1
+	return netip.AddrFrom4([4]byte{10, 255, byte(n / 256), byte(n % 256)}).String()
+}
+
+// PodSubnet is node i's pod subnet.
+func PodSubnet(i int) netip.Prefix {
+	return netip.PrefixFrom(netip.AddrFrom4([4]byte{10, byte(64 + i/256), byte(i % 256), 0}), 24)
+}
+
+// Run runs the nodes until ctx ends.
+func Run(ctx context.Context, cfg Config) error {
+	if cfg.Client == nil {
+		return errors.New("hollow: Client is required")
+	}
+	if cfg.Nodes <= 0 {
+		cfg.Nodes = 1
+	}
+	if cfg.Nodes > MaxNodes {
+		return fmt.Errorf("hollow: at most %d nodes", MaxNodes)
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	selector := "spec.nodeName!="
+	if cfg.Nodes == 1 {
+		selector = "spec.nodeName=" + cfg.NodeName(0)
+	}
+	source := kubelet.NewInformerPodSource(cfg.Client, selector)
+	labels := map[string]string{LabelRuntime: "sim"}
+	for k, v := range cfg.Labels {
+		labels[k] = v
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make(chan error, cfg.Nodes)
+	for i := 0; i < cfg.Nodes; i++ {
+		sc := cfg.Sim
+		sc.Clock, sc.PodSubnet = cfg.Clock, PodSubnet(i)
+		rt := sim.New(sc)
+		k, err := kubelet.New(kubelet.Config{Client: cfg.Client, NodeName: cfg.NodeName(i), Runtime: rt, Images: rt,
+			Clock: cfg.Clock, Logger: cfg.Logger, NodeLabels: labels, Capacity: cfg.Capacity, NodeIP: NodeIP(i), PodSource: source})
+		if err != nil {
+			return err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := k.Run(ctx); err != nil {
+				errs <- err
+				cancel()
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() { defer wg.Done(); source.Run(ctx) }()
+	cfg.Logger.Info("hollow nodes running", "nodes", cfg.Nodes, "first", cfg.NodeName(0), "runtime", sim.RuntimeName)
+	<-ctx.Done()
+	wg.Wait()
+	close(errs)
+	return <-errs // nil when none failed
+}
