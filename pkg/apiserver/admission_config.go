@@ -26,7 +26,7 @@ func (s *Server) newAdmission() (*admission.Chain, error) {
 	external := s.policyPlugins()
 	external[webhook.MutatingPluginName] = webhook.NewMutating(hooks)
 	external[webhook.ValidatingPluginName] = webhook.NewValidating(hooks)
-	chain, skipped := admission.NewChainFor(names, admission.Deps{Getter: s, Status: s, Clock: s.cfg.Clock, Rand: s.cfg.Rand,
+	chain, skipped := admission.NewChainFor(names, admission.Deps{Getter: s, Status: s, Clock: s.cfg.Clock, Rand: s.cfg.Rand, Authorizer: s.authorizer,
 		External: external})
 	var explicit []string
 	for _, n := range skipped {

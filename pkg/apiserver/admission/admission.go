@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/skiff-sh/skiff/pkg/auth/authorizer"
 	"github.com/skiff-sh/skiff/pkg/clock"
 )
 
@@ -165,6 +166,10 @@ type Deps struct {
 	Status StatusWriter
 	Clock  clock.Clock
 	Rand   *rand.Rand
+	// Authorizer decides what plugins check with the authorizer
+	// (CertificateApproval, CertificateSigning); nil allows everything,
+	// as the server does without one.
+	Authorizer authorizer.Authorizer
 	// External are plugins built outside this package, by upstream name:
 	// MutatingAdmissionWebhook and ValidatingAdmissionWebhook (package
 	// webhook), ValidatingAdmissionPolicy and MutatingAdmissionPolicy
@@ -245,17 +250,14 @@ func (c *Chain) Plugins() []string {
 }
 
 // forbidden is upstream's admission rejection:
-// `<resource> "<name>" is forbidden: <reason>`.
+// `<resource> "<name>" is forbidden: <reason>`, the resource without the
+// subresource (pods "p", not pods/resize "p"), as upstream's NewForbidden.
 func forbidden(a *Attributes, err error) error {
 	name := a.Name
 	if name == "" {
 		name = "Unknown"
 	}
-	gr := a.Resource
-	if a.Subresource != "" {
-		gr.Resource += "/" + a.Subresource
-	}
-	return apierrors.NewForbidden(gr, name, err)
+	return apierrors.NewForbidden(a.Resource, name, err)
 }
 
 func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }

@@ -17,9 +17,8 @@ var grCSRs = schema.GroupResource{Group: "certificates.k8s.io", Resource: "certi
 // certificateSubjectRestriction refuses a CertificateSigningRequest for
 // the kube-apiserver-client signer whose subject claims the system:masters
 // group (a certificate that would bypass authorization), as upstream's
-// CertificateSubjectRestriction plugin. (CertificateApproval and
-// CertificateSigning check RBAC permissions, which skiff does not enforce
-// yet.)
+// CertificateSubjectRestriction plugin (CertificateApproval and
+// CertificateSigning are in signers.go).
 type certificateSubjectRestriction struct{}
 
 func (*certificateSubjectRestriction) Name() string              { return "CertificateSubjectRestriction" }

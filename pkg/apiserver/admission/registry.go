@@ -83,6 +83,8 @@ var factories = map[string]func(Deps) Plugin{
 	"DefaultTolerationSeconds":      func(Deps) Plugin { return &defaultTolerationSeconds{} },
 	"DefaultStorageClass":           func(d Deps) Plugin { return &defaultStorageClass{d: d} },
 	"CertificateSubjectRestriction": func(Deps) Plugin { return &certificateSubjectRestriction{} },
+	"CertificateApproval":           func(d Deps) Plugin { return &certificateApproval{d: d} },
+	"CertificateSigning":            func(d Deps) Plugin { return &certificateSigning{d: d} },
 	"DefaultIngressClass":           func(d Deps) Plugin { return &defaultIngressClass{d: d} },
 	"ResourceQuota":                 func(d Deps) Plugin { return newResourceQuota(d) },
 	"PodSecurity":                   func(d Deps) Plugin { return newPodSecurity(d) },
