@@ -23,6 +23,13 @@
 //     exactly when no dependent with blockOwnerDeletion=true is left.
 //   - attemptToOrphan: an owner being deleted with the orphan finalizer:
 //     its reference is removed from every dependent, then the finalizer.
+//     Events of different resources come in no particular order, so a
+//     dependent created just before the owner's deletion can be observed
+//     after the orphaning: the collector remembers the owners it orphaned
+//     with their resourceVersion then (bounded) and removes the reference
+//     to one from a dependent last written before that revision instead of
+//     collecting it (upstream leaves this race open and deletes it); a
+//     dependent written later with such a reference is collected.
 //
 // A namespaced owner is looked up in its dependent's namespace (an owner in
 // another namespace is absent); a cluster-scoped dependent referring to a

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -74,6 +75,11 @@ type Controller struct {
 	toDelete workqueue.TypedRateLimitingInterface[*node]
 	toOrphan workqueue.TypedRateLimitingInterface[*node]
 	absent   *absentCache
+	// orphaned: the owners this collector orphaned (their orphan finalizer
+	// removed) and their resourceVersion then, remembered so that a
+	// dependent that existed by then but is observed only later is
+	// orphaned too rather than collected.
+	orphaned *orphanedOwners
 
 	// workerLock: workers hold it shared; a resync of the monitors holds
 	// it exclusively.
@@ -124,6 +130,7 @@ func New(cfg Config) (*Controller, error) {
 		graph:    newGraph(),
 		changes:  workqueue.NewTyped[*event](),
 		absent:   newAbsentCache(500),
+		orphaned: newOrphanedOwners(500),
 		monitors: map[schema.GroupVersionResource]*monitor{},
 	}
 	c.factory = metadata.NewSharedInformerFactory(cfg.Client, 0,
@@ -561,6 +568,35 @@ func (c *Controller) attemptToDeleteItem(ctx context.Context, n *node) error {
 	if err != nil {
 		return err
 	}
+	// A reference to an owner deleted with the Orphan policy, from a
+	// dependent unchanged since before the orphaning finished: it existed
+	// then but was observed after (events of different resources come in
+	// no particular order). The owner's deletion asked to keep it: remove
+	// the reference as the orphaning would have, never collect it. (A
+	// dependent written later with a reference to the deleted owner is
+	// collected, as upstream.)
+	var orphanedRefs []metav1.OwnerReference
+	dangling = slices.DeleteFunc(dangling, func(r metav1.OwnerReference) bool {
+		if c.orphaned.existedBefore(r.UID, latest.ResourceVersion) {
+			orphanedRefs = append(orphanedRefs, r)
+			return true
+		}
+		return false
+	})
+	if len(orphanedRefs) > 0 {
+		c.log.Debug("garbage collector: orphaning a dependent observed after its owner's orphaning", "item", n.identity.String())
+		if err := c.patchOwnerRefs(ctx, n.identity, func(refs []metav1.OwnerReference) ([]metav1.OwnerReference, bool) {
+			out := slices.DeleteFunc(slices.Clone(refs), func(r metav1.OwnerReference) bool {
+				return slices.ContainsFunc(orphanedRefs, func(o metav1.OwnerReference) bool { return o.UID == r.UID })
+			})
+			return out, len(out) != len(refs)
+		}); err != nil {
+			return err
+		}
+		if len(solid)+len(dangling)+len(waiting) == 0 {
+			return nil
+		}
+	}
 	c.log.Debug("garbage collector: classified owner references", "item", n.identity.String(), "solid", len(solid), "dangling", len(dangling), "waiting", len(waiting))
 	switch {
 	case len(solid) != 0:
@@ -801,7 +837,61 @@ func (c *Controller) orphan(ctx context.Context, owner *node) error {
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
+	// Dependents the graph does not hold yet, unchanged since the owner's
+	// resourceVersion now, are orphaned when they show up
+	// (attemptToDeleteItem).
+	latest, err := c.getObject(ctx, owner.identity)
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if latest.UID != owner.identity.UID {
+		return nil
+	}
+	c.orphaned.add(owner.identity.UID, latest.ResourceVersion)
 	return c.removeFinalizer(ctx, owner.identity, metav1.FinalizerOrphanDependents)
+}
+
+// orphanedOwners remembers orphaned owners' UIDs with their
+// resourceVersion at the orphaning (bounded: cleared when full, as
+// absentCache). It compares resourceVersions as numbers: skiff's storage
+// revisions are one counter over every resource.
+type orphanedOwners struct {
+	mu  sync.Mutex
+	max int
+	m   map[types.UID]uint64
+}
+
+func newOrphanedOwners(max int) *orphanedOwners {
+	return &orphanedOwners{max: max, m: map[types.UID]uint64{}}
+}
+
+func (o *orphanedOwners) add(uid types.UID, rv string) {
+	n, err := strconv.ParseUint(rv, 10, 64)
+	if err != nil {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.m) >= o.max {
+		clear(o.m)
+	}
+	o.m[uid] = n
+}
+
+// existedBefore reports whether uid is an orphaned owner and a dependent
+// at resourceVersion rv was last written before its orphaning.
+func (o *orphanedOwners) existedBefore(uid types.UID, rv string) bool {
+	n, err := strconv.ParseUint(rv, 10, 64)
+	if err != nil {
+		return false
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	at, ok := o.m[uid]
+	return ok && n < at
 }
 
 // absentCache remembers owners confirmed absent (bounded).
