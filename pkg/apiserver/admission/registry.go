@@ -84,6 +84,7 @@ var factories = map[string]func(Deps) Plugin{
 	"DefaultStorageClass":           func(d Deps) Plugin { return &defaultStorageClass{d: d} },
 	"CertificateSubjectRestriction": func(Deps) Plugin { return &certificateSubjectRestriction{} },
 	"CertificateApproval":           func(d Deps) Plugin { return &certificateApproval{d: d} },
+	"RuntimeClass":                  func(d Deps) Plugin { return &runtimeClass{d: d} },
 	"CertificateSigning":            func(d Deps) Plugin { return &certificateSigning{d: d} },
 	"DefaultIngressClass":           func(d Deps) Plugin { return &defaultIngressClass{d: d} },
 	"ResourceQuota":                 func(d Deps) Plugin { return newResourceQuota(d) },
