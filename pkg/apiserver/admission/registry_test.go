@@ -54,7 +54,7 @@ func TestEnabledPlugins(t *testing.T) {
 	if got[0] != "NamespaceLifecycle" || got[len(got)-1] != "AlwaysDeny" || slices.Contains(got, "LimitRanger") || !slices.Contains(got, "ResourceQuota") {
 		t.Errorf("chain %v", got)
 	}
-	if !slices.Contains(skipped, "RuntimeClass") || slices.Contains(skipped, "ResourceQuota") {
+	if !slices.Contains(skipped, "PersistentVolumeClaimResize") || slices.Contains(skipped, "RuntimeClass") || slices.Contains(skipped, "ResourceQuota") {
 		t.Errorf("skipped %v", skipped)
 	}
 }
