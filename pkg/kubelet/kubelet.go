@@ -120,8 +120,19 @@ func (k *Kubelet) Run(ctx context.Context) error {
 	k.ctx = ctx
 	k.runtimeID = v.RuntimeName
 	k.runtimeVersion = v.RuntimeVersion
-	if err := k.registerNode(ctx); err != nil {
-		return err
+	// Registration is retried until it succeeds (the API server may not
+	// be up yet, as upstream's kubelet does), 1 s doubling to 7 s apart.
+	for delay := time.Second; ; delay = min(2*delay, 7*time.Second) {
+		err := k.registerNode(ctx)
+		if err == nil {
+			break
+		}
+		k.log.Warn("unable to register node with the API server", "err", err)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-k.clock.After(delay):
+		}
 	}
 	var wg sync.WaitGroup
 	run := func(f func(context.Context)) {

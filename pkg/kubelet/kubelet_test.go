@@ -168,6 +168,12 @@ func TestPodReachesRunning(t *testing.T) {
 	if len(p.Status.ContainerStatuses) != 2 || p.Status.ContainerStatuses[0].Name != "agent" {
 		t.Fatalf("container statuses (sorted by name) %+v", p.Status.ContainerStatuses)
 	}
+	// Nothing changes: relists and resyncs write no status.
+	h.clk.Step(3 * time.Second)
+	time.Sleep(100 * time.Millisecond)
+	if again, err := h.pods.Get(h.ctx, "web", metav1.GetOptions{}); err != nil || again.ResourceVersion != p.ResourceVersion {
+		t.Errorf("pod written again without a change: %v, resourceVersion %s -> %s", err, p.ResourceVersion, again.ResourceVersion)
+	}
 	for _, cs := range p.Status.ContainerStatuses {
 		if cs.State.Running == nil || !cs.Ready || cs.Started == nil || !*cs.Started || cs.RestartCount != 0 ||
 			!strings.HasPrefix(cs.ContainerID, sim.RuntimeName+"://") || !strings.HasPrefix(cs.ImageID, "sha256:") || cs.Image == "" {
