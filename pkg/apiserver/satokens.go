@@ -167,8 +167,8 @@ func (s *Server) boundObject(ctx context.Context, ns string, b *authenticationv1
 // until it expires), as upstream's cached token authenticator does
 // (--authentication-token-success-cache-ttl... 10 s): a client's requests
 // after the first cost a hash and a map lookup instead of a signature
-// check and two reads; a deleted service account or pod is noticed within
-// that time.
+// check and two consistent reads; a deleted service account or pod is
+// noticed within that time.
 type saTokenAuthenticator struct {
 	s *Server
 
@@ -238,7 +238,10 @@ func (a *saTokenAuthenticator) verify(r *http.Request, raw string) (*User, time.
 	}
 	k := claims.Kubernetes
 	ctx := r.Context()
-	obj, err := s.Get(ctx, grServiceAccounts, k.Namespace, k.ServiceAccount.Name)
+	// Consistent reads: once a DELETE of the service account (or pod) has
+	// answered, no verification may find it in a watch cache that has not
+	// yet seen the deletion (the success cache is what bounds the cost).
+	obj, err := s.GetConsistent(ctx, grServiceAccounts, k.Namespace, k.ServiceAccount.Name)
 	if err != nil || string(obj.(*corev1.ServiceAccount).UID) != k.ServiceAccount.UID {
 		return nil, time.Time{}, fmt.Errorf("service account %s/%s has been deleted", k.Namespace, k.ServiceAccount.Name)
 	}
@@ -250,7 +253,7 @@ func (a *saTokenAuthenticator) verify(r *http.Request, raw string) (*User, time.
 	// Upstream's extras: what the token is bound to, and its id.
 	extra := map[string][]string{}
 	if k.Pod != nil {
-		pod, err := s.Get(ctx, grPods, k.Namespace, k.Pod.Name)
+		pod, err := s.GetConsistent(ctx, grPods, k.Namespace, k.Pod.Name)
 		if err != nil || string(pod.(*corev1.Pod).UID) != k.Pod.UID {
 			return nil, time.Time{}, fmt.Errorf("pod %s/%s has been deleted", k.Namespace, k.Pod.Name)
 		}
