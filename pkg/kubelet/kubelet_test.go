@@ -234,6 +234,30 @@ func TestRunToCompletion(t *testing.T) {
 	}
 }
 
+// A Job-like pod with a sidecar: the sidecar starts first, the main
+// container runs to completion, then the sidecar is stopped and the pod
+// Succeeded.
+func TestSidecarStopsWhenTheJobIsDone(t *testing.T) {
+	h := newHarness(t, sim.Config{RunDuration: 3 * time.Second})
+	p := simplePod("job-sidecar", "work")
+	p.Spec.RestartPolicy = corev1.RestartPolicyNever
+	always := corev1.ContainerRestartPolicyAlways
+	p.Spec.InitContainers = []corev1.Container{{Name: "proxy", Image: "proxy", RestartPolicy: &always}}
+	h.create(t, p)
+	p = h.podWhere(t, "job-sidecar", 0, isReady)
+	if s := p.Status.InitContainerStatuses[0]; s.State.Running == nil || !s.Ready {
+		t.Errorf("sidecar while the job runs: %+v", s)
+	}
+	p = h.podWhere(t, "job-sidecar", time.Second, func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodSucceeded })
+	waitFor(t, "sidecar stopped", func() (bool, error) {
+		p, err := h.pods.Get(h.ctx, "job-sidecar", metav1.GetOptions{})
+		return err == nil && p.Status.InitContainerStatuses[0].State.Terminated != nil && p.Status.Phase == corev1.PodSucceeded, err
+	})
+	if c := condition(p, corev1.PodInitialized); c == nil || c.Status != corev1.ConditionTrue {
+		t.Errorf("Initialized %+v", c)
+	}
+}
+
 func TestFailingContainerRestartsWithBackOff(t *testing.T) {
 	h := newHarness(t, sim.Config{})
 	p := simplePod("crasher", "app")
@@ -280,6 +304,12 @@ func TestGracefulDeletion(t *testing.T) {
 	p, err := h.pods.Get(h.ctx, "doomed", metav1.GetOptions{})
 	if err != nil || p.DeletionTimestamp == nil {
 		t.Fatalf("a bound pod is deleted gracefully: %v %v", p, err)
+	}
+	// Its container takes the stop latency to exit: until the clock moves
+	// the pod stays.
+	time.Sleep(100 * time.Millisecond)
+	if _, err := h.pods.Get(h.ctx, "doomed", metav1.GetOptions{}); err != nil {
+		t.Fatalf("pod gone before its container stopped: %v", err)
 	}
 	h.waitStepping(t, "pod gone", time.Second, func() (bool, error) {
 		_, err := h.pods.Get(h.ctx, "doomed", metav1.GetOptions{})

@@ -41,7 +41,12 @@ func mt(t time.Time) metav1.Time {
 // the kubelet's clock), as upstream's generateAPIPodStatus.
 func (k *Kubelet) generateAPIStatus(pod *corev1.Pod, st *podRuntimeStatus, acts podActions, waiting map[string]waitingInfo) corev1.PodStatus {
 	now := k.clock.Now()
+	// What the status manager last wrote is newer than the informer's
+	// copy (as upstream's kubelet, which starts from its status cache).
 	old := pod.Status
+	if cached, ok := k.status.cached(pod.UID); ok {
+		old = cached
+	}
 	s := corev1.PodStatus{QOSClass: old.QOSClass, NominatedNodeName: old.NominatedNodeName, Resize: old.Resize,
 		ResourceClaimStatuses: old.ResourceClaimStatuses, ObservedGeneration: pod.Generation}
 	s.HostIP = k.cfg.NodeIP
@@ -72,7 +77,9 @@ func (k *Kubelet) generateAPIStatus(pod *corev1.Pod, st *podRuntimeStatus, acts 
 		c := &pod.Spec.InitContainers[i]
 		cs := k.containerAPIStatus(pod, c, st, acts, waiting, "PodInitializing", now)
 		if isSidecar(c) {
-			if !(cs.Started != nil && *cs.Started) && !(cs.LastTerminationState.Terminated != nil) {
+			// A sidecar that has started counts, also once it stops at
+			// the pod's end.
+			if !(cs.Started != nil && *cs.Started) && cs.State.Terminated == nil && cs.LastTerminationState.Terminated == nil {
 				initialized = false
 				incomplete = append(incomplete, c.Name)
 			}
@@ -96,7 +103,7 @@ func (k *Kubelet) generateAPIStatus(pod *corev1.Pod, st *podRuntimeStatus, acts 
 	if old.Phase == corev1.PodSucceeded || old.Phase == corev1.PodFailed {
 		s.Phase = old.Phase // never leaves a terminal phase
 	}
-	s.Conditions = k.conditions(pod, st, &s, incomplete, now)
+	s.Conditions = k.conditions(pod, old, &s, st, incomplete, now)
 	if old.Phase == s.Phase {
 		s.Reason, s.Message = old.Reason, old.Message
 	}
@@ -216,12 +223,12 @@ func podPhase(pod *corev1.Pod, s *corev1.PodStatus, initialized, terminal bool) 
 	return corev1.PodPending
 }
 
-func (k *Kubelet) conditions(pod *corev1.Pod, st *podRuntimeStatus, s *corev1.PodStatus, incomplete []string, now time.Time) []corev1.PodCondition {
+func (k *Kubelet) conditions(pod *corev1.Pod, old corev1.PodStatus, s *corev1.PodStatus, st *podRuntimeStatus, incomplete []string, now time.Time) []corev1.PodCondition {
 	var out []corev1.PodCondition
 	oldCond := func(t corev1.PodConditionType) *corev1.PodCondition {
-		for i := range pod.Status.Conditions {
-			if pod.Status.Conditions[i].Type == t {
-				return &pod.Status.Conditions[i]
+		for i := range old.Conditions {
+			if old.Conditions[i].Type == t {
+				return &old.Conditions[i]
 			}
 		}
 		return nil
@@ -238,7 +245,7 @@ func (k *Kubelet) conditions(pod *corev1.Pod, st *podRuntimeStatus, s *corev1.Po
 	// gates...) are kept.
 	own := map[corev1.PodConditionType]bool{corev1.PodReadyToStartContainers: true, corev1.PodInitialized: true,
 		corev1.ContainersReady: true, corev1.PodReady: true}
-	for _, c := range pod.Status.Conditions {
+	for _, c := range pod.Status.Conditions { // others' conditions: the informer's copy
 		if !own[c.Type] {
 			out = append(out, c)
 		}
@@ -308,10 +315,16 @@ func (k *Kubelet) conditions(pod *corev1.Pod, st *podRuntimeStatus, s *corev1.Po
 		}
 	}
 	add(r)
-	if oldCond(corev1.PodScheduled) == nil {
+	scheduled := false
+	for _, c := range pod.Status.Conditions {
+		scheduled = scheduled || c.Type == corev1.PodScheduled
+	}
+	if !scheduled {
 		// A pod bound without the scheduler (spec.nodeName set at
-		// creation) is scheduled all the same, as upstream's kubelet says.
+		// creation) is scheduled all the same, as upstream's kubelet says;
+		// first, where it stays once the informer has it among others'.
 		add(corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue})
+		out = append([]corev1.PodCondition{out[len(out)-1]}, out[:len(out)-1]...)
 	}
 	return out
 }
@@ -359,6 +372,14 @@ func (m *statusManager) deletePod(ctx context.Context, pod *corev1.Pod) error {
 		return nil
 	}
 	return err
+}
+
+// cached is the status last written for the pod.
+func (m *statusManager) cached(uid types.UID) (corev1.PodStatus, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.last[uid]
+	return s, ok
 }
 
 func (m *statusManager) forget(uid types.UID) {
