@@ -265,15 +265,10 @@ func (a *serviceAllocator) allocateUpdate(ctx context.Context, svc, old *corev1.
 
 // releaseDropped frees what old held and svc does not.
 func (a *serviceAllocator) releaseDropped(ctx context.Context, svc, old *corev1.Service) {
-	keepIP := map[string]bool{}
-	for _, ip := range svc.Spec.ClusterIPs {
-		keepIP[ip] = true
-	}
-	for _, ip := range old.Spec.ClusterIPs {
-		if ip != corev1.ClusterIPNone && !keepIP[ip] {
-			a.releaseIP(ctx, ip, old)
-		}
-	}
+	// Node ports first, cluster IPs last: the IPAddress objects are what
+	// clients can see, so once a dropped address is gone its Service's
+	// node ports are free too (a client that waits for the address, then
+	// reuses the port, must not find it still taken).
 	keepPort := map[int]bool{}
 	for _, p := range svc.Spec.Ports {
 		keepPort[int(p.NodePort)] = true
@@ -285,6 +280,15 @@ func (a *serviceAllocator) releaseDropped(ctx context.Context, svc, old *corev1.
 		}
 	}
 	a.releasePorts(ctx, drop)
+	keepIP := map[string]bool{}
+	for _, ip := range svc.Spec.ClusterIPs {
+		keepIP[ip] = true
+	}
+	for _, ip := range old.Spec.ClusterIPs {
+		if ip != corev1.ClusterIPNone && !keepIP[ip] {
+			a.releaseIP(ctx, ip, old)
+		}
+	}
 }
 
 // --- cluster IPs -----------------------------------------------------------
