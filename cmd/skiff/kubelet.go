@@ -91,6 +91,7 @@ func newKubelet(logger func() *slog.Logger) *cobra.Command {
 	f.DurationVar(&cfg.Sim.StopLatency, "sim-stop-latency", time.Second, "How long a simulated container takes to stop (bounded by the pod's grace period).")
 	f.DurationVar(&cfg.Sim.RunDuration, "sim-run-duration", 5*time.Second, "How long containers of pods with restartPolicy OnFailure or Never (Jobs) run before exiting 0; the pod annotation sim.skiff.sh/run-duration overrides it for any pod.")
 	f.DurationVar(&cfg.Sim.InitRunDuration, "sim-init-run-duration", 0, "How long simulated init containers run.")
+	f.BoolVar(&cfg.Events, "record-events", true, "Record upstream's pod events (Pulling, Pulled, Created, Started, Killing, BackOff); off for large simulations.")
 	f.Float32Var(&qps, "kube-api-qps", 0, "QPS to use while talking with the API server (unset: 50 per node; negative: no limit).")
 	f.IntVar(&burst, "kube-api-burst", 0, "Burst to use while talking with the API server (unset: 100 per node).")
 	return cmd

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/skiff-sh/skiff/pkg/client"
+	"github.com/skiff-sh/skiff/pkg/client/record"
 	"github.com/skiff-sh/skiff/pkg/clock"
 	"github.com/skiff-sh/skiff/pkg/kubelet/cri"
 )
@@ -46,6 +47,10 @@ type Config struct {
 	// PodSource delivers the node's pods; nil: the kubelet watches its
 	// own pods (spec.nodeName=<node>) and runs that source itself.
 	PodSource PodSource
+	// Recorder records upstream's pod events (Pulling, Pulled, Created,
+	// Started, Killing, BackOff, Failed) from source kubelet/<node>; nil:
+	// none.
+	Recorder record.EventRecorder
 }
 
 // Kubelet is one node's agent.

@@ -14,6 +14,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/skiff-sh/skiff/pkg/client"
+	"github.com/skiff-sh/skiff/pkg/client/record"
 	"github.com/skiff-sh/skiff/pkg/clock"
 	"github.com/skiff-sh/skiff/pkg/kubelet/sim"
 	"github.com/skiff-sh/skiff/pkg/testenv"
@@ -25,6 +26,7 @@ type harness struct {
 	rt   *sim.Runtime
 	c    *client.Client
 	pods *client.Typed[*corev1.Pod, *corev1.PodList]
+	rec  *record.FakeRecorder
 }
 
 const nodeName = "sim-node-1"
@@ -42,7 +44,8 @@ func newHarness(t *testing.T, simCfg sim.Config) *harness {
 	clk := clock.NewFake(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	simCfg.Clock = clk
 	rt := sim.New(simCfg)
-	k, err := New(Config{Client: c, NodeName: nodeName, Runtime: rt, Images: rt, Clock: clk, NodeIP: "10.0.0.7",
+	rec := record.NewFakeRecorder(10000)
+	k, err := New(Config{Client: c, NodeName: nodeName, Runtime: rt, Images: rt, Clock: clk, NodeIP: "10.0.0.7", Recorder: rec,
 		NodeLabels: map[string]string{"skiff.sh/runtime": "sim"}})
 	if err != nil {
 		t.Fatal(err)
@@ -56,7 +59,7 @@ func newHarness(t *testing.T, simCfg sim.Config) *harness {
 			t.Errorf("Run: %v", err)
 		}
 	})
-	h := &harness{ctx: ctx, clk: clk, rt: rt, c: c, pods: client.For[*corev1.Pod, *corev1.PodList](c).Namespace("default")}
+	h := &harness{ctx: ctx, clk: clk, rt: rt, c: c, rec: rec, pods: client.For[*corev1.Pod, *corev1.PodList](c).Namespace("default")}
 	// The lease, node status and PLEG tickers are armed: the fake clock
 	// may move.
 	waitFor(t, "the kubelet's tickers", func() (bool, error) { return clk.Waiters() >= 3, nil })
@@ -125,6 +128,19 @@ func (h *harness) podWhere(t *testing.T, name string, step time.Duration, cond f
 	return last
 }
 
+// events is what was recorded so far.
+func (h *harness) events() []string {
+	var out []string
+	for {
+		select {
+		case e := <-h.rec.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
+}
+
 func condition(p *corev1.Pod, typ corev1.PodConditionType) *corev1.PodCondition {
 	for i := range p.Status.Conditions {
 		if p.Status.Conditions[i].Type == typ {
@@ -167,6 +183,17 @@ func TestPodReachesRunning(t *testing.T) {
 	}
 	if len(p.Status.ContainerStatuses) != 2 || p.Status.ContainerStatuses[0].Name != "agent" {
 		t.Fatalf("container statuses (sorted by name) %+v", p.Status.ContainerStatuses)
+	}
+	want := []string{
+		`Normal Pulling Pulling image "registry.example/nginx:1"`,
+		`Normal Pulled Successfully pulled image "registry.example/nginx:1" in 0s (0s including waiting). Image size: 5242880 bytes.`,
+		`Normal Created Created container: nginx`, `Normal Started Started container nginx`,
+		`Normal Pulling Pulling image "registry.example/agent:1"`,
+		`Normal Pulled Successfully pulled image "registry.example/agent:1" in 0s (0s including waiting). Image size: 5242880 bytes.`,
+		`Normal Created Created container: agent`, `Normal Started Started container agent`,
+	}
+	if got := h.events(); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	// Nothing changes: relists and resyncs write no status.
 	h.clk.Step(3 * time.Second)
@@ -284,6 +311,15 @@ func TestFailingContainerRestartsWithBackOff(t *testing.T) {
 	}
 	if c := condition(p, corev1.PodReady); c == nil || c.Status != corev1.ConditionFalse || c.Message != "containers with unready status: [app]" {
 		t.Errorf("Ready %+v", c)
+	}
+	backOffs := 0
+	for _, e := range h.events() {
+		if strings.HasPrefix(e, "Warning BackOff Back-off restarting failed container app in pod crasher_default(") {
+			backOffs++
+		}
+	}
+	if backOffs != 1 {
+		t.Errorf("%d BackOff events, want 1", backOffs)
 	}
 	h.clk.Step(9 * time.Second)
 	time.Sleep(50 * time.Millisecond)

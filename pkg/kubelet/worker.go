@@ -2,6 +2,7 @@ package kubelet
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -29,6 +30,8 @@ type podWorker struct {
 	stopping map[string]bool        // container IDs already asked to stop
 	waiting  map[string]waitingInfo // start failures per container name
 	deleted  bool                   // the final delete was sent
+	// backOffReported: exited containers whose BackOff event was recorded.
+	backOffReported map[string]bool
 }
 
 type waitingInfo struct{ reason, message string }
@@ -39,7 +42,7 @@ func (k *Kubelet) workerFor(uid types.UID) *podWorker {
 	w := k.workers[uid]
 	if w == nil {
 		w = &podWorker{k: k, uid: uid, signal: make(chan struct{}, 1), done: make(chan struct{}),
-			stopping: map[string]bool{}, waiting: map[string]waitingInfo{}}
+			stopping: map[string]bool{}, waiting: map[string]waitingInfo{}, backOffReported: map[string]bool{}}
 		k.workers[uid] = w
 		go w.run(k.ctx)
 	}
@@ -142,6 +145,13 @@ func (k *Kubelet) syncPod(ctx context.Context, w *podWorker, pod *corev1.Pod, re
 			break
 		}
 	}
+	for name := range acts.BackOff {
+		if cs := st.latest(name); cs != nil && !w.backOffReported[cs.ID] {
+			w.backOffReported[cs.ID] = true
+			k.event(pod, name, corev1.EventTypeWarning, "BackOff",
+				fmt.Sprintf("Back-off restarting failed container %s in pod %s_%s(%s)", name, pod.Name, pod.Namespace, pod.UID))
+		}
+	}
 	status := k.generateAPIStatus(pod, st, acts, w.waiting)
 	if err := k.status.set(ctx, pod, status); err != nil {
 		k.log.Warn("updating pod status", "pod", klogPod(pod), "err", err)
@@ -177,6 +187,9 @@ func (k *Kubelet) execute(ctx context.Context, w *podWorker, pod *corev1.Pod, st
 		}
 		w.stopping[id] = true
 		did = true
+		if name := containerName(st, id); name != "" {
+			k.event(pod, name, corev1.EventTypeNormal, "Killing", "Stopping container "+name)
+		}
 		if _, err := k.cfg.Runtime.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: id, Timeout: grace}); err != nil {
 			k.log.Warn("stopping container", "pod", klogPod(pod), "container", id, "err", err)
 		}
@@ -221,6 +234,7 @@ func (k *Kubelet) execute(ctx context.Context, w *podWorker, pod *corev1.Pod, st
 		}
 		if reason, msg, err := k.startContainer(ctx, pod, sandboxID, acts.SandboxAttempt, c, s); err != nil {
 			w.waiting[s.Name] = waitingInfo{reason, msg}
+			k.event(pod, s.Name, corev1.EventTypeWarning, "Failed", "Error: "+reason)
 			k.log.Warn("starting container", "pod", klogPod(pod), "container", s.Name, "err", err)
 			continue
 		}
@@ -232,22 +246,39 @@ func (k *Kubelet) execute(ctx context.Context, w *podWorker, pod *corev1.Pod, st
 
 func (k *Kubelet) startContainer(ctx context.Context, pod *corev1.Pod, sandboxID string, sandboxAttempt uint32, c *corev1.Container, s containerToStart) (string, string, error) {
 	img, err := k.cfg.Images.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: c.Image}})
-	if err != nil || img.Image == nil || c.ImagePullPolicy == corev1.PullAlways {
-		if c.ImagePullPolicy == corev1.PullNever && (err != nil || img.Image == nil) {
-			return "ErrImageNeverPull", "Container image \"" + c.Image + "\" is not present with pull policy of Never", errImageNeverPull
-		}
+	present := err == nil && img.Image != nil
+	switch {
+	case c.ImagePullPolicy == corev1.PullNever && !present:
+		msg := "Container image \"" + c.Image + "\" is not present with pull policy of Never"
+		k.event(pod, c.Name, corev1.EventTypeWarning, "ErrImageNeverPull", msg)
+		return "ErrImageNeverPull", msg, errImageNeverPull
+	case !present || c.ImagePullPolicy == corev1.PullAlways:
+		k.event(pod, c.Name, corev1.EventTypeNormal, "Pulling", fmt.Sprintf("Pulling image %q", c.Image))
+		began := k.clock.Now()
 		if _, err := k.cfg.Images.PullImage(ctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: c.Image}}); err != nil {
+			k.event(pod, c.Name, corev1.EventTypeWarning, "Failed", fmt.Sprintf("Failed to pull image %q: %v", c.Image, err))
 			return "ErrImagePull", err.Error(), err
 		}
+		var size uint64
+		if st, err := k.cfg.Images.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: c.Image}}); err == nil && st.Image != nil {
+			size = st.Image.Size
+		}
+		took := k.clock.Since(began)
+		k.event(pod, c.Name, corev1.EventTypeNormal, "Pulled",
+			fmt.Sprintf("Successfully pulled image %q in %v (%v including waiting). Image size: %d bytes.", c.Image, took, took, size))
+	default:
+		k.event(pod, c.Name, corev1.EventTypeNormal, "Pulled", fmt.Sprintf("Container image %q already present on machine", c.Image))
 	}
 	resp, err := k.cfg.Runtime.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: sandboxID,
 		Config: containerConfig(pod, c, s.Type, s.Attempt), SandboxConfig: sandboxConfig(pod, sandboxAttempt)})
 	if err != nil {
 		return "CreateContainerError", err.Error(), err
 	}
+	k.event(pod, c.Name, corev1.EventTypeNormal, "Created", "Created container: "+c.Name)
 	if _, err := k.cfg.Runtime.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: resp.ContainerId}); err != nil {
 		return "RunContainerError", err.Error(), err
 	}
+	k.event(pod, c.Name, corev1.EventTypeNormal, "Started", "Started container "+c.Name)
 	return "", "", nil
 }
 
@@ -298,4 +329,28 @@ func klogPod(pod *corev1.Pod) string {
 		return ""
 	}
 	return pod.Namespace + "/" + pod.Name
+}
+
+func containerName(st *podRuntimeStatus, id string) string {
+	for _, c := range st.Containers {
+		if c.ID == id {
+			return c.Name
+		}
+	}
+	return ""
+}
+
+// event records an event about container name of pod (fieldPath
+// spec.containers{name} or spec.initContainers{name}, as upstream's).
+func (k *Kubelet) event(pod *corev1.Pod, name, eventtype, reason, message string) {
+	if k.cfg.Recorder == nil {
+		return
+	}
+	field := "spec.containers{" + name + "}"
+	if isInit(pod, name) {
+		field = "spec.initContainers{" + name + "}"
+	}
+	ref := &corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID,
+		ResourceVersion: pod.ResourceVersion, FieldPath: field}
+	k.cfg.Recorder.Event(ref, eventtype, reason, message)
 }

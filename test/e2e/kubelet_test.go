@@ -68,6 +68,10 @@ func TestSimulatedKubelets(t *testing.T) {
 		}
 		return running == 6 && len(nodes) == 3, o
 	})
+	eventually(t, 30*time.Second, "the kubelets' Started events", func() (bool, string) {
+		o, _, _ := k.run(t, "get", "events", "--field-selector", "reason=Started", "-o", "jsonpath={range .items[*]}{.source.component} {.message}{\"\\n\"}{end}")
+		return strings.Contains(o, "kubelet Started container pause"), o
+	})
 	eventually(t, 60*time.Second, "the deployment available", func() (bool, string) {
 		o, _, _ := k.run(t, "get", "deployment", "web", "-o", "jsonpath={.status.availableReplicas}")
 		return o == "6", o

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/skiff-sh/skiff/pkg/client"
+	"github.com/skiff-sh/skiff/pkg/client/record"
 	"github.com/skiff-sh/skiff/pkg/clock"
 	"github.com/skiff-sh/skiff/pkg/kubelet"
 	"github.com/skiff-sh/skiff/pkg/kubelet/sim"
@@ -37,6 +38,9 @@ type Config struct {
 	Capacity corev1.ResourceList
 	// Labels are added to every node (besides skiff.sh/runtime=sim).
 	Labels map[string]string
+	// Events: record upstream's pod events (through one broadcaster for
+	// all nodes, source kubelet/<node>).
+	Events bool
 	Clock  clock.Clock
 	Logger *slog.Logger
 }
@@ -92,14 +96,25 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	var broadcaster record.EventBroadcaster
+	if cfg.Events {
+		broadcaster = record.NewBroadcaster(record.WithContext(ctx), record.WithClock(cfg.Clock), record.WithLogger(cfg.Logger))
+		broadcaster.StartRecordingToSink(record.NewClientSink(cfg.Client))
+		defer broadcaster.Shutdown()
+	}
 	var wg sync.WaitGroup
 	errs := make(chan error, cfg.Nodes)
 	for i := 0; i < cfg.Nodes; i++ {
 		sc := cfg.Sim
 		sc.Clock, sc.PodSubnet = cfg.Clock, PodSubnet(i)
 		rt := sim.New(sc)
+		var rec record.EventRecorder
+		if broadcaster != nil {
+			rec = broadcaster.NewRecorder(corev1.EventSource{Component: "kubelet", Host: cfg.NodeName(i)})
+		}
 		k, err := kubelet.New(kubelet.Config{Client: cfg.Client, NodeName: cfg.NodeName(i), Runtime: rt, Images: rt,
-			Clock: cfg.Clock, Logger: cfg.Logger, NodeLabels: labels, Capacity: cfg.Capacity, NodeIP: NodeIP(i), PodSource: source})
+			Clock: cfg.Clock, Logger: cfg.Logger, NodeLabels: labels, Capacity: cfg.Capacity, NodeIP: NodeIP(i), PodSource: source,
+			Recorder: rec})
 		if err != nil {
 			return err
 		}
