@@ -31,7 +31,9 @@
 // time (a container that ran 10 min starts over), so it survives a
 // kubelet restart.
 //
-// Not yet: probes (readiness is "running"), volumes, env resolution,
+// Not yet: probes (a container with a readiness probe reads ready
+// initialDelaySeconds after it started, as if its first probe succeeded;
+// liveness and startup probes are ignored), volumes, env resolution,
 // image pull secrets, eviction, garbage collection, the kubelet's own
 // HTTPS API, a node identity of its own (the kubelet runs with its
 // client's identity).

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/skiff-sh/skiff/pkg/client"
@@ -207,6 +208,30 @@ func TestPodReachesRunning(t *testing.T) {
 			t.Errorf("container status %+v", cs)
 		}
 	}
+}
+
+// Probes are not run: a container with a readiness probe reads ready
+// once its initialDelaySeconds have passed.
+func TestReadinessAfterInitialDelay(t *testing.T) {
+	h := newHarness(t, sim.Config{})
+	p := simplePod("slow", "app")
+	p.Spec.Containers[0].ReadinessProbe = &corev1.Probe{InitialDelaySeconds: 5,
+		ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(80)}}}
+	h.create(t, p)
+	p = h.podWhere(t, "slow", 0, func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+	if c := condition(p, corev1.PodReady); c == nil || c.Status != corev1.ConditionFalse || c.Message != "containers with unready status: [app]" {
+		t.Errorf("Ready before the initial delay: %+v", c)
+	}
+	if p.Status.ContainerStatuses[0].Ready {
+		t.Error("container ready before the initial delay")
+	}
+	h.clk.Step(4 * time.Second)
+	time.Sleep(50 * time.Millisecond)
+	if p, _ := h.pods.Get(h.ctx, "slow", metav1.GetOptions{}); isReady(p) {
+		t.Fatal("ready after 4s of a 5s initial delay")
+	}
+	h.clk.Step(time.Second)
+	h.podWhere(t, "slow", 0, isReady)
 }
 
 func TestInitContainerRunsFirst(t *testing.T) {

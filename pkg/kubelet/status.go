@@ -145,7 +145,7 @@ func (k *Kubelet) containerAPIStatus(pod *corev1.Pod, c *corev1.Container, st *p
 	case runtimeapi.ContainerState_CONTAINER_RUNNING:
 		out.State.Running = &corev1.ContainerStateRunning{StartedAt: mt(cs.StartedAt)}
 		*out.Started = true
-		out.Ready = true // no readiness probes yet
+		out.Ready = readinessLeft(c, cs, now) <= 0
 	case runtimeapi.ContainerState_CONTAINER_EXITED:
 		if left, ok := acts.BackOff[c.Name]; ok {
 			out.LastTerminationState.Terminated = k.terminatedState(cs)
@@ -386,4 +386,35 @@ func (m *statusManager) forget(uid types.UID) {
 	m.mu.Lock()
 	delete(m.last, uid)
 	m.mu.Unlock()
+}
+
+// readinessLeft is how long the running container cs of c has left before
+// it reads ready. Probes are not run yet: a container with a readiness
+// probe becomes ready at its first probe, initialDelaySeconds after it
+// started (the probe is taken to succeed); one without is ready at once.
+func readinessLeft(c *corev1.Container, cs *containerStatus, now time.Time) time.Duration {
+	if c.ReadinessProbe == nil || cs == nil {
+		return 0
+	}
+	return cs.StartedAt.Add(time.Duration(c.ReadinessProbe.InitialDelaySeconds) * time.Second).Sub(now)
+}
+
+// readinessDue is when a running container of pod next becomes ready (0:
+// none pending), so that its worker syncs then.
+func readinessDue(pod *corev1.Pod, st *podRuntimeStatus, now time.Time) time.Duration {
+	var next time.Duration
+	check := func(cs []corev1.Container) {
+		for i := range cs {
+			c := st.latest(cs[i].Name)
+			if c == nil || c.State != runtimeapi.ContainerState_CONTAINER_RUNNING {
+				continue
+			}
+			if left := readinessLeft(&cs[i], c, now); left > 0 && (next == 0 || left < next) {
+				next = left
+			}
+		}
+	}
+	check(pod.Spec.InitContainers)
+	check(pod.Spec.Containers)
+	return next
 }

@@ -158,6 +158,9 @@ func (k *Kubelet) syncPod(ctx context.Context, w *podWorker, pod *corev1.Pod, re
 		return time.Second, false
 	}
 	next := acts.nextSync()
+	if r := readinessDue(pod, st, k.clock.Now()); r > 0 && (next == 0 || r < next) {
+		next = r
+	}
 	if pod.DeletionTimestamp != nil && !w.deleted && !anyActive(st) {
 		if err := k.status.deletePod(ctx, pod); err != nil {
 			k.log.Warn("deleting pod", "pod", klogPod(pod), "err", err)
