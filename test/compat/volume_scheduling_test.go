@@ -41,7 +41,22 @@ func TestVolumeSchedulingMatchesUpstream(t *testing.T) {
 			"--authentication-kubeconfig", env.KubeconfigPath, "--authorization-kubeconfig", env.KubeconfigPath,
 			"--leader-elect=false", "--secure-port", strconv.Itoa(freeTCPPort(t)), "--bind-address=127.0.0.1")
 	}, nil)
-	skiff := runVolumeScenario(t, nil, scheduler.InProcess(nil, scheduler.Config{}))
+	// skiff's scheduler starts, as upstream's, once the scenario is set
+	// up: started with the environment, its informers could see a pod
+	// before the volume it needs, and the first (recorded) outcome would
+	// be "pending" where upstream's, which starts with everything in its
+	// caches, binds.
+	skiff := runVolumeScenario(t, func(t *testing.T, env *testenv.Environment) {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- scheduler.InProcess(nil, scheduler.Config{})(ctx, env.KubeconfigPath) }()
+		t.Cleanup(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("scheduler: %v", err)
+			}
+		})
+	}, nil)
 	// Both nodes fit the local-path pod equally: the schedulers break the
 	// tie at random.
 	for _, out := range []volumeOutcome{upstream, skiff} {
