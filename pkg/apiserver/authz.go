@@ -59,7 +59,7 @@ func (s *Server) setupAuthorization() error {
 			case "AlwaysDeny":
 				union, rules = append(union, authorizer.AlwaysDeny{}), append(rules, authorizer.AlwaysDeny{})
 			case "Node":
-				union, rules = append(union, authorizer.Node{}), append(rules, authorizer.Node{})
+				union, rules = append(union, s.nodeAuthorizer()), append(rules, s.nodeAuthorizer())
 			case "RBAC":
 				union, rules = append(union, s.rbac), append(rules, s.rbac)
 			default:
@@ -99,7 +99,7 @@ func (s *Server) startRBACIndex(ctx context.Context) error {
 		}
 		go s.watchRBAC(ctx, st, r.example, rv)
 	}
-	return nil
+	return s.startNodeGraph(ctx)
 }
 
 func (s *Server) relistRBAC(ctx context.Context, st *registry.Store, example runtime.Object) (string, error) {
@@ -172,6 +172,9 @@ func requestAttributes(r *http.Request, info *RequestInfo, u *authenticationv1.U
 	a.ResourceRequest = true
 	a.APIGroup, a.APIVersion = info.APIGroup, info.APIVersion
 	a.Namespace, a.Resource, a.Subresource, a.Name = info.Namespace, info.Resource, info.Subresource, info.Name
+	if (a.Verb == "list" || a.Verb == "watch" || a.Verb == "deletecollection") && r.URL.RawQuery != "" {
+		a.FieldSelector = r.URL.Query().Get("fieldSelector")
+	}
 	if (a.Verb == "list" || a.Verb == "watch") && a.Name == "" && r.URL.RawQuery != "" {
 		if fs := r.URL.Query().Get("fieldSelector"); fs != "" {
 			if sel, err := fields.ParseSelector(fs); err == nil {

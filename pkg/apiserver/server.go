@@ -27,6 +27,7 @@ import (
 	"github.com/skiff-sh/skiff/pkg/apiserver/fieldmanager"
 	"github.com/skiff-sh/skiff/pkg/apiserver/openapi"
 	"github.com/skiff-sh/skiff/pkg/auth/authorizer"
+	"github.com/skiff-sh/skiff/pkg/auth/node"
 	"github.com/skiff-sh/skiff/pkg/auth/rbac"
 	"github.com/skiff-sh/skiff/pkg/clock"
 	"github.com/skiff-sh/skiff/pkg/registry"
@@ -280,6 +281,9 @@ type Server struct {
 	rbacIndex    *rbac.Index
 	rbac         *rbac.Authorizer
 	authzSynced  chan struct{}
+	// nodeGraph and nodeAuthz exist when the Node mode is on (nodeauthz.go).
+	nodeGraph *node.Graph
+	nodeAuthz *node.Authorizer
 
 	// active counts requests being served (for graceful shutdown).
 	active activeRequests

@@ -107,6 +107,11 @@ func TestDependencyRules(t *testing.T) {
 		// tests share it.
 		{from: mod + "pkg/auth/bootstrappolicy", forbidden: []string{mod + "pkg/"},
 			except: []string{mod + "pkg/auth/rbac", mod + "pkg/auth/authorizer"}},
+		// The Node authorizer is policy over a graph the API server feeds:
+		// k8s.io/api, apimachinery and the authorizer contract and RBAC rule
+		// matching only.
+		{from: mod + "pkg/auth/node", forbidden: []string{mod + "pkg/"},
+			except: []string{mod + "pkg/auth/rbac", mod + "pkg/auth/authorizer"}},
 		// What the quota controller and the ResourceQuota admission plugin
 		// share (usage evaluators) depends on k8s.io/api and apimachinery
 		// only; the Pod Security Standards checks likewise.

@@ -32,6 +32,9 @@ type Attributes struct {
 	Name            string
 	Path            string
 	ResourceRequest bool
+	// FieldSelector is the request's raw fieldSelector (list, watch and
+	// deletecollection), for authorizers that decide by it (Node).
+	FieldSelector string
 }
 
 // Decision is what an authorizer concludes about a request.
@@ -167,8 +170,8 @@ func (AlwaysDeny) RulesFor(context.Context, *authenticationv1.UserInfo, string) 
 	return []authorizationv1.ResourceRule{}, []authorizationv1.NonResourceRule{}, false, nil
 }
 
-// Node is the node authorizer's place in the chain. Until skiff has a
-// kubelet no request comes from a node, so it never has an opinion.
+// Node is a Node authorizer without a graph: it never has an opinion. The
+// API server's --authorization-mode=Node uses pkg/auth/node instead.
 type Node struct{}
 
 func (Node) Authorize(context.Context, Attributes) (Decision, string, error) {

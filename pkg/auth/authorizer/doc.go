@@ -3,7 +3,8 @@
 // of a request (who, which verb on which resource or path), the Decision an
 // Authorizer reaches, the union of authorizers that --authorization-mode
 // builds, the built-in modes (AlwaysAllow, AlwaysDeny, the system:masters
-// short circuit, Node as no opinion until a kubelet exists) and the
+// short circuit, a graph-less Node placeholder; the real Node mode is
+// pkg/auth/node) and the
 // RuleResolver that answers SelfSubjectRulesReview.
 //
 // Invariants:
