@@ -246,7 +246,7 @@ type Server struct {
 	admission *admission.Chain
 	// policyTypes type-checks ValidatingAdmissionPolicies (policies_status.go).
 	policyTypes *policy.TypeChecker
-	openapi   *openapi.Handler
+	openapi     *openapi.Handler
 	// kinds finds the endpoint of a served kind; fields are the field
 	// managers (managedFields, server-side apply).
 	kinds   map[schema.GroupVersionKind]*endpoint
