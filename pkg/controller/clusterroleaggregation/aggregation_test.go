@@ -84,6 +84,10 @@ func newClient(t *testing.T, env *testenv.Environment) *client.Client {
 	return c
 }
 
+// The API server creates upstream's bootstrap roles (admin, edit, view
+// among them), so the aggregated roles of these tests have names of their
+// own.
+
 // TestSync applies the union through server-side apply (managed by the
 // controller's field manager), removes the rules of a role that stops
 // matching, and writes nothing when the rules are current.
@@ -94,7 +98,7 @@ func TestSync(t *testing.T) {
 	roles := client.For[*rbacv1.ClusterRole, *rbacv1.ClusterRoleList](c)
 	toAdmin := map[string]string{"rbac.example.com/aggregate-to-admin": "true"}
 	for _, r := range []*rbacv1.ClusterRole{
-		aggregated("admin", toAdmin),
+		aggregated("example-admin", toAdmin),
 		role("pods", toAdmin, rule("get", "pods"), rule("list", "pods")),
 		role("secrets", toAdmin, rule("get", "secrets"), rule("get", "pods")),
 		role("unrelated", nil, rule("*", "*")),
@@ -122,10 +126,10 @@ func TestSync(t *testing.T) {
 		}
 	}
 	refresh()
-	if err := ctrl.sync(ctx, "admin"); err != nil {
+	if err := ctrl.sync(ctx, "example-admin"); err != nil {
 		t.Fatal(err)
 	}
-	admin, err := roles.Get(ctx, "admin", metav1.GetOptions{})
+	admin, err := roles.Get(ctx, "example-admin", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,10 +149,10 @@ func TestSync(t *testing.T) {
 
 	// Nothing to do: no write.
 	refresh()
-	if err := ctrl.sync(ctx, "admin"); err != nil {
+	if err := ctrl.sync(ctx, "example-admin"); err != nil {
 		t.Fatal(err)
 	}
-	again, _ := roles.Get(ctx, "admin", metav1.GetOptions{})
+	again, _ := roles.Get(ctx, "example-admin", metav1.GetOptions{})
 	if again.ResourceVersion != admin.ResourceVersion {
 		t.Error("admin was written although its rules were current")
 	}
@@ -160,10 +164,10 @@ func TestSync(t *testing.T) {
 		t.Fatal(err)
 	}
 	refresh()
-	if err := ctrl.sync(ctx, "admin"); err != nil {
+	if err := ctrl.sync(ctx, "example-admin"); err != nil {
 		t.Fatal(err)
 	}
-	admin, _ = roles.Get(ctx, "admin", metav1.GetOptions{})
+	admin, _ = roles.Get(ctx, "example-admin", metav1.GetOptions{})
 	if want := []rbacv1.PolicyRule{rule("get", "pods"), rule("list", "pods")}; !equality.Semantic.DeepEqual(admin.Rules, want) {
 		t.Errorf("admin rules %v, want %v", admin.Rules, want)
 	}
@@ -173,10 +177,10 @@ func TestSync(t *testing.T) {
 		t.Fatal(err)
 	}
 	refresh()
-	if err := ctrl.sync(ctx, "admin"); err != nil {
+	if err := ctrl.sync(ctx, "example-admin"); err != nil {
 		t.Fatal(err)
 	}
-	admin, _ = roles.Get(ctx, "admin", metav1.GetOptions{})
+	admin, _ = roles.Get(ctx, "example-admin", metav1.GetOptions{})
 	if len(admin.Rules) != 0 {
 		t.Errorf("admin rules %v, want none", admin.Rules)
 	}
@@ -213,7 +217,7 @@ func TestController(t *testing.T) {
 	}()
 	roles := client.For[*rbacv1.ClusterRole, *rbacv1.ClusterRoleList](c)
 	toView := map[string]string{"rbac.example.com/aggregate-to-view": "true"}
-	if _, err := roles.Create(ctx, aggregated("view", toView), metav1.CreateOptions{}); err != nil {
+	if _, err := roles.Create(ctx, aggregated("example-view", toView), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := roles.Create(ctx, role("widgets-view", toView, rbacv1.PolicyRule{Verbs: []string{"get", "list", "watch"}, APIGroups: []string{"example.com"}, Resources: []string{"widgets"}}), metav1.CreateOptions{}); err != nil {
@@ -221,7 +225,7 @@ func TestController(t *testing.T) {
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		v, err := roles.Get(ctx, "view", metav1.GetOptions{})
+		v, err := roles.Get(ctx, "example-view", metav1.GetOptions{})
 		if err == nil && len(v.Rules) == 1 && v.Rules[0].Resources[0] == "widgets" {
 			break
 		}
