@@ -6,6 +6,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/skiff-sh/skiff/pkg/apiserver"
 	"github.com/skiff-sh/skiff/pkg/testenv"
 )
 
@@ -56,4 +57,41 @@ func TestNodeAuthorizer(t *testing.T) {
 		code, _, _ := n1.do("GET", "/api/v1/namespaces/y/secrets/s1", nil, "", "")
 		return code == http.StatusForbidden
 	})
+}
+
+// TestNodeRestrictionHTTP: with NodeRestriction enabled a kubelet may
+// write its own Node and the status of its pods, not another node's, with
+// upstream's messages.
+func TestNodeRestrictionHTTP(t *testing.T) {
+	c := start(t, testenv.Config{RBAC: true, Tweak: func(cfg *apiserver.Config) {
+		cfg.EnableAdmissionPlugins = []string{"NodeRestriction"}
+	}})
+	c.namespace("y")
+	n1 := c.as("system:node:n1", "system:nodes")
+	nodeObj := func(name string, labels map[string]any) map[string]any {
+		return map[string]any{"apiVersion": "v1", "kind": "Node", "metadata": map[string]any{"name": name, "labels": labels}}
+	}
+	n1.call("POST", "/api/v1/nodes", nodeObj("n1", map[string]any{"kubernetes.io/hostname": "n1"}), http.StatusCreated, nil)
+	code, _, data := n1.do("POST", "/api/v1/nodes", nodeObj("n2", nil), "", "")
+	expectStatus(t, code, data, http.StatusForbidden, metav1.StatusReasonForbidden, `nodes "n2" is forbidden: node "n1" is not allowed to modify node "n2"`)
+	c.call("POST", "/api/v1/nodes", nodeObj("n2", nil), http.StatusCreated, nil)
+	code, _, data = n1.do("PATCH", "/api/v1/nodes/n1", `{"metadata":{"labels":{"node-restriction.kubernetes.io/x":"y"}}}`, "application/merge-patch+json", "")
+	expectStatus(t, code, data, http.StatusForbidden, metav1.StatusReasonForbidden, `nodes "n1" is forbidden: is not allowed to modify labels: node-restriction.kubernetes.io/x`)
+	patch := func(path, body string) {
+		t.Helper()
+		if code, _, data := n1.do("PATCH", path, body, "application/merge-patch+json", ""); code != http.StatusOK {
+			t.Fatalf("PATCH %s: %d %s", path, code, data)
+		}
+	}
+	patch("/api/v1/nodes/n1/status", `{"status":{"conditions":[{"type":"Ready","status":"True","reason":"KubeletReady","message":"ok"}]}}`)
+	code, _, data = n1.do("PATCH", "/api/v1/nodes/n2/status", `{"status":{"conditions":[{"type":"Ready","status":"True","reason":"KubeletReady","message":"ok"}]}}`, "application/merge-patch+json", "")
+	expectStatus(t, code, data, http.StatusForbidden, metav1.StatusReasonForbidden, `nodes "n2" is forbidden: node "n1" is not allowed to modify node "n2"`)
+	c.call("POST", "/api/v1/namespaces/y/pods", nodePod("p1", "n1"), http.StatusCreated, nil)
+	c.call("POST", "/api/v1/namespaces/y/pods", nodePod("p2", "n2"), http.StatusCreated, nil)
+	patch("/api/v1/namespaces/y/pods/p1/status", `{"status":{"phase":"Running"}}`)
+	code, _, data = n1.do("PATCH", "/api/v1/namespaces/y/pods/p2/status", `{"status":{"phase":"Running"}}`, "application/merge-patch+json", "")
+	expectStatus(t, code, data, http.StatusForbidden, metav1.StatusReasonForbidden, `pods "p2" is forbidden: node "n1" can only update pod status for pods with spec.nodeName set to itself`)
+	// A pod that is not a mirror pod.
+	code, _, data = n1.do("POST", "/api/v1/namespaces/y/pods", nodePod("p3", "n1"), "", "")
+	expectStatus(t, code, data, http.StatusForbidden, metav1.StatusReasonForbidden, `pods "p3" is forbidden: pod does not have "kubernetes.io/config.mirror" annotation, node "n1" can only create mirror pods`)
 }

@@ -89,6 +89,7 @@ var factories = map[string]func(Deps) Plugin{
 	"DefaultIngressClass":           func(d Deps) Plugin { return &defaultIngressClass{d: d} },
 	"ResourceQuota":                 func(d Deps) Plugin { return newResourceQuota(d) },
 	"PodSecurity":                   func(d Deps) Plugin { return newPodSecurity(d) },
+	"NodeRestriction":               func(d Deps) Plugin { return &nodeRestriction{d: d} },
 }
 
 // Implemented reports whether skiff has the plugin named (the webhook

@@ -437,3 +437,60 @@ func pvEdges(pv *corev1.PersistentVolume) *pvEntry {
 	}
 	return e
 }
+
+// PodAPIReference is upstream's HasAPIObjectReference: the first kind of
+// API object a pod refers to ("" when none), as the NodeRestriction
+// admission plugin names it when refusing a mirror pod.
+func PodAPIReference(p *corev1.Pod) string {
+	if p.Spec.ServiceAccountName != "" {
+		return "serviceaccounts"
+	}
+	var secrets, configMaps bool
+	for _, r := range podRefs(p, nil) {
+		secrets = secrets || r.kind == Secret
+		configMaps = configMaps || r.kind == ConfigMap
+	}
+	switch {
+	case secrets:
+		return "secrets"
+	case configMaps:
+		return "configmaps"
+	case len(p.Spec.ResourceClaims) > 0:
+		return "resourceclaims"
+	}
+	for i := range p.Spec.Volumes {
+		v := &p.Spec.Volumes[i]
+		switch {
+		case v.ConfigMap != nil:
+			return "configmaps (via configmap volumes)"
+		case v.Secret != nil:
+			return "secrets (via secret volumes)"
+		case v.CSI != nil:
+			return "csidrivers (via CSI volumes)"
+		case v.Glusterfs != nil:
+			return "endpoints (via glusterFS volumes)"
+		case v.PersistentVolumeClaim != nil:
+			return "persistentvolumeclaims"
+		case v.Ephemeral != nil:
+			return "persistentvolumeclaims (via ephemeral volumes)"
+		case v.AzureFile != nil:
+			return "secrets (via azureFile volumes)"
+		case v.Projected != nil:
+			for _, s := range v.Projected.Sources {
+				switch {
+				case s.ConfigMap != nil:
+					return "configmaps (via projected volumes)"
+				case s.Secret != nil:
+					return "secrets (via projected volumes)"
+				case s.ServiceAccountToken != nil:
+					return "serviceaccounts (via projected volumes)"
+				case s.ClusterTrustBundle != nil:
+					return "clustertrustbundles"
+				case s.PodCertificate != nil:
+					return "podcertificates"
+				}
+			}
+		}
+	}
+	return ""
+}
