@@ -91,6 +91,33 @@ func TestNodeRestrictionHTTP(t *testing.T) {
 	patch("/api/v1/namespaces/y/pods/p1/status", `{"status":{"phase":"Running"}}`)
 	code, _, data = n1.do("PATCH", "/api/v1/namespaces/y/pods/p2/status", `{"status":{"phase":"Running"}}`, "application/merge-patch+json", "")
 	expectStatus(t, code, data, http.StatusForbidden, metav1.StatusReasonForbidden, `pods "p2" is forbidden: node "n1" can only update pod status for pods with spec.nodeName set to itself`)
+	// Tokens only for its own pods: the Node authorizer allows the service
+	// account of a pod on n1, NodeRestriction checks the bound pod.
+	var pods struct {
+		Items []struct {
+			Metadata struct{ Name, UID string }
+		}
+	}
+	c.call("GET", "/api/v1/namespaces/y/pods", nil, http.StatusOK, &pods)
+	uids := map[string]string{}
+	for _, p := range pods.Items {
+		uids[p.Metadata.Name] = p.Metadata.UID
+	}
+	tokenFor := func(pod string) map[string]any {
+		return map[string]any{"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": map[string]any{
+			"boundObjectRef": map[string]any{"apiVersion": "v1", "kind": "Pod", "name": pod, "uid": uids[pod]}}}
+	}
+	eventually(t, "default service account", func() bool {
+		code, _, _ := c.do("GET", "/api/v1/namespaces/y/serviceaccounts/default", nil, "", "")
+		return code == http.StatusOK
+	})
+	eventually(t, "token for its pod", func() bool {
+		code, _, _ := n1.do("POST", "/api/v1/namespaces/y/serviceaccounts/default/token", tokenFor("p1"), "", "")
+		return code == http.StatusCreated
+	})
+	code, _, data = n1.do("POST", "/api/v1/namespaces/y/serviceaccounts/default/token", tokenFor("p2"), "", "")
+	expectStatus(t, code, data, http.StatusForbidden, metav1.StatusReasonForbidden,
+		`serviceaccounts "default" is forbidden: node requested token bound to a pod scheduled on a different node`)
 	// A pod that is not a mirror pod.
 	code, _, data = n1.do("POST", "/api/v1/namespaces/y/pods", nodePod("p3", "n1"), "", "")
 	expectStatus(t, code, data, http.StatusForbidden, metav1.StatusReasonForbidden, `pods "p3" is forbidden: pod does not have "kubernetes.io/config.mirror" annotation, node "n1" can only create mirror pods`)

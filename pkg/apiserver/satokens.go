@@ -18,9 +18,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/skiff-sh/skiff/pkg/apiserver/admission"
 	"github.com/skiff-sh/skiff/pkg/registry"
 )
 
@@ -81,6 +83,27 @@ func (s *Server) serveTokenRequest(w http.ResponseWriter, r *http.Request, info 
 	}
 	tr := obj.(*authenticationv1.TokenRequest)
 	ctx := r.Context()
+	// Admission sees the TokenRequest as a create of serviceaccounts/token,
+	// as upstream's (NodeRestriction limits a kubelet to tokens bound to
+	// its own pods; webhooks may match the subresource).
+	o, err := parseWriteOptions(r.URL.Query(), "CreateOptions")
+	if err != nil {
+		return err
+	}
+	tr.SetGroupVersionKind(gvk)
+	attrs := s.attributes(ctx, admission.Create, info, e, tr, nil, o)
+	attrs.Kind, attrs.RequestKind = gvk.GroupKind(), gvk
+	attrs.Versions = subresourceVersions{v: &admissionVersions{s: s, e: e}, gvk: gvk, newObj: func() runtime.Object { return &authenticationv1.TokenRequest{} }}
+	if err := s.admit(ctx, attrs); err != nil {
+		return err
+	}
+	tr, ok := attrs.Object.(*authenticationv1.TokenRequest)
+	if !ok {
+		return apierrors.NewInternalError(fmt.Errorf("unexpected token request object %T after admission", attrs.Object))
+	}
+	if err := s.admission.Validate(ctx, attrs); err != nil {
+		return err
+	}
 	saObj, err := e.store.Get(ctx, info.Namespace, info.Name, metav1.GetOptions{})
 	if err != nil {
 		return err
