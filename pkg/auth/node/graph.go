@@ -79,12 +79,20 @@ func NewGraph() *Graph {
 // Set adds or replaces a Pod, PersistentVolume, VolumeAttachment or
 // ResourceSlice (other objects are ignored).
 func (g *Graph) Set(obj runtime.Object) {
+	if p, ok := obj.(*corev1.Pod); ok && g.podUnchanged(p) {
+		return // a status update: the edges are those of the pod's spec
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.set(obj)
+}
+
+func (g *Graph) set(obj runtime.Object) {
 	switch o := obj.(type) {
 	case *corev1.Pod:
 		g.setPod(o)
 	case *corev1.PersistentVolume:
 		e := pvEdges(o)
-		g.mu.Lock()
 		g.deletePV(o.Name)
 		g.pvs[o.Name] = e
 		for _, s := range e.secrets {
@@ -95,19 +103,14 @@ func (g *Graph) Set(obj runtime.Object) {
 			}
 			m[o.Name]++
 		}
-		g.mu.Unlock()
 	case *storagev1.VolumeAttachment:
-		g.mu.Lock()
 		g.vas[o.Name] = o.Spec.NodeName
-		g.mu.Unlock()
 	case *resourcev1.ResourceSlice:
-		g.mu.Lock()
 		if o.Spec.NodeName != nil && *o.Spec.NodeName != "" {
 			g.slices[o.Name] = *o.Spec.NodeName
 		} else {
 			delete(g.slices, o.Name)
 		}
-		g.mu.Unlock()
 	}
 }
 
@@ -127,9 +130,11 @@ func (g *Graph) Delete(obj runtime.Object) {
 	}
 }
 
-// Replace drops every object of example's type and adds objs (a relist).
+// Replace drops every object of example's type and adds objs (a relist),
+// in one step: no request sees the graph half filled.
 func (g *Graph) Replace(example runtime.Object, objs []runtime.Object) {
 	g.mu.Lock()
+	defer g.mu.Unlock()
 	switch example.(type) {
 	case *corev1.Pod:
 		g.pods, g.refs = map[nsName]*podEntry{}, map[ref]map[string]int{}
@@ -140,34 +145,47 @@ func (g *Graph) Replace(example runtime.Object, objs []runtime.Object) {
 	case *resourcev1.ResourceSlice:
 		g.slices = map[string]string{}
 	}
-	g.mu.Unlock()
 	for _, o := range objs {
-		g.Set(o)
+		g.set(o)
 	}
 }
 
+// podUnchanged reports whether p contributes the edges it already does:
+// same node, same uid, no new ephemeral containers, same claims (a pod's
+// volumes and containers are otherwise immutable).
+func (g *Graph) podUnchanged(p *corev1.Pod) bool {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	old := g.pods[nsName{p.Namespace, p.Name}]
+	if old == nil {
+		return p.Spec.NodeName == ""
+	}
+	if old.node != p.Spec.NodeName || old.uid != string(p.UID) || old.ephemeral != len(p.Spec.EphemeralContainers) {
+		return false
+	}
+	i := 0
+	for _, s := range p.Status.ResourceClaimStatuses {
+		if s.ResourceClaimName == nil {
+			continue
+		}
+		if i >= len(old.claims) || old.claims[i] != *s.ResourceClaimName {
+			return false
+		}
+		i++
+	}
+	return i == len(old.claims)
+}
+
+// setPod replaces what p contributes (g.mu held).
 func (g *Graph) setPod(p *corev1.Pod) {
 	k := nsName{p.Namespace, p.Name}
+	g.deletePod(k)
 	if p.Spec.NodeName == "" {
-		g.mu.Lock()
-		g.deletePod(k)
-		g.mu.Unlock()
 		return
 	}
 	claims := claimNames(p)
-	g.mu.RLock()
-	old := g.pods[k]
-	same := old != nil && old.node == p.Spec.NodeName && old.uid == string(p.UID) &&
-		old.ephemeral == len(p.Spec.EphemeralContainers) && equalStrings(old.claims, claims)
-	g.mu.RUnlock()
-	if same {
-		return // a status update: the edges are those of the pod's spec
-	}
 	e := &podEntry{node: p.Spec.NodeName, uid: string(p.UID), ephemeral: len(p.Spec.EphemeralContainers), claims: claims}
 	e.refs = podRefs(p, claims)
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.deletePod(k)
 	g.pods[k] = e
 	for _, r := range e.refs {
 		m := g.refs[r]
@@ -253,18 +271,6 @@ func (g *Graph) HasPath(node string, kind Kind, namespace, name string) bool {
 func (g *Graph) pvReachable(node, pv string) bool {
 	e := g.pvs[pv]
 	return e != nil && e.hasClaim && g.refs[ref{PersistentVolumeClaim, e.claim}][node] > 0
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func claimNames(p *corev1.Pod) []string {
