@@ -118,6 +118,17 @@ func TestNodeRestrictionHTTP(t *testing.T) {
 	code, _, data = n1.do("POST", "/api/v1/namespaces/y/serviceaccounts/default/token", tokenFor("p2"), "", "")
 	expectStatus(t, code, data, http.StatusForbidden, metav1.StatusReasonForbidden,
 		`serviceaccounts "default" is forbidden: node requested token bound to a pod scheduled on a different node`)
+	// A mirror pod of its static pod, owned by its Node; deleting it.
+	var node struct{ Metadata struct{ UID string } }
+	c.call("GET", "/api/v1/nodes/n1", nil, http.StatusOK, &node)
+	mirror := map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{
+		"name": "static-n1", "annotations": map[string]any{"kubernetes.io/config.mirror": "hash"},
+		"ownerReferences": []map[string]any{{"apiVersion": "v1", "kind": "Node", "name": "n1", "uid": node.Metadata.UID, "controller": true}}},
+		"spec": map[string]any{"nodeName": "n1", "containers": []map[string]any{{"name": "c", "image": "busybox"}}}}
+	n1.call("POST", "/api/v1/namespaces/y/pods", mirror, http.StatusCreated, nil)
+	n1.call("DELETE", "/api/v1/namespaces/y/pods/static-n1", nil, http.StatusOK, nil)
+	code, _, data = n1.do("DELETE", "/api/v1/namespaces/y/pods/p2", nil, "", "")
+	expectStatus(t, code, data, http.StatusForbidden, metav1.StatusReasonForbidden, `pods "p2" is forbidden: node "n1" can only delete pods with spec.nodeName set to itself`)
 	// A pod that is not a mirror pod.
 	code, _, data = n1.do("POST", "/api/v1/namespaces/y/pods", nodePod("p3", "n1"), "", "")
 	expectStatus(t, code, data, http.StatusForbidden, metav1.StatusReasonForbidden, `pods "p3" is forbidden: pod does not have "kubernetes.io/config.mirror" annotation, node "n1" can only create mirror pods`)
