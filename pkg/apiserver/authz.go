@@ -6,21 +6,16 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/skiff-sh/skiff/pkg/auth/authorizer"
 	"github.com/skiff-sh/skiff/pkg/auth/rbac"
-	"github.com/skiff-sh/skiff/pkg/registry"
-	"github.com/skiff-sh/skiff/pkg/storage"
 )
 
 // Authorization, as upstream's: after authentication and impersonation
@@ -93,72 +88,13 @@ func (s *Server) startRBACIndex(ctx context.Context) error {
 		if st == nil {
 			continue // RBAC not served: the index stays empty
 		}
-		rv, err := s.relistRBAC(ctx, st, r.example)
+		rv, err := relistInto(ctx, st, r.example, s.rbacIndex)
 		if err != nil {
 			return fmt.Errorf("initial list of %s: %w", r.gr, err)
 		}
-		go s.watchRBAC(ctx, st, r.example, rv)
+		go s.feedIndex(ctx, st, r.example, s.rbacIndex, rv)
 	}
 	return s.startNodeGraph(ctx)
-}
-
-func (s *Server) relistRBAC(ctx context.Context, st *registry.Store, example runtime.Object) (string, error) {
-	objs, lm, err := st.List(ctx, "", registry.ListOptions{ResourceVersion: "0"})
-	if err != nil {
-		return "", err
-	}
-	for i := range objs {
-		objs[i] = storage.Unwrap(objs[i])
-	}
-	s.rbacIndex.Replace(example, objs)
-	return lm.ResourceVersion, nil
-}
-
-// watchRBAC applies the events of one RBAC resource after rv to the index,
-// re-watching from the last revision seen when the watch ends and relisting
-// when that revision is gone.
-func (s *Server) watchRBAC(ctx context.Context, st *registry.Store, example runtime.Object, rv string) {
-	for ctx.Err() == nil {
-		w, err := st.Watch(ctx, "", registry.ListOptions{ResourceVersion: rv, AllowWatchBookmarks: true})
-		if err != nil {
-			if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
-				if nrv, err := s.relistRBAC(ctx, st, example); err == nil {
-					rv = nrv
-					continue
-				}
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-s.cfg.Clock.After(100 * time.Millisecond):
-			}
-			continue
-		}
-		relist := false
-		for ev := range w.ResultChan() {
-			obj := storage.Unwrap(ev.Object)
-			switch ev.Type {
-			case watch.Added, watch.Modified:
-				s.rbacIndex.Set(obj)
-			case watch.Deleted:
-				s.rbacIndex.Delete(obj)
-			case watch.Error:
-				relist = true
-			}
-			if relist {
-				break
-			}
-			if m, ok := obj.(metav1.Object); ok && m.GetResourceVersion() != "" {
-				rv = m.GetResourceVersion()
-			}
-		}
-		w.Stop()
-		if relist && ctx.Err() == nil {
-			if nrv, err := s.relistRBAC(ctx, st, example); err == nil {
-				rv = nrv
-			}
-		}
-	}
 }
 
 // requestAttributes are the authorization attributes of a request, as

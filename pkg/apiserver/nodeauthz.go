@@ -57,8 +57,8 @@ var nodeGraphResources = []struct {
 	{schema.GroupResource{Group: resourcev1.GroupName, Resource: "resourceslices"}, &resourcev1.ResourceSlice{}},
 }
 
-// graphIndex is what a watch cache feeds: the RBAC index and the node
-// graph both have this shape.
+// graphIndex is what a watch cache feeds (relistInto, feedIndex): the
+// RBAC index and the node graph both have this shape.
 type graphIndex interface {
 	Replace(example runtime.Object, objs []runtime.Object)
 	Set(obj runtime.Object)
