@@ -27,7 +27,7 @@ func (s *Server) newAdmission() (*admission.Chain, error) {
 	external[webhook.MutatingPluginName] = webhook.NewMutating(hooks)
 	external[webhook.ValidatingPluginName] = webhook.NewValidating(hooks)
 	chain, skipped := admission.NewChainFor(names, admission.Deps{Getter: s, Status: s, Clock: s.cfg.Clock, Rand: s.cfg.Rand, Authorizer: s.authorizer,
-		External: external})
+		External: external, PodTopologyLabels: s.cfg.PodTopologyLabelsAdmission})
 	var explicit []string
 	for _, n := range skipped {
 		for _, e := range s.cfg.EnableAdmissionPlugins {

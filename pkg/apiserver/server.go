@@ -124,6 +124,10 @@ type Config struct {
 	// --disable-admission-plugins); see admission.EnabledPlugins.
 	EnableAdmissionPlugins  []string
 	DisableAdmissionPlugins []string
+	// PodTopologyLabelsAdmission is upstream's alpha feature gate of that
+	// name (off by default in 1.34): it turns on the PodTopologyLabels
+	// admission plugin and makes a binding copy its labels onto the pod.
+	PodTopologyLabelsAdmission bool
 
 	Clock  clock.Clock
 	Rand   *rand.Rand

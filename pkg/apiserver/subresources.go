@@ -316,7 +316,13 @@ func (s *Server) serveBinding(w http.ResponseWriter, r *http.Request, info *Requ
 	if b.Name != "" && b.Name != info.Name {
 		return apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", b.Name, info.Name))
 	}
-	return s.bindPod(w, r, m, o, info.Namespace, info.Name, b, e)
+	// Admission sees a create of pods/binding whose object is the Binding,
+	// as upstream's.
+	b.SetGroupVersionKind(bindingGVK)
+	attrs := s.attributes(r.Context(), admission.Create, info, e, b, nil, o)
+	attrs.Kind, attrs.RequestKind = bindingGVK.GroupKind(), bindingGVK
+	attrs.Versions = subresourceVersions{v: &admissionVersions{s: s, e: e}, gvk: bindingGVK, newObj: func() runtime.Object { return &corev1.Binding{} }}
+	return s.bindPod(w, r, m, o, info.Namespace, info.Name, attrs, e)
 }
 
 // serveBindings answers POST /api/v1/namespaces/{ns}/bindings, the older
@@ -344,12 +350,66 @@ func (s *Server) serveBindings(w http.ResponseWriter, r *http.Request, info *Req
 			field.Required(field.NewPath("metadata", "name"), "name or generateName is required")})
 	}
 	pods := s.endpoints[schema.GroupVersionResource{Version: "v1", Resource: "pods"}]
-	return s.bindPod(w, r, m, o, info.Namespace, b.Name, b, pods)
+	// Admission sees a create of the resource bindings (not pods/binding),
+	// as upstream's.
+	b.SetGroupVersionKind(bindingGVK)
+	gvr := schema.GroupVersionResource{Version: "v1", Resource: "bindings"}
+	attrs := &admission.Attributes{Operation: admission.Create, Resource: gvr.GroupResource(), Kind: bindingGVK.GroupKind(),
+		Namespace: info.Namespace, Name: b.Name, Object: b, DryRun: o.DryRun, RequestResource: gvr, RequestKind: bindingGVK,
+		Options: o.forOperation(admission.Create), UserInfo: registry.UserFrom(r.Context()),
+		Versions: bindingsVersions{s: s}}
+	return s.bindPod(w, r, m, o, info.Namespace, b.Name, attrs, pods)
+}
+
+// bindingsVersions converts the Binding of core/v1 bindings, a resource
+// served in one version only, for admission webhooks.
+type bindingsVersions struct{ s *Server }
+
+var bindingsGVR = schema.GroupVersionResource{Version: "v1", Resource: "bindings"}
+
+func (bindingsVersions) Equivalents() []schema.GroupVersionResource {
+	return []schema.GroupVersionResource{bindingsGVR}
+}
+
+func (bindingsVersions) KindFor(gvr schema.GroupVersionResource) schema.GroupVersionKind {
+	if gvr != bindingsGVR {
+		return schema.GroupVersionKind{}
+	}
+	return bindingGVK
+}
+
+func (bindingsVersions) ToVersion(obj runtime.Object, _ schema.GroupVersionResource) (runtime.Object, error) {
+	if _, ok := obj.(*corev1.Binding); !ok {
+		return nil, fmt.Errorf("unexpected Binding object %T", obj)
+	}
+	out := obj.DeepCopyObject()
+	out.GetObjectKind().SetGroupVersionKind(bindingGVK)
+	return out, nil
+}
+
+func (v bindingsVersions) FromJSON(data []byte, _ schema.GroupVersionResource) (runtime.Object, error) {
+	res, err := v.s.codecs.decode(bodyJSON, data, bindingGVK, &corev1.Binding{})
+	if err != nil {
+		return nil, err
+	}
+	return res.obj, nil
 }
 
 // bindPod writes binding b of pod ns/name through the pods endpoint e.
-func (s *Server) bindPod(w http.ResponseWriter, r *http.Request, m mediaType, o writeOptions, ns, name string, b *corev1.Binding, e *endpoint) error {
+// Mutating admission runs first (a webhook may patch the Binding), then the
+// Binding's validation, then validating admission, as upstream's.
+func (s *Server) bindPod(w http.ResponseWriter, r *http.Request, m mediaType, o writeOptions, ns, name string, attrs *admission.Attributes, e *endpoint) error {
 	info := &RequestInfo{Namespace: ns, Name: name}
+	if err := s.admit(r.Context(), attrs); err != nil {
+		return err
+	}
+	b, ok := attrs.Object.(*corev1.Binding)
+	if !ok {
+		return apierrors.NewInternalError(fmt.Errorf("unexpected binding object %T after admission", attrs.Object))
+	}
+	if b.Name != "" && b.Name != name {
+		return apierrors.NewBadRequest("name in URL does not match name in Binding object")
+	}
 	if b.Target.Kind != "" && b.Target.Kind != "Node" {
 		return apierrors.NewInvalid(schema.GroupKind{Kind: "Binding"}, info.Name, field.ErrorList{
 			field.NotSupported(field.NewPath("target", "kind"), b.Target.Kind, []string{"Node", "<empty>"})})
@@ -358,6 +418,10 @@ func (s *Server) bindPod(w http.ResponseWriter, r *http.Request, m mediaType, o 
 		return apierrors.NewInvalid(schema.GroupKind{Kind: "Binding"}, info.Name, field.ErrorList{
 			field.Required(field.NewPath("target", "name"), "")})
 	}
+	if err := s.admission.Validate(r.Context(), attrs); err != nil {
+		return err
+	}
+	labelsToo := s.cfg.PodTopologyLabelsAdmission
 	grBinding := schema.GroupResource{Resource: "pods/binding"}
 	newObj := func(ctx context.Context, old runtime.Object) (runtime.Object, error) {
 		// Storage hands the update its own copy of the stored pod (a
@@ -385,6 +449,16 @@ func (s *Server) bindPod(w http.ResponseWriter, r *http.Request, m mediaType, o 
 				pod.Annotations = map[string]string{}
 			}
 			pod.Annotations[k] = v
+		}
+		// Upstream copies the Binding's labels too, overwriting the pod's,
+		// only with the PodTopologyLabelsAdmission feature gate on.
+		if labelsToo {
+			for k, v := range b.Labels {
+				if pod.Labels == nil {
+					pod.Labels = map[string]string{}
+				}
+				pod.Labels[k] = v
+			}
 		}
 		setPodCondition(&pod.Status, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}, s.cfg.Clock.Now())
 		return pod, nil

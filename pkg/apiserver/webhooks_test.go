@@ -744,6 +744,64 @@ func TestAdmissionWebhooks(t *testing.T) {
 		c.call(http.MethodGet, pods+"/dry", nil, http.StatusOK, nil)
 	})
 
+	t.Run("binding subresource", func(t *testing.T) {
+		// pods/binding and core/v1 bindings go through admission as
+		// upstream's: a create whose object is the Binding, the mutating
+		// webhook's patch reaching the pod, the validating one refusing.
+		c := c.on(t)
+		ns := c.namespace("wh-bind")
+		rule := []any{map[string]any{"operations": []string{"CREATE"}, "apiGroups": []string{""}, "apiVersions": []string{"v1"}, "resources": []string{"pods/binding", "bindings"}}}
+		hs.handle("/bind-mutate", func(_ *http.Request, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+			return jsonPatch(map[string]any{"op": "add", "path": "/metadata/annotations", "value": map[string]string{"bound-by": req.Resource.Resource + "/" + req.SubResource}})
+		})
+		hs.handle("/bind-validate", func(_ *http.Request, req *admissionv1.AdmissionRequest) *admissionv1.AdmissionResponse {
+			var b corev1.Binding
+			json.Unmarshal(req.Object.Raw, &b)
+			wantRes, wantSub := "pods", "binding"
+			if req.Name == "legacy" {
+				wantRes, wantSub = "bindings", ""
+			}
+			if req.Kind != (metav1.GroupVersionKind{Version: "v1", Kind: "Binding"}) || req.SubResource != wantSub ||
+				req.Resource != (metav1.GroupVersionResource{Version: "v1", Resource: wantRes}) || req.Operation != admissionv1.Create ||
+				b.Kind != "Binding" || b.Name != req.Name || b.Annotations["bound-by"] != wantRes+"/"+wantSub {
+				return &admissionv1.AdmissionResponse{Allowed: false, Result: &metav1.Status{Message: fmt.Sprintf("kind %v resource %v/%s operation %s object %s", req.Kind, req.Resource, req.SubResource, req.Operation, req.Object.Raw)}}
+			}
+			if b.Target.Name == "forbidden-node" {
+				return &admissionv1.AdmissionResponse{Allowed: false, Result: &metav1.Status{Message: "not on " + b.Target.Name}}
+			}
+			return allow()
+		})
+		c.webhookConfig(true, "bind", webhookDef{name: "bind-mutate.example.com", clientConfig: urlConfig(hs, "/bind-mutate"), nsLabels: nsOnly(ns), rules: rule})
+		c.webhookConfig(false, "bind", webhookDef{name: "bind-validate.example.com", clientConfig: urlConfig(hs, "/bind-validate"), nsLabels: nsOnly(ns), rules: rule})
+		pods := "/api/v1/namespaces/" + ns + "/pods"
+		binding := func(name, node string) map[string]any {
+			return map[string]any{"apiVersion": "v1", "kind": "Binding", "metadata": map[string]any{"name": name},
+				"target": map[string]any{"apiVersion": "v1", "kind": "Node", "name": node}}
+		}
+		for _, name := range []string{"p", "legacy"} {
+			c.call(http.MethodPost, pods, pod(name, "nginx"), http.StatusCreated, nil)
+		}
+		code, _, data := c.do(http.MethodPost, pods+"/p/binding", binding("p", "forbidden-node"), "", "")
+		expectStatus(t, code, data, http.StatusBadRequest, "", `admission webhook "bind-validate.example.com" denied the request: not on forbidden-node`)
+		var p corev1.Pod
+		c.call(http.MethodGet, pods+"/p", nil, http.StatusOK, &p)
+		if p.Spec.NodeName != "" {
+			t.Fatalf("refused binding bound the pod to %q", p.Spec.NodeName)
+		}
+		c.call(http.MethodPost, pods+"/p/binding", binding("p", "node-1"), http.StatusCreated, nil)
+		c.call(http.MethodGet, pods+"/p", nil, http.StatusOK, &p)
+		if p.Spec.NodeName != "node-1" || p.Annotations["bound-by"] != "pods/binding" {
+			t.Errorf("bound pod: node %q annotations %v, want node-1 and the mutating webhook's annotation", p.Spec.NodeName, p.Annotations)
+		}
+		code, _, data = c.do(http.MethodPost, "/api/v1/namespaces/"+ns+"/bindings", binding("legacy", "forbidden-node"), "", "")
+		expectStatus(t, code, data, http.StatusBadRequest, "", `admission webhook "bind-validate.example.com" denied the request: not on forbidden-node`)
+		c.call(http.MethodPost, "/api/v1/namespaces/"+ns+"/bindings", binding("legacy", "node-1"), http.StatusCreated, nil)
+		c.call(http.MethodGet, pods+"/legacy", nil, http.StatusOK, &p)
+		if p.Spec.NodeName != "node-1" || p.Annotations["bound-by"] != "bindings/" {
+			t.Errorf("bound pod: node %q annotations %v, want node-1 and the mutating webhook's annotation", p.Spec.NodeName, p.Annotations)
+		}
+	})
+
 	t.Run("connect", func(t *testing.T) {
 		c := c.on(t)
 		ns := c.namespace("wh-connect")

@@ -176,6 +176,10 @@ type Deps struct {
 	// (package policy), which depend on this one. The chain places them by
 	// name like the others.
 	External map[string]Plugin
+	// PodTopologyLabels is upstream's alpha feature gate
+	// PodTopologyLabelsAdmission (off by default in 1.34): without it the
+	// PodTopologyLabels plugin does nothing.
+	PodTopologyLabels bool
 }
 
 // Mutator changes objects.

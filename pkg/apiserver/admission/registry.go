@@ -90,6 +90,7 @@ var factories = map[string]func(Deps) Plugin{
 	"ResourceQuota":                 func(d Deps) Plugin { return newResourceQuota(d) },
 	"PodSecurity":                   func(d Deps) Plugin { return newPodSecurity(d) },
 	"NodeRestriction":               func(d Deps) Plugin { return &nodeRestriction{d: d} },
+	"PodTopologyLabels":             func(d Deps) Plugin { return &podTopologyLabels{d: d} },
 }
 
 // Implemented reports whether skiff has the plugin named (the webhook
