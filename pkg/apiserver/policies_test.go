@@ -291,6 +291,29 @@ func TestValidatingAdmissionPolicy(t *testing.T) {
 		c.call(http.MethodPut, deploys(ns)+"/web/scale", scale(4), http.StatusOK, nil)
 	})
 
+	t.Run("binding subresource", func(t *testing.T) {
+		c := c.on(t)
+		ns := c.namespace("vap-bind")
+		c.createPolicy(policyObj("bind-policy", map[string]any{
+			"matchConstraints": map[string]any{"resourceRules": []any{map[string]any{
+				"apiGroups": []any{""}, "apiVersions": []any{"v1"}, "operations": []any{"CREATE"}, "resources": []any{"pods/binding"},
+			}}},
+			"validations": []any{map[string]any{"expression": "object.kind == 'Binding' && object.target.name != 'forbidden-node'",
+				"messageExpression": "request.subResource + ' of ' + object.metadata.name + ' to ' + object.target.name"}},
+		}), bindingObj("bind-binding", "bind-policy", ns, nil))
+		pods := "/api/v1/namespaces/" + ns + "/pods"
+		c.call(http.MethodPost, pods, pod("p", "nginx"), http.StatusCreated, nil)
+		var code int
+		var data []byte
+		eventually(t, "policy in effect", func() bool {
+			code, _, data = c.do(http.MethodPost, pods+"/p/binding?dryRun=All", bindingTo("p", "forbidden-node"), "", "")
+			return code != http.StatusCreated
+		})
+		expectStatus(t, code, data, http.StatusUnprocessableEntity, metav1.StatusReasonInvalid,
+			`pods "p" is forbidden: ValidatingAdmissionPolicy 'bind-policy' with binding 'bind-binding' denied request: binding of p to forbidden-node`)
+		c.call(http.MethodPost, pods+"/p/binding", bindingTo("p", "node-1"), http.StatusCreated, nil)
+	})
+
 	t.Run("matchPolicy Equivalent", func(t *testing.T) {
 		c := c.on(t)
 		ns := c.namespace("vap-equivalent")
