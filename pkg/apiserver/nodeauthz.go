@@ -85,8 +85,12 @@ func (s *Server) startNodeGraph(ctx context.Context) error {
 	return nil
 }
 
+// relistInto fills x with every object of st, read consistently (as an
+// informer's first list): what was written before (the bootstrap RBAC
+// policy at start, the objects present at a relist) is in x when it
+// returns, even while the watch cache is still catching up.
 func relistInto(ctx context.Context, st *registry.Store, example runtime.Object, x graphIndex) (string, error) {
-	objs, lm, err := st.List(ctx, "", registry.ListOptions{ResourceVersion: "0"})
+	objs, lm, err := st.List(ctx, "", registry.ListOptions{})
 	if err != nil {
 		return "", err
 	}

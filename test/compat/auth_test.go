@@ -52,9 +52,13 @@ func TestClientGoServiceAccountRBAC(t *testing.T) {
 	sa := clientset(t, saCfg)
 	const me = "system:serviceaccount:team:app"
 
-	if _, err := sa.CoreV1().Pods("team").List(ctx, metav1.ListOptions{}); err != nil {
-		t.Errorf("listing pods in team (bound): %v", err)
-	}
+	// A new binding takes effect as soon as the authorizer's watch of
+	// roles and bindings has seen it (as upstream's informers): promptly,
+	// not necessarily before the create returned.
+	eventually(t, "the service account allowed to list pods in team", func() bool {
+		_, err := sa.CoreV1().Pods("team").List(ctx, metav1.ListOptions{})
+		return err == nil
+	})
 	w, err := sa.CoreV1().Pods("team").Watch(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Errorf("watching pods in team (bound): %v", err)
