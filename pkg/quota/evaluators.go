@@ -336,8 +336,9 @@ func QuotaServiceType(svc *corev1.Service) corev1.ServiceType {
 	return ""
 }
 
-// pvcClass is the claim's storage class (the beta annotation first).
-func pvcClass(pvc *corev1.PersistentVolumeClaim) string {
+// ClaimClass is the claim's storage class (the beta annotation first), as
+// upstream's GetPersistentVolumeClaimClass.
+func ClaimClass(pvc *corev1.PersistentVolumeClaim) string {
 	if c, ok := pvc.Annotations[betaStorageClassAnnotation]; ok {
 		return c
 	}
@@ -368,7 +369,7 @@ func PVCStorage(pvc *corev1.PersistentVolumeClaim) *resource.Quantity {
 // its storage (also against its class).
 func PVCUsage(pvc *corev1.PersistentVolumeClaim) corev1.ResourceList {
 	result := corev1.ResourceList{corev1.ResourcePersistentVolumeClaims: one(), PVCCount: one()}
-	class := pvcClass(pvc)
+	class := ClaimClass(pvc)
 	if class != "" {
 		result[corev1.ResourceName(class+storageClassSuffix+string(corev1.ResourcePersistentVolumeClaims))] = one()
 	}

@@ -56,7 +56,7 @@ func TestNodeRestriction(t *testing.T) {
 	n1 := &authenticationv1.UserInfo{Username: "system:node:n1", Groups: []string{"system:nodes", "system:authenticated"}}
 	mirror := func(mut ...func(*corev1.Pod)) *corev1.Pod {
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "static-n1",
-			Annotations: map[string]string{mirrorPodAnnotation: "x"},
+			Annotations:     map[string]string{mirrorPodAnnotation: "x"},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: "n1", UID: "node-uid", Controller: boolp(true)}}},
 			Spec: corev1.PodSpec{NodeName: "n1", Containers: []corev1.Container{{Name: "c", Image: "i"}}}}
 		for _, m := range mut {

@@ -91,6 +91,8 @@ var factories = map[string]func(Deps) Plugin{
 	"PodSecurity":                   func(d Deps) Plugin { return newPodSecurity(d) },
 	"NodeRestriction":               func(d Deps) Plugin { return &nodeRestriction{d: d} },
 	"PodTopologyLabels":             func(d Deps) Plugin { return &podTopologyLabels{d: d} },
+	"StorageObjectInUseProtection":  func(Deps) Plugin { return storageObjectInUseProtection{} },
+	"PersistentVolumeClaimResize":   func(d Deps) Plugin { return &persistentVolumeClaimResize{d: d} },
 }
 
 // Implemented reports whether skiff has the plugin named (the webhook

@@ -54,7 +54,8 @@ func TestEnabledPlugins(t *testing.T) {
 	if got[0] != "NamespaceLifecycle" || got[len(got)-1] != "AlwaysDeny" || slices.Contains(got, "LimitRanger") || !slices.Contains(got, "ResourceQuota") {
 		t.Errorf("chain %v", got)
 	}
-	if !slices.Contains(skipped, "PersistentVolumeClaimResize") || slices.Contains(skipped, "RuntimeClass") || slices.Contains(skipped, "ResourceQuota") {
+	if !slices.Contains(skipped, "ClusterTrustBundleAttest") || slices.Contains(skipped, "RuntimeClass") || slices.Contains(skipped, "ResourceQuota") ||
+		slices.Contains(skipped, "PersistentVolumeClaimResize") || slices.Contains(skipped, "StorageObjectInUseProtection") {
 		t.Errorf("skipped %v", skipped)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/skiff-sh/skiff/pkg/apiserver"
 	"github.com/skiff-sh/skiff/pkg/client"
 	"github.com/skiff-sh/skiff/pkg/client/informers"
 	"github.com/skiff-sh/skiff/pkg/client/record"
@@ -38,7 +39,11 @@ type harness struct {
 }
 
 func newHarness(t *testing.T) *harness {
-	env := testenv.StartT(t)
+	// The provisioner runs alone here, without the protection controllers
+	// that release the finalizers StorageObjectInUseProtection adds.
+	env := testenv.StartT(t, testenv.Config{Tweak: func(c *apiserver.Config) {
+		c.DisableAdmissionPlugins = append(c.DisableAdmissionPlugins, "StorageObjectInUseProtection")
+	}})
 	c, err := client.New(&client.Config{Host: env.URL, CAData: env.CAData, CertData: env.CertData, KeyData: env.KeyData, QPS: -1})
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
 
+	"github.com/skiff-sh/skiff/pkg/apiserver"
 	"github.com/skiff-sh/skiff/pkg/client"
 	"github.com/skiff-sh/skiff/pkg/client/informers"
 	"github.com/skiff-sh/skiff/pkg/client/record"
@@ -39,7 +40,12 @@ type harness struct {
 }
 
 func newHarness(t *testing.T) *harness {
-	env := testenv.StartT(t)
+	// The binder runs alone here, without the protection controllers that
+	// release the finalizers StorageObjectInUseProtection adds: deleted
+	// claims and volumes must go at once.
+	env := testenv.StartT(t, testenv.Config{Tweak: func(c *apiserver.Config) {
+		c.DisableAdmissionPlugins = append(c.DisableAdmissionPlugins, "StorageObjectInUseProtection")
+	}})
 	c, err := client.New(&client.Config{Host: env.URL, CAData: env.CAData, CertData: env.CertData, KeyData: env.KeyData, QPS: -1})
 	if err != nil {
 		t.Fatal(err)
