@@ -9,6 +9,9 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/skiff-sh/skiff/pkg/apiserver"
+	"github.com/skiff-sh/skiff/pkg/testenv"
 )
 
 // jsonObj is a decoded JSON object.
@@ -283,7 +286,12 @@ var crudKinds = []crudKind{
 // Create, get, list, watch, update, JSON merge patch, strategic merge patch,
 // delete and deletecollection over HTTP for resources no other test covers.
 func TestCRUDMoreResources(t *testing.T) {
-	c := start(t)
+	// The plain verbs: without StorageObjectInUseProtection's finalizers
+	// (tested in admission), whose protection controllers this server does
+	// not run, a deleted claim or volume goes at once.
+	c := start(t, testenv.Config{Tweak: func(cfg *apiserver.Config) {
+		cfg.DisableAdmissionPlugins = append(cfg.DisableAdmissionPlugins, "StorageObjectInUseProtection")
+	}})
 	for _, k := range crudKinds {
 		t.Run(k.resource, func(t *testing.T) {
 			c := c.on(t)
