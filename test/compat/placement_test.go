@@ -32,6 +32,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -1825,6 +1826,15 @@ func placementScenarios() []placementScenario {
 			nodes: []*corev1.Node{
 				pnode("n1", "4", "8Gi"), pnode("n2", "3", "16Gi"), pnode("n3", "8", "4Gi"),
 			},
+			// The overhead comes from a RuntimeClass: the RuntimeClass
+			// admission plugin refuses a pod that sets one itself.
+			setup: func(t *testing.T, cs kubernetes.Interface) {
+				if _, err := cs.NodeV1().RuntimeClasses().Create(context.Background(), &nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: "with-overhead"},
+					Handler: "runc", Overhead: &nodev1.Overhead{PodFixed: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("600m"), corev1.ResourceMemory: resource.MustParse("3Gi")}}},
+					metav1.CreateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			},
 			steps: steps(
 				ppod("pod-level", requests("500m", "1Gi"), func(p *corev1.Pod) {
 					p.Spec.Resources = &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("3500m"), corev1.ResourceMemory: resource.MustParse("2Gi")}}
@@ -1833,7 +1843,7 @@ func placementScenarios() []placementScenario {
 					p.Spec.Resources = &corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("5Gi")}}
 				}),
 				ppod("overhead", requests("2500m", "1Gi"), func(p *corev1.Pod) {
-					p.Spec.Overhead = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("600m"), corev1.ResourceMemory: resource.MustParse("3Gi")}
+					p.Spec.RuntimeClassName = ptr.To("with-overhead")
 				}),
 				ppod("sidecar-memory", requests("", "1Gi"), func(p *corev1.Pod) {
 					p.Spec.InitContainers = []corev1.Container{
