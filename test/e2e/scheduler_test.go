@@ -23,6 +23,13 @@ func TestScheduler(t *testing.T) {
 			`{"status":{"capacity":{"cpu":"2","memory":"4Gi","pods":"10"},"allocatable":{"cpu":"2","memory":"4Gi","pods":"10"},`+
 				`"conditions":[{"type":"Ready","status":"True","reason":"KubeletReady","message":"kubelet is posting ready status","lastHeartbeatTime":"`+now+`","lastTransitionTime":"`+now+`"}]}}`)
 	}
+	// A new Node carries the not-ready taint until the node-lifecycle
+	// controller sees its Ready status (as upstream's); wait for both to
+	// lose it, or every pod goes to the first one.
+	eventually(t, 60*time.Second, "the not-ready taints removed", func() (bool, string) {
+		out, _, _ := k.run(t, "get", "nodes", "worker-a", "worker-b", "-o", `jsonpath={range .items[*]}{.metadata.name}={.spec.taints} {end}`)
+		return strings.Contains(out, "worker-a= ") && strings.Contains(out, "worker-b= "), out
+	})
 	wantLines(t, k.ok(t, "create", "deployment", "web", "--image=registry.k8s.io/pause:3.10", "--replicas=4"), "deployment.apps/web created")
 	eventually(t, 60*time.Second, "the deployment's 4 pods bound to the two nodes", func() (bool, string) {
 		out, _, _ := k.run(t, "get", "pods", "-l", "app=web", "-o", `jsonpath={range .items[*]}{.spec.nodeName} {end}`)
