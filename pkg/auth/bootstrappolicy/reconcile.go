@@ -102,34 +102,32 @@ type BindingResult struct {
 // expected's labels, annotations and subjects added. existing is not
 // modified.
 func ReconcileClusterRoleBinding(existing, expected *rbacv1.ClusterRoleBinding) (*rbacv1.ClusterRoleBinding, BindingResult) {
-	res := BindingResult{Protected: Protected(existing)}
 	if existing.RoleRef != expected.RoleRef {
-		res.Recreate = true
-		return expected.DeepCopy(), res
+		return expected.DeepCopy(), BindingResult{Protected: Protected(existing), Recreate: true}
 	}
 	out := existing.DeepCopy()
-	res.Changed = mergeMeta(&out.ObjectMeta, &expected.ObjectMeta)
-	if res.MissingSubjects = missingSubjects(existing.Subjects, expected.Subjects); len(res.MissingSubjects) > 0 {
-		out.Subjects = append(out.Subjects, res.MissingSubjects...)
-		res.Changed = true
-	}
-	return out, res
+	return out, mergeBinding(&out.ObjectMeta, &out.Subjects, &expected.ObjectMeta, expected.Subjects, Protected(existing))
 }
 
 // ReconcileRoleBinding is ReconcileClusterRoleBinding for a RoleBinding.
 func ReconcileRoleBinding(existing, expected *rbacv1.RoleBinding) (*rbacv1.RoleBinding, BindingResult) {
-	res := BindingResult{Protected: Protected(existing)}
 	if existing.RoleRef != expected.RoleRef {
-		res.Recreate = true
-		return expected.DeepCopy(), res
+		return expected.DeepCopy(), BindingResult{Protected: Protected(existing), Recreate: true}
 	}
 	out := existing.DeepCopy()
-	res.Changed = mergeMeta(&out.ObjectMeta, &expected.ObjectMeta)
-	if res.MissingSubjects = missingSubjects(existing.Subjects, expected.Subjects); len(res.MissingSubjects) > 0 {
-		out.Subjects = append(out.Subjects, res.MissingSubjects...)
+	return out, mergeBinding(&out.ObjectMeta, &out.Subjects, &expected.ObjectMeta, expected.Subjects, Protected(existing))
+}
+
+// mergeBinding adds expected's labels, annotations and subjects to a copy
+// of a stored binding (meta, subjects).
+func mergeBinding(meta *metav1.ObjectMeta, subjects *[]rbacv1.Subject, expectedMeta *metav1.ObjectMeta, expectedSubjects []rbacv1.Subject, protected bool) BindingResult {
+	res := BindingResult{Protected: protected}
+	res.Changed = mergeMeta(meta, expectedMeta)
+	if res.MissingSubjects = missingSubjects(*subjects, expectedSubjects); len(res.MissingSubjects) > 0 {
+		*subjects = append(*subjects, res.MissingSubjects...)
 		res.Changed = true
 	}
-	return out, res
+	return res
 }
 
 // mergeMeta adds expected's labels and annotations that out lacks (out's
