@@ -19,6 +19,7 @@ import (
 	"time"
 
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -42,8 +43,9 @@ import (
 //     X-Remote-Extra-* headers; the caller's credentials are not
 //     forwarded. An APIService that is not Available answers 503
 //     "service unavailable".
-//   - The availability check (on every APIService, Service and
-//     EndpointSlice change, and every 30 s) finds the service, its port and
+//   - The availability check (on every APIService change, a change of a
+//     Service or EndpointSlice of a service an APIService names, and
+//     every 30 s) finds the service, its port and
 //     a ready endpoint, then asks the server for the group/version's
 //     discovery document as system:kube-aggregator in system:masters; the
 //     Available condition carries upstream's reasons (ServiceNotFound,
@@ -127,9 +129,12 @@ func (a *aggregator) lookup(path string) *remoteAPIService {
 
 // run keeps the remote APIServices' state until ctx ends.
 func (a *aggregator) run(ctx context.Context) {
-	for _, gr := range []schema.GroupResource{grAPIServices, grServices, grEndpointSlices} {
+	if st := a.s.stores[grAPIServices]; st != nil {
+		go a.s.pokeOnEvents(ctx, st, func(runtime.Object) { a.wake() })
+	}
+	for _, gr := range []schema.GroupResource{grServices, grEndpointSlices} {
 		if st := a.s.stores[gr]; st != nil {
-			go a.s.pokeOnEvents(ctx, st, a.wake)
+			go a.s.pokeOnEvents(ctx, st, a.pokeForService)
 		}
 	}
 	t := a.s.cfg.Clock.NewTicker(aggregatorResync)
@@ -552,4 +557,26 @@ func (s *Server) republishDiscovery() {
 	next := *cur
 	next.discovery = s.buildDiscovery(s.allEndpoints(cur))
 	s.crs.Store(&next)
+}
+
+// pokeForService wakes the aggregator for a Service or EndpointSlice event
+// only when a remote APIService names that service: the availability
+// check asks every server for its discovery document, which endpoint churn
+// elsewhere in the cluster must not cause.
+func (a *aggregator) pokeForService(obj runtime.Object) {
+	m, ok := obj.(metav1.Object)
+	if !ok {
+		a.wake() // a watch (re)started: look at everything again
+		return
+	}
+	name := m.GetName()
+	if _, ok := obj.(*discoveryv1.EndpointSlice); ok {
+		name = m.GetLabels()[discoveryv1.LabelServiceName]
+	}
+	for _, r := range a.state.Load().byGV {
+		if r.service.Namespace == m.GetNamespace() && r.service.Name == name {
+			a.wake()
+			return
+		}
+	}
 }

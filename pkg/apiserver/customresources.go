@@ -175,13 +175,13 @@ func (c *crdController) run(ctx context.Context) {
 
 // watchCRDs pokes the controller on every CRD event.
 func (c *crdController) watchCRDs(ctx context.Context, st *registry.Store) {
-	c.s.pokeOnEvents(ctx, st, c.wake)
+	c.s.pokeOnEvents(ctx, st, func(runtime.Object) { c.wake() })
 }
 
-// pokeOnEvents calls poke each time a watch of every object of st starts
-// and on each of its events, watching again when a watch ends, until ctx
+// pokeOnEvents calls poke(nil) each time a watch of every object of st
+// starts and poke(object) on each of its events, watching again when a watch ends, until ctx
 // ends (the API server's own controllers wake on their inputs this way).
-func (s *Server) pokeOnEvents(ctx context.Context, st *registry.Store, poke func()) {
+func (s *Server) pokeOnEvents(ctx context.Context, st *registry.Store, poke func(runtime.Object)) {
 	for ctx.Err() == nil {
 		w, err := st.Watch(ctx, "", registry.ListOptions{ResourceVersion: "0"})
 		if err != nil {
@@ -192,9 +192,9 @@ func (s *Server) pokeOnEvents(ctx context.Context, st *registry.Store, poke func
 			}
 			continue
 		}
-		poke()
-		for range w.ResultChan() {
-			poke()
+		poke(nil)
+		for ev := range w.ResultChan() {
+			poke(storage.Unwrap(ev.Object))
 		}
 		w.Stop()
 	}
