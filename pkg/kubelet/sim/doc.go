@@ -29,6 +29,13 @@
 //     restartPolicy Always) and containers of restartPolicy Always pods
 //     without the annotation run until stopped.
 //
+// Usage: a running container uses the pod annotations
+// sim.skiff.sh/cpu-usage (default 1m) and sim.skiff.sh/memory-usage
+// (default 4Mi), reported by the CRI stats calls, so that `kubectl top`
+// and the HPA work on simulated nodes. ExecSync succeeds in a running
+// container (exec probes and hooks pass); Exec, Attach and PortForward
+// fail with cri.ErrUnsupported (there is no process to stream from).
+//
 // Invariants: every method is safe for concurrent use; IDs are unique for
 // the runtime's life; a removed sandbox removes its containers and frees
 // its IP; errors for unknown IDs wrap cri.ErrNotFound.
