@@ -99,9 +99,15 @@ func New(cfg Config) (*Controller, error) {
 	if _, err := rqs.AddEventHandler(cache.TypedResourceEventHandlerFuncs[*corev1.ResourceQuota]{
 		AddFunc: func(q *corev1.ResourceQuota, _ bool) { c.enqueue(q) },
 		UpdateFunc: func(old, q *corev1.ResourceQuota) {
-			// Status changes are this controller's own: only spec.hard
-			// changes call for a recalculation (resyncs do the rest).
-			if !quota.Equals(old.Spec.Hard, q.Spec.Hard) {
+			// A spec.hard change calls for a recalculation, and so does a
+			// status.used change: the ResourceQuota admission plugin
+			// charges objects in status.used, and its charge can reach
+			// this informer after the charged object's own events (a
+			// config map created and deleted before the quota's update
+			// arrives left the charge in place until the next resync).
+			// The controller's own writes cost one sync that writes
+			// nothing.
+			if !quota.Equals(old.Spec.Hard, q.Spec.Hard) || !quota.Equals(old.Status.Used, q.Status.Used) {
 				c.enqueue(q)
 			}
 		},

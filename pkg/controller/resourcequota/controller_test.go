@@ -8,6 +8,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/skiff-sh/skiff/pkg/client"
@@ -250,6 +251,15 @@ func TestController(t *testing.T) {
 		}
 	}
 	waitUsed("first sync", "count/configmaps=0 pods=0 requests.cpu=0")
+	// A charge in status.used that no object backs (admission's charge of
+	// an object created and deleted before the charge reached the
+	// controller) is corrected at once, not at the next resync.
+	stale := h.getQuota("q")
+	stale.Status.Used["count/configmaps"] = resource.MustParse("1")
+	if _, err := client.For[*corev1.ResourceQuota, *corev1.ResourceQuotaList](h.c).Namespace("default").UpdateStatus(h.ctx, stale, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitUsed("a stale charge corrected", "count/configmaps=0 pods=0 requests.cpu=0")
 	// Bound to a node: its deletion is graceful.
 	h.pod("p1", corev1.PodSpec{NodeName: "n1", Containers: []corev1.Container{ctr(rl("cpu", "500m"), nil)}})
 	waitUsed("a pod created", "count/configmaps=0 pods=1 requests.cpu=500m")

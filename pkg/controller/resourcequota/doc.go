@@ -23,7 +23,8 @@
 // Exists, DoesNotExist, CrossNamespacePodAffinity); other evaluators count
 // nothing under a scope, as upstream.
 //
-// A quota is synced when it is added, when its spec.hard changes, when an
+// A quota is synced when it is added, when its spec.hard or status.used
+// changes (admission's charges arrive on their own stream), when an
 // object it counts is added or deleted, or updated in a way that changes
 // its usage (a pod turning terminal, a service changing type, a claim's
 // storage changing), and every ResyncPeriod
