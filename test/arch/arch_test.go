@@ -89,6 +89,13 @@ func TestDependencyRules(t *testing.T) {
 		// the API server, the client or the kubelet itself.
 		{from: mod + "pkg/kubelet/cri", forbidden: []string{mod + "pkg/"}},
 		{from: mod + "pkg/kubelet/sim", forbidden: []string{mod + "pkg/"}, except: []string{mod + "pkg/kubelet/cri", mod + "pkg/clock"}},
+		// The CRI gRPC client is an adapter: the cri interfaces, gRPC and
+		// k8s.io/cri-api only (TestKubeletRemoteImports checks the rest).
+		{from: mod + "pkg/kubelet/remote", forbidden: []string{mod + "pkg/"}, except: []string{mod + "pkg/kubelet/cri"}},
+		// The containerd supervisor runs a process and talks CRI: it knows
+		// nothing of the control plane.
+		{from: mod + "pkg/containerd", forbidden: []string{mod + "pkg/apiserver", mod + "pkg/registry", mod + "pkg/storage",
+			mod + "pkg/client", mod + "pkg/controller", mod + "pkg/scheduler", mod + "pkg/cluster"}},
 		// field management sees the server only through its Config (definitions, conversions)
 		{from: mod + "pkg/apiserver/fieldmanager", forbidden: []string{mod + "pkg/apiserver", mod + "pkg/registry", mod + "pkg/storage"}},
 		{from: mod + "pkg/apiserver/fieldmanager", forbidden: []string{"net/http"}, direct: true},
@@ -245,5 +252,33 @@ func TestControllerPackages(t *testing.T) {
 				t.Errorf("%s imports controller %s", p.ImportPath, d)
 			}
 		}
+	}
+}
+
+// The CRI client imports only the standard library, gRPC, k8s.io/cri-api
+// and pkg/kubelet/cri.
+func TestKubeletRemoteImports(t *testing.T) {
+	allowed := []string{"google.golang.org/grpc", "k8s.io/cri-api/", mod + "pkg/kubelet/cri"}
+	found := false
+	for _, p := range listPackages(t) {
+		if p.ImportPath != mod+"pkg/kubelet/remote" {
+			continue
+		}
+		found = true
+	imports:
+		for _, d := range p.Imports {
+			if !strings.Contains(strings.SplitN(d, "/", 2)[0], ".") {
+				continue // standard library
+			}
+			for _, a := range allowed {
+				if d == a || strings.HasPrefix(d, a) {
+					continue imports
+				}
+			}
+			t.Errorf("%s imports %s (allowed: standard library, %v)", p.ImportPath, d, allowed)
+		}
+	}
+	if !found {
+		t.Error("package pkg/kubelet/remote not found")
 	}
 }

@@ -4,9 +4,10 @@
 // request and response messages.
 //
 // Implementations: pkg/kubelet/sim (an in-memory "hollow" runtime, no
-// processes) and, later, a gRPC client of containerd's CRI plugin (a thin
-// adapter over runtimeapi.RuntimeServiceClient, whose methods have the
-// same shapes plus grpc.CallOption arguments).
+// processes) and pkg/kubelet/remote, the gRPC client of a real runtime
+// such as containerd's CRI plugin (a thin adapter over
+// runtimeapi.RuntimeServiceClient, whose methods have the same shapes plus
+// grpc.CallOption arguments).
 //
 // Invariants: this package holds interfaces and label/annotation names
 // only; it depends on k8s.io/cri-api and nothing of skiff. Errors follow
