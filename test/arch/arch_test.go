@@ -142,6 +142,10 @@ func TestDependencyRules(t *testing.T) {
 			except: []string{mod + "pkg/apiserver/admission", mod + "pkg/apiserver/admission/matching"}},
 		{from: mod + "pkg/apiserver/admission/matching", forbidden: []string{mod + "pkg/apiserver", mod + "pkg/registry", mod + "pkg/storage", mod + "pkg/client"}, direct: true,
 			except: []string{mod + "pkg/apiserver/admission"}},
+		// Images (archives, the pause program, import into containerd) know
+		// nothing of the control plane.
+		{from: mod + "pkg/image", forbidden: []string{mod + "pkg/apiserver", mod + "pkg/registry", mod + "pkg/storage", mod + "pkg/client",
+			mod + "pkg/cluster", mod + "pkg/controller", mod + "pkg/scheduler"}},
 		{from: mod + "pkg/registry/admissionregistration", forbidden: []string{mod + "pkg/storage", mod + "pkg/client", mod + "pkg/registry/core"}, direct: true},
 	}
 	for _, p := range listPackages(t) {
