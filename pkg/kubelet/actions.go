@@ -37,6 +37,9 @@ type podActions struct {
 	ContainersToKill []string
 	// BackOff: containers waiting to restart, with the time left.
 	BackOff map[string]time.Duration
+	// KillReasons: the Killing event's message for some of
+	// ContainersToKill (by ID), e.g. a failed liveness probe.
+	KillReasons map[string]string
 }
 
 // nextSync is when the pod must be synced again without a runtime event
@@ -148,6 +151,18 @@ func computePodActions(pod *corev1.Pod, st *podRuntimeStatus, now time.Time) pod
 	for _, c := range view.Containers {
 		if !known[c.Name] && active(c) {
 			a.ContainersToKill = append(a.ContainersToKill, c.ID)
+		}
+	}
+	// A container whose liveness or startup probe failed is killed; once
+	// it has exited, restartPolicy and back-off decide as for any exit.
+	for i := range view.Containers {
+		c := view.Containers[i]
+		if c.Unhealthy != "" && c.State == runtimeapi.ContainerState_CONTAINER_RUNNING && view.latest(c.Name) == c {
+			a.ContainersToKill = append(a.ContainersToKill, c.ID)
+			if a.KillReasons == nil {
+				a.KillReasons = map[string]string{}
+			}
+			a.KillReasons[c.ID] = c.Unhealthy
 		}
 	}
 

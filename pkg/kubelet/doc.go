@@ -31,9 +31,14 @@
 // time (a container that ran 10 min starts over), so it survives a
 // kubelet restart.
 //
-// Not yet: probes (a container with a readiness probe reads ready
-// initialDelaySeconds after it started, as if its first probe succeeded;
-// liveness and startup probes are ignored), volumes, env resolution,
+// Probes run in pkg/kubelet/prober (one worker per probe); a result
+// change syncs the pod; a container whose liveness or startup probe
+// failed is killed (Killing "Container x failed liveness probe, will be
+// restarted", the probe's terminationGracePeriodSeconds if set) and
+// restarted per restartPolicy and back-off. Hollow nodes simulate probes
+// (Config.SimulateProbes: readiness after initialDelaySeconds).
+//
+// Not yet: volumes, env resolution,
 // image pull secrets, eviction, garbage collection, the kubelet's own
 // HTTPS API, a node identity of its own (the kubelet runs with its
 // client's identity).

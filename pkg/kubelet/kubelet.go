@@ -16,6 +16,7 @@ import (
 	"github.com/skiff-sh/skiff/pkg/client/record"
 	"github.com/skiff-sh/skiff/pkg/clock"
 	"github.com/skiff-sh/skiff/pkg/kubelet/cri"
+	"github.com/skiff-sh/skiff/pkg/kubelet/prober"
 )
 
 // Version is the kubelet version the node reports (the API server's).
@@ -51,6 +52,15 @@ type Config struct {
 	// Started, Killing, BackOff, Failed) from source kubelet/<node>; nil:
 	// none.
 	Recorder record.EventRecorder
+	// SimulateProbes: probes are not run; a container with a readiness
+	// probe reads ready initialDelaySeconds after it started, as if its
+	// first probe succeeded, and liveness and startup probes are ignored
+	// (hollow nodes of the simulated runtime). Otherwise pkg/kubelet/prober
+	// runs every probe.
+	SimulateProbes bool
+	// ProbeRunner runs probes (nil: the real exec, httpGet, tcpSocket and
+	// grpc probes); tests script it.
+	ProbeRunner prober.Runner
 }
 
 // Kubelet is one node's agent.
@@ -74,6 +84,7 @@ type Kubelet struct {
 
 	status *statusManager
 	pleg   *pleg
+	probes *prober.Manager // nil with SimulateProbes
 }
 
 // New checks the configuration and returns a Kubelet; Run starts it.
@@ -113,6 +124,10 @@ func New(cfg Config) (*Kubelet, error) {
 	}
 	k.status = &statusManager{pods: k.pods, last: map[types.UID]corev1.PodStatus{}}
 	k.pleg = &pleg{k: k, last: map[string]string{}}
+	if !cfg.SimulateProbes {
+		k.probes = prober.New(prober.Config{Runtime: cfg.Runtime, Runner: cfg.ProbeRunner, Clock: cfg.Clock,
+			Event: k.event, OnChange: k.pokePod})
+	}
 	return k, nil
 }
 
@@ -164,6 +179,16 @@ func (k *Kubelet) Run(ctx context.Context) error {
 		<-w.done
 	}
 	return nil
+}
+
+// pokePod makes the worker of the pod uid, if any, sync it.
+func (k *Kubelet) pokePod(uid types.UID) {
+	k.mu.Lock()
+	w := k.workers[uid]
+	k.mu.Unlock()
+	if w != nil {
+		w.poke()
+	}
 }
 
 // PodUpdated implements PodHandler.

@@ -17,6 +17,7 @@ import (
 	"github.com/skiff-sh/skiff/pkg/client"
 	"github.com/skiff-sh/skiff/pkg/client/record"
 	"github.com/skiff-sh/skiff/pkg/clock"
+	"github.com/skiff-sh/skiff/pkg/kubelet/prober"
 	"github.com/skiff-sh/skiff/pkg/kubelet/sim"
 	"github.com/skiff-sh/skiff/pkg/testenv"
 )
@@ -33,6 +34,11 @@ type harness struct {
 const nodeName = "sim-node-1"
 
 func newHarness(t *testing.T, simCfg sim.Config) *harness {
+	return newHarnessProbing(t, simCfg, nil)
+}
+
+// newHarnessProbing runs probes through probeRunner (nil: simulated probes).
+func newHarnessProbing(t *testing.T, simCfg sim.Config, probeRunner prober.Runner) *harness {
 	t.Helper()
 	env := testenv.StartT(t)
 	if err := env.EnsureServiceAccount(context.Background(), "default", "default"); err != nil {
@@ -47,7 +53,7 @@ func newHarness(t *testing.T, simCfg sim.Config) *harness {
 	rt := sim.New(simCfg)
 	rec := record.NewFakeRecorder(10000)
 	k, err := New(Config{Client: c, NodeName: nodeName, Runtime: rt, Images: rt, Clock: clk, NodeIP: "10.0.0.7", Recorder: rec,
-		NodeLabels: map[string]string{"skiff.sh/runtime": "sim"}})
+		NodeLabels: map[string]string{"skiff.sh/runtime": "sim"}, SimulateProbes: probeRunner == nil, ProbeRunner: probeRunner})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -456,4 +462,65 @@ func TestNodeRegistrationLeaseAndStatus(t *testing.T) {
 		}
 		return true, nil
 	})
+}
+
+// livenessRunner fails the liveness probes of the container "bad"'s
+// first instance and passes everything else.
+type livenessRunner struct{ firstID chan string }
+
+func (r *livenessRunner) Run(_ context.Context, kind prober.Kind, _ *corev1.Probe, t prober.Target) prober.Outcome {
+	if kind == prober.Readiness {
+		return prober.Outcome{Result: prober.Success}
+	}
+	select {
+	case id := <-r.firstID:
+		r.firstID <- id
+		if id == t.ContainerID {
+			return prober.Outcome{Result: prober.Failure, Output: "HTTP probe failed with statuscode: 500"}
+		}
+	default:
+		r.firstID <- t.ContainerID
+		return prober.Outcome{Result: prober.Failure, Output: "HTTP probe failed with statuscode: 500"}
+	}
+	return prober.Outcome{Result: prober.Success}
+}
+
+// Real probes: readiness gates Ready, a failing liveness probe restarts
+// the container (upstream's Unhealthy and Killing events), and the new
+// container starts from fresh results.
+func TestProbes(t *testing.T) {
+	h := newHarnessProbing(t, sim.Config{StopLatency: time.Second}, &livenessRunner{firstID: make(chan string, 1)})
+	p := simplePod("probed", "bad")
+	p.Spec.Containers[0].LivenessProbe = &corev1.Probe{PeriodSeconds: 10, FailureThreshold: 3,
+		ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromInt32(8080)}}}
+	p.Spec.Containers[0].ReadinessProbe = &corev1.Probe{PeriodSeconds: 5,
+		ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(8080)}}}
+	h.create(t, p)
+	p = h.podWhere(t, "probed", time.Second, isReady)
+	if p.Status.ContainerStatuses[0].RestartCount != 0 {
+		t.Fatalf("restarted before the liveness probe failed 3 times: %+v", p.Status.ContainerStatuses[0])
+	}
+	p = h.podWhere(t, "probed", 5*time.Second, func(p *corev1.Pod) bool {
+		return p.Status.ContainerStatuses[0].RestartCount == 1 && p.Status.ContainerStatuses[0].State.Running != nil
+	})
+	if lt := p.Status.ContainerStatuses[0].LastTerminationState.Terminated; lt == nil || lt.ExitCode != 143 {
+		t.Errorf("last termination %+v, want exit 143 (stopped)", lt)
+	}
+	evs := strings.Join(h.events(), "\n")
+	for _, want := range []string{
+		"Warning Unhealthy Liveness probe failed: HTTP probe failed with statuscode: 500",
+		"Normal Killing Container bad failed liveness probe, will be restarted",
+	} {
+		if !strings.Contains(evs, want) {
+			t.Errorf("no event %q in:\n%s", want, evs)
+		}
+	}
+	// The second container passes its probes and stays.
+	h.podWhere(t, "probed", 10*time.Second, func(p *corev1.Pod) bool {
+		return isReady(p) && p.Status.ContainerStatuses[0].RestartCount == 1
+	})
+	h.clk.Step(time.Minute)
+	if p, _ := h.pods.Get(h.ctx, "probed", metav1.GetOptions{}); p.Status.ContainerStatuses[0].RestartCount != 1 {
+		t.Errorf("restart count %d after the healthy container ran a minute, want 1", p.Status.ContainerStatuses[0].RestartCount)
+	}
 }

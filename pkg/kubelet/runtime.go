@@ -29,6 +29,9 @@ type containerStatus struct {
 	Message    string
 	Image      string
 	ImageRef   string
+	// Unhealthy, for a running container whose liveness or startup probe
+	// failed, is why it must be restarted (filled from the prober).
+	Unhealthy string
 }
 
 // podRuntimeStatus is what the runtime holds for one pod.

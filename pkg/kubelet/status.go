@@ -144,8 +144,13 @@ func (k *Kubelet) containerAPIStatus(pod *corev1.Pod, c *corev1.Container, st *p
 	switch cs.State {
 	case runtimeapi.ContainerState_CONTAINER_RUNNING:
 		out.State.Running = &corev1.ContainerStateRunning{StartedAt: mt(cs.StartedAt)}
-		*out.Started = true
-		out.Ready = readinessLeft(c, cs, now) <= 0
+		if k.probes != nil {
+			*out.Started = k.probes.Started(c, cs.ID)
+			out.Ready = k.probes.Ready(c, cs.ID)
+		} else {
+			*out.Started = true
+			out.Ready = readinessLeft(c, cs, now) <= 0
+		}
 	case runtimeapi.ContainerState_CONTAINER_EXITED:
 		if left, ok := acts.BackOff[c.Name]; ok {
 			out.LastTerminationState.Terminated = k.terminatedState(cs)
@@ -389,9 +394,10 @@ func (m *statusManager) forget(uid types.UID) {
 }
 
 // readinessLeft is how long the running container cs of c has left before
-// it reads ready. Probes are not run yet: a container with a readiness
-// probe becomes ready at its first probe, initialDelaySeconds after it
-// started (the probe is taken to succeed); one without is ready at once.
+// it reads ready when probes are simulated (Config.SimulateProbes): a
+// container with a readiness probe becomes ready at its first probe,
+// initialDelaySeconds after it started (the probe is taken to succeed);
+// one without is ready at once.
 func readinessLeft(c *corev1.Container, cs *containerStatus, now time.Time) time.Duration {
 	if c.ReadinessProbe == nil || cs == nil {
 		return 0

@@ -11,6 +11,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/skiff-sh/skiff/pkg/clock"
+	"github.com/skiff-sh/skiff/pkg/kubelet/prober"
 )
 
 // podWorker serialises the syncs of one pod: updates coalesce into one
@@ -129,6 +130,9 @@ func (k *Kubelet) syncPod(ctx context.Context, w *podWorker, pod *corev1.Pod, re
 			return time.Second, false
 		}
 		k.status.forget(w.uid)
+		if k.probes != nil {
+			k.probes.Remove(w.uid)
+		}
 		return 0, true
 	}
 	var st *podRuntimeStatus
@@ -140,6 +144,7 @@ func (k *Kubelet) syncPod(ctx context.Context, w *podWorker, pod *corev1.Pod, re
 			k.log.Warn("reading pod status from the runtime", "pod", klogPod(pod), "err", err)
 			return time.Second, false
 		}
+		k.updateProbes(pod, st)
 		acts = computePodActions(pod, st, k.clock.Now())
 		if i == 10 || !k.execute(ctx, w, pod, st, acts) {
 			break
@@ -158,7 +163,7 @@ func (k *Kubelet) syncPod(ctx context.Context, w *podWorker, pod *corev1.Pod, re
 		return time.Second, false
 	}
 	next := acts.nextSync()
-	if r := readinessDue(pod, st, k.clock.Now()); r > 0 && (next == 0 || r < next) {
+	if r := readinessDue(pod, st, k.clock.Now()); k.probes == nil && r > 0 && (next == 0 || r < next) {
 		next = r
 	}
 	if pod.DeletionTimestamp != nil && !w.deleted && !anyActive(st) {
@@ -169,6 +174,38 @@ func (k *Kubelet) syncPod(ctx context.Context, w *podWorker, pod *corev1.Pod, re
 		w.deleted = true
 	}
 	return next, false
+}
+
+// updateProbes gives the prober the pod's running containers (none when
+// the pod is done) and marks in st the containers it found unhealthy.
+func (k *Kubelet) updateProbes(pod *corev1.Pod, st *podRuntimeStatus) {
+	if k.probes == nil {
+		return
+	}
+	running := map[string]prober.Running{}
+	view := st.inSandbox()
+	if !podIsDone(pod) {
+		for _, c := range view.Containers {
+			if c.State == runtimeapi.ContainerState_CONTAINER_RUNNING && view.latest(c.Name) == c {
+				running[c.Name] = prober.Running{ID: c.ID, StartedAt: c.StartedAt}
+			}
+		}
+	}
+	ip := ""
+	if len(st.IPs) > 0 {
+		ip = st.IPs[0]
+	}
+	if pod.Spec.HostNetwork {
+		ip = k.cfg.NodeIP
+	}
+	k.probes.Update(k.ctx, pod, ip, running)
+	for _, c := range st.Containers {
+		if _, ok := running[c.Name]; ok && running[c.Name].ID == c.ID {
+			if sc := specContainer(pod, c.Name); sc != nil {
+				c.Unhealthy = k.probes.Unhealthy(sc, c.ID)
+			}
+		}
+	}
 }
 
 func anyActive(st *podRuntimeStatus) bool {
@@ -191,7 +228,11 @@ func (k *Kubelet) execute(ctx context.Context, w *podWorker, pod *corev1.Pod, st
 		w.stopping[id] = true
 		did = true
 		if name := containerName(st, id); name != "" {
-			k.event(pod, name, corev1.EventTypeNormal, "Killing", "Stopping container "+name)
+			msg := "Stopping container " + name
+			if r := acts.KillReasons[id]; r != "" {
+				msg = r
+			}
+			k.event(pod, name, corev1.EventTypeNormal, "Killing", msg)
 		}
 		if _, err := k.cfg.Runtime.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: id, Timeout: grace}); err != nil {
 			k.log.Warn("stopping container", "pod", klogPod(pod), "container", id, "err", err)
@@ -216,7 +257,11 @@ func (k *Kubelet) execute(ctx context.Context, w *podWorker, pod *corev1.Pod, st
 		grace = *pod.Spec.TerminationGracePeriodSeconds
 	}
 	for _, id := range acts.ContainersToKill {
-		stop(id, grace)
+		g := grace
+		if acts.KillReasons[id] != "" {
+			g = probeGrace(specContainer(pod, containerName(st, id)), grace)
+		}
+		stop(id, g)
 	}
 	sandboxID := st.SandboxID
 	if acts.CreateSandbox {
@@ -245,6 +290,21 @@ func (k *Kubelet) execute(ctx context.Context, w *podWorker, pod *corev1.Pod, st
 		did = true
 	}
 	return did
+}
+
+// probeGrace is the grace period of a container killed for a failed
+// liveness or startup probe: the probe's terminationGracePeriodSeconds
+// when set, else the pod's.
+func probeGrace(c *corev1.Container, pod int64) int64 {
+	if c == nil {
+		return pod
+	}
+	for _, p := range []*corev1.Probe{c.LivenessProbe, c.StartupProbe} {
+		if p != nil && p.TerminationGracePeriodSeconds != nil {
+			return *p.TerminationGracePeriodSeconds
+		}
+	}
+	return pod
 }
 
 func (k *Kubelet) startContainer(ctx context.Context, pod *corev1.Pod, sandboxID string, sandboxAttempt uint32, c *corev1.Container, s containerToStart) (string, string, error) {

@@ -96,6 +96,8 @@ func TestDependencyRules(t *testing.T) {
 		// nothing of the control plane.
 		{from: mod + "pkg/containerd", forbidden: []string{mod + "pkg/apiserver", mod + "pkg/registry", mod + "pkg/storage",
 			mod + "pkg/client", mod + "pkg/controller", mod + "pkg/scheduler", mod + "pkg/cluster"}},
+		// Probes know the runtime and the clock, nothing of the API server or client.
+		{from: mod + "pkg/kubelet/prober", forbidden: []string{mod + "pkg/"}, except: []string{mod + "pkg/kubelet/cri", mod + "pkg/clock"}},
 		// field management sees the server only through its Config (definitions, conversions)
 		{from: mod + "pkg/apiserver/fieldmanager", forbidden: []string{mod + "pkg/apiserver", mod + "pkg/registry", mod + "pkg/storage"}},
 		{from: mod + "pkg/apiserver/fieldmanager", forbidden: []string{"net/http"}, direct: true},

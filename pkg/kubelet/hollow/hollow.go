@@ -114,7 +114,7 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 		k, err := kubelet.New(kubelet.Config{Client: cfg.Client, NodeName: cfg.NodeName(i), Runtime: rt, Images: rt,
 			Clock: cfg.Clock, Logger: cfg.Logger, NodeLabels: labels, Capacity: cfg.Capacity, NodeIP: NodeIP(i), PodSource: source,
-			Recorder: rec})
+			Recorder: rec, SimulateProbes: true})
 		if err != nil {
 			return err
 		}
