@@ -6,6 +6,31 @@
 // one directory, so that a skiff containerd never touches the machine's
 // own (/var/lib/containerd, /run/containerd).
 //
+// Supervision (New(Config), Run(ctx)): Run writes config.toml (config
+// version 2, as containerd 1.6 reads it) at every start, runs
+// `containerd --config`, appends its output to containerd.log, is Ready
+// once the CRI socket answers Version, restarts containerd with back-off
+// (1 s doubling to 30 s) when it exits, and stops it (SIGTERM, SIGKILL
+// after StopTimeout) when ctx ends; containers keep running across a
+// containerd restart (their shims do), and are removed on stop only with
+// RemovePodsOnStop. containerd runs in its own process group with
+// SIGTERM as its parent-death signal, so a killed skiff does not leave it
+// behind.
+//
+// What the configuration holds, and why:
+//   - restrict_oom_score_adj = true: sandboxed machines refuse an
+//     oom_score_adj below the parent's; containerd clamps instead;
+//   - disable_apparmor = true: no profile can be loaded in a sandbox;
+//   - the streaming server (exec, attach, port-forward) on 127.0.0.1 with a
+//     kernel-chosen port (stream_server_port = "0"; the URLs CRI returns
+//     carry the real port);
+//   - runc with cgroupfs (SystemdCgroup = false), the overlayfs snapshotter
+//     when an overlay mount works under Dir (probed), native otherwise;
+//   - CNI plugins from /usr/lib/cni (Debian) and /opt/cni/bin: containerd
+//     1.6 takes one bin_dir, so when both exist it gets a directory of
+//     links to both; configuration from <data-dir>/cni/net.d;
+//   - the sandbox image localhost/skiff/pause:3.10, never pulled.
+//
 // Images: ImportImage puts a docker-archive or OCI tar into the CRI
 // namespace (k8s.io) with ctr, as `k3s ctr images import` and
 // `kind load image-archive` do; ListImages lists what the CRI plugin sees.
