@@ -88,6 +88,7 @@ func newControllerManager(logger func() *slog.Logger) *cobra.Command {
 	f.DurationVar(&cfg.MinResyncPeriod, "min-resync-period", cfg.MinResyncPeriod, "The resync period in reflectors will be random between MinResyncPeriod and 2*MinResyncPeriod")
 	addMiscControllerFlags(f, &cfg)
 	addNetworkControllerFlags(f, &cfg)
+	addNodeIPAMFlags(f, &cfg)
 	f.IntVar(&terminatedPodGCThreshold, "terminated-pod-gc-threshold", 12500, "Number of terminated pods that can exist before the terminated pod garbage collector starts deleting terminated pods. If <= 0, the terminated pod garbage collector is disabled.")
 	f.DurationVar(&cfg.NodeLifecycle.NodeMonitorPeriod, "node-monitor-period", 5*time.Second, "The period for syncing NodeStatus in cloud-node-lifecycle-controller.")
 	f.DurationVar(&cfg.NodeLifecycle.NodeMonitorGracePeriod, "node-monitor-grace-period", 50*time.Second, "Amount of time which we allow running Node to be unresponsive before marking it unhealthy. Must be N times more than kubelet's nodeStatusUpdateFrequency, where N means number of retries allowed for kubelet to post node status.")

@@ -91,6 +91,8 @@ func newUp(logger func() *slog.Logger) *cobra.Command {
 	f.IntVar(&cfg.SchedulerSecurePort, "scheduler-secure-port", 0, "serve the scheduler's /healthz and /metrics over HTTPS on 127.0.0.1 at this port (upstream's: 10259); 0 does not serve them")
 	f.StringSliceVar(&cfg.EnableAdmissionPlugins, "enable-admission-plugins", nil, "admission plugins to enable besides the default ones ("+admissionDefaults()+"), comma separated; they run in upstream's order whatever the order given")
 	f.StringSliceVar(&cfg.DisableAdmissionPlugins, "disable-admission-plugins", nil, "admission plugins to disable although on by default, comma separated")
+	f.StringVar(&cfg.ClusterCIDR, "cluster-cidr", cluster.DefaultClusterCIDR, "the pod network: each node gets a /--node-cidr-mask-size of it as spec.podCIDR (node IPAM); one CIDR, or an IPv4 and an IPv6 one comma separated")
+	f.IntVar(&cfg.NodeCIDRMaskSize, "node-cidr-mask-size", 0, "size of each node's pod CIDR (default 24 for IPv4, 64 for IPv6)")
 	f.StringSliceVar(&cfg.Disable, "disable", nil, "components to leave out, comma separated ("+strings.Join(cluster.Components, ", ")+"), e.g. to run upstream's in their place")
 	return cmd
 }

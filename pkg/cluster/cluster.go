@@ -23,6 +23,7 @@ import (
 	"github.com/skiff-sh/skiff/pkg/client"
 	"github.com/skiff-sh/skiff/pkg/clock"
 	"github.com/skiff-sh/skiff/pkg/component"
+	"github.com/skiff-sh/skiff/pkg/controller/nodeipam"
 	"github.com/skiff-sh/skiff/pkg/controllermanager"
 	"github.com/skiff-sh/skiff/pkg/kubeconfig"
 	"github.com/skiff-sh/skiff/pkg/pki"
@@ -66,6 +67,11 @@ type UpConfig struct {
 	// default admission plugins (see apiserver.Config).
 	EnableAdmissionPlugins  []string
 	DisableAdmissionPlugins []string
+	// ClusterCIDR is the pod network (--cluster-cidr, default
+	// DefaultClusterCIDR): the controller manager's node IPAM gives each
+	// node a /NodeCIDRMaskSize of it (default 24) as spec.podCIDR.
+	ClusterCIDR      string
+	NodeCIDRMaskSize int
 	// Out receives the one-line "ready" message.
 	Out    io.Writer
 	Logger *slog.Logger
@@ -110,6 +116,16 @@ func NewUp(cfg UpConfig) (*Up, error) {
 	}
 	if cfg.Out == nil {
 		cfg.Out = io.Discard
+	}
+	if cfg.ClusterCIDR == "" {
+		cfg.ClusterCIDR = DefaultClusterCIDR
+	}
+	cidrs, err := nodeipam.ParseClusterCIDRs(cfg.ClusterCIDR)
+	if err != nil {
+		return nil, fmt.Errorf("--cluster-cidr: %w", err)
+	}
+	if _, err := nodeipam.NodeCIDRMaskSizes(cidrs, cfg.NodeCIDRMaskSize, 0, 0); err != nil {
+		return nil, err
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -174,6 +190,15 @@ func authorization(mode string, anonymous bool, logger *slog.Logger) ([]string, 
 	}
 	return modes, anonymous, nil
 }
+
+// DefaultClusterCIDR is skiff up's pod network, k3s's default (kubeadm
+// has none: it leaves --cluster-cidr to the network plugin's manifest,
+// whose common choice 10.244.0.0/16 is flannel's).
+const DefaultClusterCIDR = "10.42.0.0/16"
+
+// serviceCIDR is the API server's default service range (upstream's
+// kubeadm default), kept out of the pod network.
+const serviceCIDR = "10.96.0.0/12"
 
 // serviceFirstIP is the first address of the default service range, which
 // the serving certificate must cover (in-cluster clients use it).
@@ -323,6 +348,9 @@ func (u *Up) Run(ctx context.Context) error {
 			// One host, one node: local-path volumes live in the data
 			// directory and the provisioner manages their directories.
 			LocalPath: controllermanager.LocalPathConfig{StorageDir: filepath.Join(cfg.DataDir, "storage"), ManageDirectories: true},
+			// As k3s: every node gets a pod CIDR of the cluster CIDR.
+			NodeIPAM: controllermanager.NodeIPAMConfig{AllocateNodeCIDRs: true, ClusterCIDR: cfg.ClusterCIDR,
+				NodeCIDRMaskSize: cfg.NodeCIDRMaskSize, ServiceClusterIPRange: serviceCIDR},
 		}
 		m, err := controllermanager.New(mcfg)
 		if err != nil {

@@ -15,6 +15,11 @@
 // up has no such mode.) A standalone `skiff controller-manager` elects by
 // default, as upstream.
 //
+// Up's controller manager allocates node pod CIDRs (node IPAM, on as k3s
+// has it) from --cluster-cidr, default 10.42.0.0/16 (k3s's; kubeadm has no
+// default and the common network plugin choice is 10.244.0.0/16), /24 per
+// node, with the service range 10.96.0.0/12 kept out.
+//
 // Invariants: cmd/skiff only fills these Configs; everything a cluster
 // keeps across restarts (PKI, etcd data, kubeconfig) lives in DataDir and
 // is reused, never regenerated while still valid.

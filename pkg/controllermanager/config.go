@@ -90,6 +90,8 @@ type Config struct {
 	// NodeLifecycle is the --node-monitor-* and --node-startup-grace-period
 	// flags (zero: upstream's defaults).
 	NodeLifecycle NodeLifecycleConfig
+	// NodeIPAM is the node IPAM controller's flags (nodeipam.go).
+	NodeIPAM NodeIPAMConfig
 
 	// Descriptors replaces the controller table (nil: Controllers()).
 	Descriptors []Descriptor

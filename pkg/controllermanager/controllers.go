@@ -106,7 +106,7 @@ func Controllers() []Descriptor {
 		{Name: "ttl-controller", Aliases: []string{"ttl"}},
 		{Name: "bootstrap-signer-controller", Aliases: []string{"bootstrapsigner"}, DisabledByDefault: true},
 		{Name: "token-cleaner-controller", Aliases: []string{"tokencleaner"}, DisabledByDefault: true},
-		{Name: "node-ipam-controller", Aliases: []string{"nodeipam"}},
+		{Name: "node-ipam-controller", Aliases: []string{"nodeipam"}, Init: startNodeIpamController},
 		{Name: "node-lifecycle-controller", Aliases: []string{"nodelifecycle"}, Init: startNodeLifecycleController},
 		{Name: "taint-eviction-controller", Init: startTaintEvictionController},
 		{Name: "persistentvolume-binder-controller", Aliases: []string{"persistentvolume-binder"}, Init: startPersistentVolumeBinder},
