@@ -19,6 +19,16 @@
 //     UID as precondition) only when the status changed, and deletes a
 //     pod with grace period 0 (UID precondition) once a pod being deleted
 //     has no running container left;
+//   - the CRI configurations come from pure builders (config.go, env.go,
+//     images.go) of the pod, what the node knows of itself and the
+//     objects read through Lookups (configMaps and secrets by GET through
+//     pkg/client, which the Node authorizer limits to the node's pods;
+//     services from an informer): the container environment as upstream's
+//     makeEnvironmentVariables (env, fieldRef, resourceFieldRef,
+//     configMap/secret refs, envFrom, service variables, $(VAR)
+//     expansion in env, command and args); an error there is the
+//     container's CreateContainerConfigError. Volume mounts come from
+//     Config.Mounts (pkg/kubelet/volume);
 //   - the node status loop posts status on change or every
 //     NodeStatusReportFrequency; the lease loop renews
 //     kube-node-lease/<node> every leaseDuration/4 (10 s).
@@ -38,8 +48,7 @@
 // restarted per restartPolicy and back-off. Hollow nodes simulate probes
 // (Config.SimulateProbes: readiness after initialDelaySeconds).
 //
-// Not yet: volumes, env resolution,
-// image pull secrets, eviction, garbage collection, the kubelet's own
+// Not yet: volumes (Config.Mounts is the hook), image pull secrets, eviction, garbage collection, the kubelet's own
 // HTTPS API, a node identity of its own (the kubelet runs with its
 // client's identity).
 package kubelet

@@ -10,9 +10,12 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/skiff-sh/skiff/pkg/client"
+	"github.com/skiff-sh/skiff/pkg/client/cache"
 	"github.com/skiff-sh/skiff/pkg/client/record"
 	"github.com/skiff-sh/skiff/pkg/clock"
 	"github.com/skiff-sh/skiff/pkg/kubelet/cri"
@@ -61,6 +64,18 @@ type Config struct {
 	// ProbeRunner runs probes (nil: the real exec, httpGet, tcpSocket and
 	// grpc probes); tests script it.
 	ProbeRunner prober.Runner
+
+	// Services feeds the service environment variables of containers
+	// (FOO_SERVICE_HOST...); the caller runs it (many hollow kubelets
+	// share one). Nil: the kubelet watches the services itself.
+	Services *cache.TypedInformer[*corev1.Service]
+	// PodLogDir is the root of the containers' logs
+	// (<dir>/<ns>_<pod>_<uid>/<container>/<restart>.log, upstream's
+	// /var/log/pods); "" sets no log paths (the simulated runtime).
+	PodLogDir string
+	// Mounts gives each container its volume mounts (pkg/kubelet/volume);
+	// nil: none.
+	Mounts MountsFunc
 }
 
 // Kubelet is one node's agent.
@@ -85,6 +100,9 @@ type Kubelet struct {
 	status *statusManager
 	pleg   *pleg
 	probes *prober.Manager // nil with SimulateProbes
+	podCfg *podConfig
+
+	ownServices *cache.TypedInformer[*corev1.Service] // when Config.Services is nil
 }
 
 // New checks the configuration and returns a Kubelet; Run starts it.
@@ -122,6 +140,11 @@ func New(cfg Config) (*Kubelet, error) {
 		k.ownSource = NewInformerPodSource(cfg.Client, "spec.nodeName="+cfg.NodeName)
 		k.cfg.PodSource = k.ownSource
 	}
+	if cfg.Services == nil {
+		k.ownServices = cache.NewTypedInformer(client.For[*corev1.Service, *corev1.ServiceList](cfg.Client), nil, cache.SharedIndexInformerOptions{})
+		k.cfg.Services = k.ownServices
+	}
+	k.podCfg = k.newPodConfig()
 	k.status = &statusManager{pods: k.pods, last: map[types.UID]corev1.PodStatus{}}
 	k.pleg = &pleg{k: k, last: map[string]string{}}
 	if !cfg.SimulateProbes {
@@ -162,8 +185,14 @@ func (k *Kubelet) Run(ctx context.Context) error {
 	if k.ownSource != nil {
 		run(k.ownSource.Run)
 	}
+	if k.ownServices != nil {
+		run(k.ownServices.Run)
+	}
 	run(k.leaseLoop)
 	run(k.nodeStatusLoop)
+	// Containers' service variables need the services listed once
+	// (upstream refuses to build an environment before).
+	cache.WaitForCacheSync(ctx, k.cfg.Services.HasSynced)
 	k.cfg.PodSource.Register(k.cfg.NodeName, k)
 	run(k.pleg.run)
 	<-ctx.Done()
@@ -196,3 +225,29 @@ func (k *Kubelet) PodUpdated(pod *corev1.Pod) { k.workerFor(pod.UID).update(pod,
 
 // PodRemoved implements PodHandler.
 func (k *Kubelet) PodRemoved(pod *corev1.Pod) { k.workerFor(pod.UID).update(pod, true) }
+
+// newPodConfig is the configuration builder of the kubelet's pods.
+func (k *Kubelet) newPodConfig() *podConfig {
+	cms := client.For[*corev1.ConfigMap, *corev1.ConfigMapList](k.cfg.Client)
+	secrets := client.For[*corev1.Secret, *corev1.SecretList](k.cfg.Client)
+	services := k.cfg.Services
+	return &podConfig{
+		NodeName:    k.cfg.NodeName,
+		HostIPs:     []string{k.cfg.NodeIP},
+		Allocatable: k.capacity(),
+		PodLogDir:   k.cfg.PodLogDir,
+		Mounts:      k.cfg.Mounts,
+		Lookups: Lookups{
+			ConfigMap: func(ctx context.Context, ns, name string) (*corev1.ConfigMap, error) {
+				return cms.Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+			},
+			Secret: func(ctx context.Context, ns, name string) (*corev1.Secret, error) {
+				return secrets.Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+			},
+			Services: func(ns string) ([]*corev1.Service, error) {
+				return services.Lister().Namespace(ns).List(labels.Everything())
+			},
+			ServicesSynced: services.HasSynced,
+		},
+	}
+}

@@ -29,16 +29,17 @@ type harness struct {
 	c    *client.Client
 	pods *client.Typed[*corev1.Pod, *corev1.PodList]
 	rec  *record.FakeRecorder
+	cri  *recordingRuntime // the requests the kubelet sent (rt underneath)
 }
 
 const nodeName = "sim-node-1"
 
-func newHarness(t *testing.T, simCfg sim.Config) *harness {
-	return newHarnessProbing(t, simCfg, nil)
+func newHarness(t *testing.T, simCfg sim.Config, opts ...func(*Config)) *harness {
+	return newHarnessProbing(t, simCfg, nil, opts...)
 }
 
 // newHarnessProbing runs probes through probeRunner (nil: simulated probes).
-func newHarnessProbing(t *testing.T, simCfg sim.Config, probeRunner prober.Runner) *harness {
+func newHarnessProbing(t *testing.T, simCfg sim.Config, probeRunner prober.Runner, opts ...func(*Config)) *harness {
 	t.Helper()
 	env := testenv.StartT(t)
 	if err := env.EnsureServiceAccount(context.Background(), "default", "default"); err != nil {
@@ -52,8 +53,13 @@ func newHarnessProbing(t *testing.T, simCfg sim.Config, probeRunner prober.Runne
 	simCfg.Clock = clk
 	rt := sim.New(simCfg)
 	rec := record.NewFakeRecorder(10000)
-	k, err := New(Config{Client: c, NodeName: nodeName, Runtime: rt, Images: rt, Clock: clk, NodeIP: "10.0.0.7", Recorder: rec,
-		NodeLabels: map[string]string{"skiff.sh/runtime": "sim"}, SimulateProbes: probeRunner == nil, ProbeRunner: probeRunner})
+	rr := &recordingRuntime{Runtime: rt}
+	cfg := Config{Client: c, NodeName: nodeName, Runtime: rr, Images: rr, Clock: clk, NodeIP: "10.0.0.7", Recorder: rec,
+		NodeLabels: map[string]string{"skiff.sh/runtime": "sim"}, SimulateProbes: probeRunner == nil, ProbeRunner: probeRunner}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	k, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +72,7 @@ func newHarnessProbing(t *testing.T, simCfg sim.Config, probeRunner prober.Runne
 			t.Errorf("Run: %v", err)
 		}
 	})
-	h := &harness{ctx: ctx, clk: clk, rt: rt, c: c, rec: rec, pods: client.For[*corev1.Pod, *corev1.PodList](c).Namespace("default")}
+	h := &harness{ctx: ctx, clk: clk, rt: rt, cri: rr, c: c, rec: rec, pods: client.For[*corev1.Pod, *corev1.PodList](c).Namespace("default")}
 	// The lease, node status and PLEG tickers are armed: the fake clock
 	// may move.
 	waitFor(t, "the kubelet's tickers", func() (bool, error) { return clk.Waiters() >= 3, nil })

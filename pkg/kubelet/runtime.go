@@ -3,7 +3,6 @@ package kubelet
 import (
 	"context"
 	"sort"
-	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -153,55 +152,11 @@ func (k *Kubelet) podStatusFromRuntime(ctx context.Context, uid types.UID) (*pod
 	return st, nil
 }
 
-// sandboxConfig is the CRI sandbox configuration of pod.
-func sandboxConfig(pod *corev1.Pod, attempt uint32) *runtimeapi.PodSandboxConfig {
-	labels := map[string]string{}
-	for k, v := range pod.Labels {
-		labels[k] = v
-	}
-	labels[cri.LabelPodName], labels[cri.LabelPodNamespace], labels[cri.LabelPodUID] = pod.Name, pod.Namespace, string(pod.UID)
-	annotations := map[string]string{}
-	for k, v := range pod.Annotations {
-		annotations[k] = v
-	}
-	annotations[cri.AnnotationPodRestartPolicy] = string(restartPolicy(pod))
-	hostname := pod.Name
-	if pod.Spec.Hostname != "" {
-		hostname = pod.Spec.Hostname
-	}
-	return &runtimeapi.PodSandboxConfig{
-		Metadata: &runtimeapi.PodSandboxMetadata{Name: pod.Name, Namespace: pod.Namespace, Uid: string(pod.UID), Attempt: attempt},
-		Hostname: hostname, Labels: labels, Annotations: annotations,
-		Linux: &runtimeapi.LinuxPodSandboxConfig{SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
-			NamespaceOptions: &runtimeapi.NamespaceOption{Network: networkMode(pod)}}},
-	}
-}
-
 func networkMode(pod *corev1.Pod) runtimeapi.NamespaceMode {
 	if pod.Spec.HostNetwork {
 		return runtimeapi.NamespaceMode_NODE
 	}
 	return runtimeapi.NamespaceMode_POD
-}
-
-// containerConfig is the CRI configuration of one container.
-func containerConfig(pod *corev1.Pod, c *corev1.Container, typ string, attempt uint32) *runtimeapi.ContainerConfig {
-	var envs []*runtimeapi.KeyValue
-	for _, e := range c.Env {
-		if e.ValueFrom == nil {
-			envs = append(envs, &runtimeapi.KeyValue{Key: e.Name, Value: []byte(e.Value)})
-		}
-	}
-	return &runtimeapi.ContainerConfig{
-		Metadata: &runtimeapi.ContainerMetadata{Name: c.Name, Attempt: attempt},
-		Image:    &runtimeapi.ImageSpec{Image: c.Image},
-		Command:  c.Command, Args: c.Args, WorkingDir: c.WorkingDir, Envs: envs,
-		Labels: map[string]string{cri.LabelPodName: pod.Name, cri.LabelPodNamespace: pod.Namespace,
-			cri.LabelPodUID: string(pod.UID), cri.LabelContainerName: c.Name},
-		Annotations: map[string]string{cri.AnnotationRestartCount: strconv.Itoa(int(attempt)),
-			cri.AnnotationContainerType: typ, cri.AnnotationPodRestartPolicy: string(restartPolicy(pod))},
-		Tty: c.TTY, Stdin: c.Stdin, StdinOnce: c.StdinOnce,
-	}
 }
 
 func restartPolicy(pod *corev1.Pod) corev1.RestartPolicy {

@@ -3,7 +3,6 @@ package kubelet
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -19,8 +18,6 @@ import (
 
 	"github.com/skiff-sh/skiff/pkg/client"
 )
-
-var errImageNeverPull = errors.New("image not present with pull policy Never")
 
 // Condition reasons as upstream's kubelet writes them.
 const (

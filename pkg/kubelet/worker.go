@@ -2,6 +2,7 @@ package kubelet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -36,6 +37,10 @@ type podWorker struct {
 }
 
 type waitingInfo struct{ reason, message string }
+
+// syncErrorBackOff is when a pod whose container could not start (image
+// pull, configuration) is synced again.
+const syncErrorBackOff = 10 * time.Second
 
 func (k *Kubelet) workerFor(uid types.UID) *podWorker {
 	k.mu.Lock()
@@ -166,6 +171,11 @@ func (k *Kubelet) syncPod(ctx context.Context, w *podWorker, pod *corev1.Pod, re
 	if r := readinessDue(pod, st, k.clock.Now()); k.probes == nil && r > 0 && (next == 0 || r < next) {
 		next = r
 	}
+	// A container that could not start is tried again after the pod
+	// workers' back-off (upstream's 10 s).
+	if len(w.waiting) > 0 && !podIsDone(pod) && (next == 0 || next > syncErrorBackOff) {
+		next = syncErrorBackOff
+	}
 	if pod.DeletionTimestamp != nil && !w.deleted && !anyActive(st) {
 		if err := k.status.deletePod(ctx, pod); err != nil {
 			k.log.Warn("deleting pod", "pod", klogPod(pod), "err", err)
@@ -263,27 +273,49 @@ func (k *Kubelet) execute(ctx context.Context, w *podWorker, pod *corev1.Pod, st
 		}
 		stop(id, g)
 	}
-	sandboxID := st.SandboxID
+	sandboxID, podIPs := st.SandboxID, st.IPs
+	if len(acts.ContainersToStart) == 0 && !acts.CreateSandbox {
+		return did
+	}
+	sandboxCfg, err := k.podCfg.sandboxConfig(pod, acts.SandboxAttempt)
+	if err != nil {
+		k.event(pod, "", corev1.EventTypeWarning, "FailedCreatePodSandBox", fmt.Sprintf("Failed to create pod sandbox: %v", err))
+		k.log.Warn("generating sandbox config", "pod", klogPod(pod), "err", err)
+		return did
+	}
 	if acts.CreateSandbox {
 		if st.SandboxID != "" && st.SandboxReady {
 			k.cfg.Runtime.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: st.SandboxID})
 		}
-		resp, err := k.cfg.Runtime.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: sandboxConfig(pod, acts.SandboxAttempt)})
+		resp, err := k.cfg.Runtime.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: sandboxCfg})
 		if err != nil {
+			k.event(pod, "", corev1.EventTypeWarning, "FailedCreatePodSandBox", fmt.Sprintf("Failed to create pod sandbox: %v", err))
 			k.log.Warn("creating sandbox", "pod", klogPod(pod), "err", err)
 			return false
 		}
 		sandboxID, did = resp.PodSandboxId, true
+		podIPs = nil
+		if s, err := k.cfg.Runtime.PodSandboxStatus(ctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: sandboxID}); err == nil {
+			if ip := s.GetStatus().GetNetwork().GetIp(); ip != "" {
+				podIPs = append(podIPs, ip)
+			}
+			for _, a := range s.GetStatus().GetNetwork().GetAdditionalIps() {
+				podIPs = append(podIPs, a.GetIp())
+			}
+		}
+	}
+	if pod.Spec.HostNetwork {
+		podIPs = k.podCfg.HostIPs
 	}
 	for _, s := range acts.ContainersToStart {
 		c := specContainer(pod, s.Name)
 		if c == nil {
 			continue
 		}
-		if reason, msg, err := k.startContainer(ctx, pod, sandboxID, acts.SandboxAttempt, c, s); err != nil {
+		if reason, msg, err := k.startContainer(ctx, pod, sandboxID, sandboxCfg, podIPs, c, s); err != nil {
 			w.waiting[s.Name] = waitingInfo{reason, msg}
-			k.event(pod, s.Name, corev1.EventTypeWarning, "Failed", "Error: "+reason)
-			k.log.Warn("starting container", "pod", klogPod(pod), "container", s.Name, "err", err)
+			k.event(pod, s.Name, corev1.EventTypeWarning, "Failed", "Error: "+err.Error())
+			k.log.Warn("starting container", "pod", klogPod(pod), "container", s.Name, "reason", reason, "err", msg)
 			continue
 		}
 		delete(w.waiting, s.Name)
@@ -307,39 +339,33 @@ func probeGrace(c *corev1.Container, pod int64) int64 {
 	return pod
 }
 
-func (k *Kubelet) startContainer(ctx context.Context, pod *corev1.Pod, sandboxID string, sandboxAttempt uint32, c *corev1.Container, s containerToStart) (string, string, error) {
-	img, err := k.cfg.Images.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: c.Image}})
-	present := err == nil && img.Image != nil
-	switch {
-	case c.ImagePullPolicy == corev1.PullNever && !present:
-		msg := "Container image \"" + c.Image + "\" is not present with pull policy of Never"
-		k.event(pod, c.Name, corev1.EventTypeWarning, "ErrImageNeverPull", msg)
-		return "ErrImageNeverPull", msg, errImageNeverPull
-	case !present || c.ImagePullPolicy == corev1.PullAlways:
-		k.event(pod, c.Name, corev1.EventTypeNormal, "Pulling", fmt.Sprintf("Pulling image %q", c.Image))
-		began := k.clock.Now()
-		if _, err := k.cfg.Images.PullImage(ctx, &runtimeapi.PullImageRequest{Image: &runtimeapi.ImageSpec{Image: c.Image}}); err != nil {
-			k.event(pod, c.Name, corev1.EventTypeWarning, "Failed", fmt.Sprintf("Failed to pull image %q: %v", c.Image, err))
-			return "ErrImagePull", err.Error(), err
-		}
-		var size uint64
-		if st, err := k.cfg.Images.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: c.Image}}); err == nil && st.Image != nil {
-			size = st.Image.Size
-		}
-		took := k.clock.Since(began)
-		k.event(pod, c.Name, corev1.EventTypeNormal, "Pulled",
-			fmt.Sprintf("Successfully pulled image %q in %v (%v including waiting). Image size: %d bytes.", c.Image, took, took, size))
-	default:
-		k.event(pod, c.Name, corev1.EventTypeNormal, "Pulled", fmt.Sprintf("Container image %q already present on machine", c.Image))
+// Reasons of a container that could not start, as upstream's.
+var (
+	errCreateContainerConfig = errors.New("CreateContainerConfigError")
+	errCreateContainer       = errors.New("CreateContainerError")
+	errRunContainer          = errors.New("RunContainerError")
+)
+
+// startContainer pulls c's image if needed, creates and starts it. On
+// failure it returns the container's waiting reason and message, and the
+// error whose text follows "Error: " in the Failed event.
+func (k *Kubelet) startContainer(ctx context.Context, pod *corev1.Pod, sandboxID string, sandboxCfg *runtimeapi.PodSandboxConfig, podIPs []string, c *corev1.Container, s containerToStart) (string, string, error) {
+	imageRef, msg, err := k.ensureImage(ctx, pod, c, sandboxCfg)
+	if err != nil {
+		return err.Error(), msg, err
+	}
+	cfg, err := k.podCfg.containerConfig(ctx, pod, c, containerRun{Type: s.Type, Attempt: s.Attempt, PodIPs: podIPs, ImageRef: imageRef})
+	if err != nil {
+		return errCreateContainerConfig.Error(), err.Error(), err
 	}
 	resp, err := k.cfg.Runtime.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: sandboxID,
-		Config: containerConfig(pod, c, s.Type, s.Attempt), SandboxConfig: sandboxConfig(pod, sandboxAttempt)})
+		Config: cfg, SandboxConfig: sandboxCfg})
 	if err != nil {
-		return "CreateContainerError", err.Error(), err
+		return errCreateContainer.Error(), err.Error(), err
 	}
 	k.event(pod, c.Name, corev1.EventTypeNormal, "Created", "Created container: "+c.Name)
 	if _, err := k.cfg.Runtime.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: resp.ContainerId}); err != nil {
-		return "RunContainerError", err.Error(), err
+		return errRunContainer.Error(), err.Error(), err
 	}
 	k.event(pod, c.Name, corev1.EventTypeNormal, "Started", "Started container "+c.Name)
 	return "", "", nil
@@ -404,13 +430,17 @@ func containerName(st *podRuntimeStatus, id string) string {
 }
 
 // event records an event about container name of pod (fieldPath
-// spec.containers{name} or spec.initContainers{name}, as upstream's).
+// spec.containers{name} or spec.initContainers{name}, as upstream's;
+// name "": the pod itself).
 func (k *Kubelet) event(pod *corev1.Pod, name, eventtype, reason, message string) {
 	if k.cfg.Recorder == nil {
 		return
 	}
 	field := "spec.containers{" + name + "}"
-	if isInit(pod, name) {
+	switch {
+	case name == "":
+		field = "" // about the pod
+	case isInit(pod, name):
 		field = "spec.initContainers{" + name + "}"
 	}
 	ref := &corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID,

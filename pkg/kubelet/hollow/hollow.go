@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/skiff-sh/skiff/pkg/client"
+	"github.com/skiff-sh/skiff/pkg/client/cache"
 	"github.com/skiff-sh/skiff/pkg/client/record"
 	"github.com/skiff-sh/skiff/pkg/clock"
 	"github.com/skiff-sh/skiff/pkg/kubelet"
@@ -90,6 +91,7 @@ func Run(ctx context.Context, cfg Config) error {
 		selector = "spec.nodeName=" + cfg.NodeName(0)
 	}
 	source := kubelet.NewInformerPodSource(cfg.Client, selector)
+	services := cache.NewTypedInformer(client.For[*corev1.Service, *corev1.ServiceList](cfg.Client), nil, cache.SharedIndexInformerOptions{})
 	labels := map[string]string{LabelRuntime: "sim"}
 	for k, v := range cfg.Labels {
 		labels[k] = v
@@ -114,7 +116,7 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 		k, err := kubelet.New(kubelet.Config{Client: cfg.Client, NodeName: cfg.NodeName(i), Runtime: rt, Images: rt,
 			Clock: cfg.Clock, Logger: cfg.Logger, NodeLabels: labels, Capacity: cfg.Capacity, NodeIP: NodeIP(i), PodSource: source,
-			Recorder: rec, SimulateProbes: true})
+			Recorder: rec, SimulateProbes: true, Services: services})
 		if err != nil {
 			return err
 		}
@@ -129,6 +131,8 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	wg.Add(1)
 	go func() { defer wg.Done(); source.Run(ctx) }()
+	wg.Add(1)
+	go func() { defer wg.Done(); services.Run(ctx) }()
 	cfg.Logger.Info("hollow nodes running", "nodes", cfg.Nodes, "first", cfg.NodeName(0), "runtime", sim.RuntimeName)
 	<-ctx.Done()
 	wg.Wait()

@@ -285,6 +285,9 @@ func (r *Runtime) CreateContainer(_ context.Context, req *runtimeapi.CreateConta
 		return nil, fmt.Errorf("sandbox %q is not ready", s.id)
 	}
 	imageRef := r.imageNames[cfg.GetImage().GetImage()]
+	if _, ok := r.images[cfg.GetImage().GetImage()]; ok && imageRef == "" {
+		imageRef = cfg.GetImage().GetImage() // the kubelet names the image by its ID, as upstream's
+	}
 	if imageRef == "" {
 		imageRef = imageID(cfg.GetImage().GetImage())
 	}

@@ -1,0 +1,135 @@
+package kubelet
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/skiff-sh/skiff/pkg/client"
+	"github.com/skiff-sh/skiff/pkg/kubelet/sim"
+)
+
+// recordingRuntime is the simulated runtime that keeps the sandbox,
+// container and pull requests the kubelet sent, and can fail pulls.
+type recordingRuntime struct {
+	*sim.Runtime
+
+	mu        sync.Mutex
+	sandboxes []*runtimeapi.RunPodSandboxRequest
+	creates   []*runtimeapi.CreateContainerRequest
+	pulls     []*runtimeapi.PullImageRequest
+	statuses  []string // images asked for by ImageStatus
+	pullErr   func(image string) error
+}
+
+func (r *recordingRuntime) RunPodSandbox(ctx context.Context, req *runtimeapi.RunPodSandboxRequest) (*runtimeapi.RunPodSandboxResponse, error) {
+	r.mu.Lock()
+	r.sandboxes = append(r.sandboxes, req)
+	r.mu.Unlock()
+	return r.Runtime.RunPodSandbox(ctx, req)
+}
+
+func (r *recordingRuntime) CreateContainer(ctx context.Context, req *runtimeapi.CreateContainerRequest) (*runtimeapi.CreateContainerResponse, error) {
+	r.mu.Lock()
+	r.creates = append(r.creates, req)
+	r.mu.Unlock()
+	return r.Runtime.CreateContainer(ctx, req)
+}
+
+func (r *recordingRuntime) PullImage(ctx context.Context, req *runtimeapi.PullImageRequest) (*runtimeapi.PullImageResponse, error) {
+	r.mu.Lock()
+	r.pulls = append(r.pulls, req)
+	fail := r.pullErr
+	r.mu.Unlock()
+	if fail != nil {
+		if err := fail(req.GetImage().GetImage()); err != nil {
+			return nil, err
+		}
+	}
+	return r.Runtime.PullImage(ctx, req)
+}
+
+func (r *recordingRuntime) ImageStatus(ctx context.Context, req *runtimeapi.ImageStatusRequest) (*runtimeapi.ImageStatusResponse, error) {
+	r.mu.Lock()
+	r.statuses = append(r.statuses, req.GetImage().GetImage())
+	r.mu.Unlock()
+	return r.Runtime.ImageStatus(ctx, req)
+}
+
+// created is the last CreateContainer request of container name.
+func (r *recordingRuntime) created(name string) *runtimeapi.CreateContainerRequest {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := len(r.creates) - 1; i >= 0; i-- {
+		if r.creates[i].GetConfig().GetMetadata().GetName() == name {
+			return r.creates[i]
+		}
+	}
+	return nil
+}
+
+func criEnv(cfg *runtimeapi.ContainerConfig) map[string]string {
+	m := map[string]string{}
+	for _, kv := range cfg.GetEnvs() {
+		m[kv.Key] = string(kv.Value)
+	}
+	return m
+}
+
+// A container whose configMapKeyRef names a missing key waits with
+// CreateContainerConfigError and upstream's message, then starts once the
+// key exists, with its environment resolved.
+func TestContainerEnvThroughTheKubelet(t *testing.T) {
+	h := newHarness(t, sim.Config{}, func(c *Config) { c.PodLogDir = t.TempDir() })
+	cms := client.For[*corev1.ConfigMap, *corev1.ConfigMapList](h.c).Namespace("default")
+	if _, err := cms.Create(h.ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg"}, Data: map[string]string{"other": "x"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pod := simplePod("envpod", "app")
+	pod.Spec.Containers[0].Command = []string{"/bin/sh", "-c", "echo $(GREETING) $$(GREETING)"}
+	pod.Spec.Containers[0].Env = []corev1.EnvVar{
+		{Name: "GREETING", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}, Key: "greeting"}}},
+		{Name: "MY_POD", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"}}},
+		{Name: "MY_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "status.podIP"}}},
+		{Name: "MY_HOST", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "status.hostIP"}}},
+	}
+	h.create(t, pod)
+	want := "couldn't find key greeting in ConfigMap default/cfg"
+	h.podWhere(t, "envpod", 0, func(p *corev1.Pod) bool {
+		cs := p.Status.ContainerStatuses
+		return len(cs) == 1 && cs[0].State.Waiting != nil && cs[0].State.Waiting.Reason == "CreateContainerConfigError" &&
+			cs[0].State.Waiting.Message == want
+	})
+	if ev := strings.Join(h.events(), "\n"); !strings.Contains(ev, "Warning Failed Error: "+want) {
+		t.Errorf("events:\n%s", ev)
+	}
+	if _, err := cms.Update(h.ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cfg"}, Data: map[string]string{"greeting": "hello"}}, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The worker retries after its back-off.
+	h.podWhere(t, "envpod", 2*time.Second, isReady)
+	req := h.cri.created("app")
+	if req == nil {
+		t.Fatal("no CreateContainer request")
+	}
+	env := criEnv(req.Config)
+	if env["GREETING"] != "hello" || env["MY_POD"] != "envpod" || env["MY_IP"] != "10.88.0.2" || env["MY_HOST"] != "10.0.0.7" {
+		t.Errorf("env %v", env)
+	}
+	if env["KUBERNETES_SERVICE_HOST"] == "" || env["KUBERNETES_PORT_443_TCP_PROTO"] != "tcp" {
+		t.Errorf("master service variables missing: %v", env)
+	}
+	if got := req.Config.Command; strings.Join(got, "|") != "/bin/sh|-c|echo hello $(GREETING)" {
+		t.Errorf("command %q", got)
+	}
+	if req.Config.LogPath != "app/0.log" || !strings.HasSuffix(req.SandboxConfig.LogDirectory, "/default_envpod_"+string(req.SandboxConfig.Metadata.Uid)) {
+		t.Errorf("log path %q, directory %q", req.Config.LogPath, req.SandboxConfig.LogDirectory)
+	}
+}
