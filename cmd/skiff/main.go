@@ -43,7 +43,7 @@ func newRoot() *cobra.Command {
 		}
 		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	}
-	root.AddCommand(newUp(logger), newAPIServer(logger), newControllerManager(logger), newScheduler(logger), newKubelet(logger), newBench(), newVersion())
+	root.AddCommand(newUp(logger), newAPIServer(logger), newControllerManager(logger), newScheduler(logger), newKubelet(logger), newImage(), newBench(), newVersion())
 	return root
 }
 

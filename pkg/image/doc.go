@@ -25,6 +25,10 @@
 //     (sh, sleep, wget, nc, httpd, ...) as docker.io/library/busybox, for
 //     tests and CI.
 //
+// Putting images into a containerd is pkg/containerd's (ImportImage runs
+// `ctr -n k8s.io images import`, ListImages asks the CRI); `skiff image
+// build-pause|build-busybox|import|ls` ties both together.
+//
 // Invariants: archives are deterministic (fixed timestamps, sorted
 // entries, owner root), so the same files always give the same image ID;
 // every parent directory of a file is in its layer; the package knows

@@ -1,0 +1,275 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/skiff-sh/skiff/pkg/containerd"
+	"github.com/skiff-sh/skiff/pkg/image"
+)
+
+// runSkiff runs the skiff command line in this process.
+func runSkiff(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	root := newRoot()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetArgs(args)
+	err := root.Execute()
+	return out.String(), err
+}
+
+func TestImageCommandsWithoutContainerd(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"image", "ls", "--data-dir", dir},
+		{"image", "import", "--data-dir", dir, filepath.Join(dir, "x.tar")},
+	} {
+		out, err := runSkiff(t, args...)
+		want := fmt.Sprintf("no containerd at %s/containerd/containerd.sock: is `skiff up --data-dir %s` running with containerd?", dir, dir)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%v: %v (%s), want %q", args, err, out, want)
+		}
+	}
+	if _, err := runSkiff(t, "image", "build-pause", "--arch", "arm64", "-o", filepath.Join(dir, "p.tar")); err == nil ||
+		!strings.Contains(err.Error(), "amd64 only") {
+		t.Errorf("build-pause for arm64: %v", err)
+	}
+}
+
+func TestHumanSize(t *testing.T) {
+	for n, want := range map[uint64]string{0: "0B", 221: "221B", 1100: "1.1kB", 2_131_000: "2.13MB", 5_000_000_000: "5GB"} {
+		if got := humanSize(n); got != want {
+			t.Errorf("humanSize(%d) = %s, want %s", n, got, want)
+		}
+	}
+}
+
+func TestPrintImages(t *testing.T) {
+	var out bytes.Buffer
+	printImages(&out, []containerd.Image{
+		{ID: "sha256:c46442f49ad03814ae78", RepoTags: []string{"localhost/skiff/pause:3.10"}, Size: 2770},
+		{ID: "sha256:62ec9b76a6479d2d1719", RepoTags: []string{"docker.io/library/busybox:1.35.0", "localhost:5000/bb:x"}, Size: 2_130_000},
+		{ID: "sha256:0123456789abcdef0123", RepoDigests: []string{"example.com/a@sha256:ff"}, Size: 10},
+	}, false)
+	want := `REPOSITORY                  TAG      IMAGE ID        SIZE
+localhost/skiff/pause       3.10     c46442f49ad03   2.77kB
+docker.io/library/busybox   1.35.0   62ec9b76a6479   2.13MB
+localhost:5000/bb           x        62ec9b76a6479   2.13MB
+example.com/a               <none>   0123456789abc   10B
+`
+	if out.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", out.String(), want)
+	}
+}
+
+// startContainerd runs a containerd with the layout skiff up gives it
+// under dataDir (dataDir/containerd/...) and stops it, and whatever
+// container is left, when the test ends.
+func startContainerd(t *testing.T, dataDir string) string {
+	t.Helper()
+	for _, bin := range []string{"containerd", "ctr", "runc"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			t.Skipf("%s not installed (Debian: apt-get install containerd runc); CI installs it", bin)
+		}
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("containerd needs root")
+	}
+	l := containerd.LayoutOf(containerd.DirOf(dataDir))
+	if err := os.MkdirAll(filepath.Join(l.Dir, "cni"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	config := fmt.Sprintf(`version = 2
+root = %q
+state = %q
+[grpc]
+  address = %q
+[plugins."io.containerd.grpc.v1.cri"]
+  restrict_oom_score_adj = true
+  sandbox_image = %q
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "/usr/lib/cni"
+    conf_dir = %q
+`, l.Root, l.State, l.Socket, image.PauseImageName, filepath.Join(l.Dir, "cni"))
+	if err := os.WriteFile(l.Config, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	log, err := os.Create(l.Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	cmd := exec.Command("containerd", "--config", l.Config)
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		// Kill what is left (a failed test's containers) so that no shim
+		// outlives the test, then stop containerd.
+		ctr := func(args ...string) string {
+			out, _ := exec.Command("ctr", append([]string{"--address", l.Socket, "--namespace", containerd.Namespace}, args...)...).CombinedOutput()
+			return string(out)
+		}
+		for _, line := range strings.Split(ctr("tasks", "ls", "-q"), "\n") {
+			if id := strings.TrimSpace(line); id != "" {
+				ctr("tasks", "kill", "-s", "SIGKILL", id)
+				deadline := time.Now().Add(10 * time.Second)
+				for !strings.Contains(ctr("tasks", "ls"), "STOPPED") && time.Now().Before(deadline) {
+					time.Sleep(50 * time.Millisecond)
+				}
+				ctr("tasks", "delete", "-f", id)
+				ctr("containers", "rm", id)
+			}
+		}
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(20 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+		}
+		if t.Failed() {
+			if b, err := os.ReadFile(l.Log); err == nil {
+				t.Logf("containerd log:\n%s", b)
+			}
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if c, err := net.Dial("unix", l.Socket); err == nil {
+			c.Close()
+			break
+		}
+		select {
+		case <-exited:
+			b, _ := os.ReadFile(l.Log)
+			t.Fatalf("containerd exited: %s", b)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("containerd does not answer on its socket")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return l.Socket
+}
+
+// TestImagesInContainerd builds the pause and busybox images, imports them
+// with `skiff image import` into a containerd laid out as skiff up's,
+// lists them with `skiff image ls` and runs both with ctr: the pause
+// program runs as a container's PID 1 and exits 0 on SIGTERM, busybox's
+// shell runs applets.
+func TestImagesInContainerd(t *testing.T) {
+	if _, err := os.Stat(image.DefaultBusyboxPath); err != nil {
+		t.Skipf("%s not installed (Debian: busybox-static); CI installs it", image.DefaultBusyboxPath)
+	}
+	// A short directory: unix socket paths are limited to 108 bytes.
+	dataDir, err := os.MkdirTemp("", "skiff-img")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dataDir) })
+	sock := startContainerd(t, dataDir)
+
+	pauseTar, busyboxTar := filepath.Join(dataDir, "pause.tar"), filepath.Join(dataDir, "busybox.tar")
+	if out, err := runSkiff(t, "image", "build-pause", "-o", pauseTar); err != nil {
+		t.Fatalf("build-pause: %v: %s", err, out)
+	}
+	out, err := runSkiff(t, "image", "build-busybox", "-o", busyboxTar, "--tag", "docker.io/library/busybox:latest", "--tag", "localhost/skiff/busybox:test")
+	if err != nil {
+		t.Fatalf("build-busybox: %v: %s", err, out)
+	}
+	out, err = runSkiff(t, "image", "import", "--data-dir", dataDir, pauseTar, busyboxTar)
+	if err != nil {
+		t.Fatalf("import: %v: %s", err, out)
+	}
+	for _, want := range []string{"imported " + image.PauseImageName, "imported docker.io/library/busybox:latest", "imported localhost/skiff/busybox:test"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("import printed %q, want %q", out, want)
+		}
+	}
+
+	// The CRI plugin sees them (its cache follows containerd's events).
+	pauseImg, _ := image.PauseImage("amd64")
+	built, err := image.Build(pauseImg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pauseRow := "localhost/skiff/pause       3.10     " + strings.TrimPrefix(built.ID, "sha256:")[:13]
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		out, err = runSkiff(t, "image", "ls", "--data-dir", dataDir)
+		if err == nil && strings.Contains(out, pauseRow) && strings.Contains(out, "docker.io/library/busybox   latest") &&
+			strings.Contains(out, "localhost/skiff/busybox     test") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("image ls: %v:\n%s\nwant a row %q and busybox's", err, out, pauseRow)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	ctr := func(ctx context.Context, args ...string) *exec.Cmd {
+		return exec.CommandContext(ctx, "ctr", append([]string{"--address", sock, "--namespace", containerd.Namespace}, args...)...)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	// busybox: a shell and applets through their symlinks.
+	b, err := ctr(ctx, "run", "--rm", "docker.io/library/busybox:latest", "skiff-busybox-test",
+		"sh", "-c", "echo hello from busybox; id -u; ls /bin/wget").CombinedOutput()
+	if err != nil || string(b) != "hello from busybox\n0\n/bin/wget\n" {
+		t.Errorf("busybox container: %v: %q", err, b)
+	}
+
+	// pause: runs as PID 1 until SIGTERM, then exits 0.
+	run := ctr(ctx, "run", "--rm", image.PauseImageName, "skiff-pause-test")
+	var runOut bytes.Buffer
+	run.Stdout, run.Stderr = &runOut, &runOut
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- run.Wait() }()
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		ls, _ := ctr(ctx, "tasks", "ls").CombinedOutput()
+		if strings.Contains(string(ls), "skiff-pause-test") && strings.Contains(string(ls), "RUNNING") {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the pause container ended by itself: %v: %s", err, runOut.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the pause container is not running: %s", ls)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if b, err := ctr(ctx, "tasks", "kill", "-s", "SIGTERM", "skiff-pause-test").CombinedOutput(); err != nil {
+		t.Fatalf("kill: %v: %s", err, b)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("the pause container after SIGTERM: %v (want exit status 0): %s", err, runOut.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the pause container ignored SIGTERM")
+	}
+}
