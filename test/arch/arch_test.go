@@ -98,6 +98,9 @@ func TestDependencyRules(t *testing.T) {
 			mod + "pkg/client", mod + "pkg/controller", mod + "pkg/scheduler", mod + "pkg/cluster"}},
 		// Probes know the runtime and the clock, nothing of the API server or client.
 		{from: mod + "pkg/kubelet/prober", forbidden: []string{mod + "pkg/"}, except: []string{mod + "pkg/kubelet/cri", mod + "pkg/clock"}},
+		// The volume manager reaches the API through pkg/client and knows
+		// nothing of the kubelet that calls it (nor of its runtime).
+		{from: mod + "pkg/kubelet/volume", forbidden: []string{mod + "pkg/kubelet"}},
 		// field management sees the server only through its Config (definitions, conversions)
 		{from: mod + "pkg/apiserver/fieldmanager", forbidden: []string{mod + "pkg/apiserver", mod + "pkg/registry", mod + "pkg/storage"}},
 		{from: mod + "pkg/apiserver/fieldmanager", forbidden: []string{"net/http"}, direct: true},
