@@ -11,12 +11,16 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/skiff-sh/skiff/pkg/client"
+	"github.com/skiff-sh/skiff/pkg/kubelet"
 	"github.com/skiff-sh/skiff/pkg/kubelet/hollow"
+	"github.com/skiff-sh/skiff/pkg/kubelet/standalone"
 )
 
-// newKubelet runs kubelets against an API server. Only the simulated
-// runtime exists yet: --runtime=sim --nodes=N runs N hollow nodes in this
-// process (pkg/kubelet/hollow), with the kubeconfig's identity.
+// newKubelet runs kubelets against an API server: --runtime=sim --nodes=N
+// runs N hollow nodes in this process (pkg/kubelet/hollow);
+// --runtime=remote (implied by --container-runtime-endpoint) runs one node
+// on a CRI runtime such as containerd (pkg/kubelet/standalone). Both with
+// the kubeconfig's identity.
 func newKubelet(logger func() *slog.Logger) *cobra.Command {
 	var (
 		kubeconfig string
@@ -25,14 +29,25 @@ func newKubelet(logger func() *slog.Logger) *cobra.Command {
 		qps        float32
 		burst      int
 		labels     []string
+		endpoint   string
+		nodeIP     string
 	)
 	cmd := &cobra.Command{
 		Use:   "kubelet",
-		Short: "Run node agents against an API server (--runtime=sim: simulated nodes, no containers)",
+		Short: "Run node agents against an API server (--runtime=sim: simulated nodes, no containers; --runtime=remote: one node on a CRI runtime such as containerd)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if runtime != "sim" {
-				return fmt.Errorf("--runtime=%s: only --runtime=sim is implemented (the CRI runtime, containerd, is not yet)", runtime)
+			if cmd.Flags().Changed("container-runtime-endpoint") && !cmd.Flags().Changed("runtime") {
+				runtime = "remote"
+			}
+			switch runtime {
+			case "sim":
+			case "remote":
+				if cmd.Flags().Changed("nodes") && cfg.Nodes != 1 {
+					return errors.New("--runtime=remote runs one node: --nodes must be 1")
+				}
+			default:
+				return fmt.Errorf("--runtime=%s: must be sim (simulated nodes) or remote (a CRI runtime at --container-runtime-endpoint)", runtime)
 			}
 			if cfg.Nodes < 1 || cfg.Nodes > hollow.MaxNodes {
 				return fmt.Errorf("--nodes must be between 1 and %d", hollow.MaxNodes)
@@ -72,6 +87,16 @@ func newKubelet(logger func() *slog.Logger) *cobra.Command {
 			cfg.Client, cfg.Logger = c, logger()
 			ctx, stop := signalContext()
 			defer stop()
+			if runtime == "remote" {
+				name := cfg.NodeName(0)
+				fmt.Fprintf(os.Stderr, "skiff kubelet: node %s on the container runtime at %s, as the kubeconfig's user\n", name, endpoint)
+				err := standalone.Run(ctx, standalone.Config{Client: c, Endpoint: endpoint, Events: cfg.Events, Logger: cfg.Logger,
+					Kubelet: kubelet.Config{NodeName: name, NodeLabels: cfg.Labels, NodeIP: nodeIP, Capacity: cfg.Capacity}})
+				if err != nil && !errors.Is(err, ctx.Err()) {
+					return err
+				}
+				return nil
+			}
 			fmt.Fprintf(os.Stderr, "skiff kubelet: %d simulated node(s) (runtime sim: no containers run; nodes labelled %s=sim), first %s, as the kubeconfig's user\n",
 				cfg.Nodes, hollow.LabelRuntime, cfg.NodeName(0))
 			if err := hollow.Run(ctx, cfg); err != nil && !errors.Is(err, ctx.Err()) {
@@ -82,7 +107,9 @@ func newKubelet(logger func() *slog.Logger) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&kubeconfig, "kubeconfig", "", "Path to a kubeconfig file, specifying how to connect to the API server.")
-	f.StringVar(&runtime, "runtime", "sim", "Container runtime: sim (simulated nodes; the only one so far).")
+	f.StringVar(&runtime, "runtime", "sim", "Container runtime: sim (simulated nodes, no containers) or remote (one node on the CRI runtime at --container-runtime-endpoint; implied by that flag).")
+	f.StringVar(&endpoint, "container-runtime-endpoint", standalone.DefaultEndpoint, "The endpoint of the CRI runtime (--runtime=remote): unix:///path or a path.")
+	f.StringVar(&nodeIP, "node-ip", "", "IP address of the node (--runtime=remote; default 127.0.0.1).")
 	f.IntVar(&cfg.Nodes, "nodes", 1, "How many simulated nodes to run in this process (--runtime=sim).")
 	f.StringVar(&cfg.NamePrefix, "node-name-prefix", "sim-node-", "Simulated nodes are named <prefix><index> (a single node without this flag is named after the host).")
 	f.StringVar(&cfg.Name, "hostname-override", "", "The name of the node when --nodes=1.")

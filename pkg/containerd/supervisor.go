@@ -290,6 +290,7 @@ func (s *Supervisor) runOnce(ctx context.Context, bin string, first bool) (exite
 	for {
 		select {
 		case v := <-answered:
+			startTimeout = nil
 			s.mu.Lock()
 			s.version = v
 			s.mu.Unlock()

@@ -2,11 +2,14 @@ package containerd
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -15,6 +18,7 @@ import (
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/skiff-sh/skiff/pkg/image"
 	"github.com/skiff-sh/skiff/pkg/kubelet/cri"
 	"github.com/skiff-sh/skiff/pkg/kubelet/remote"
 )
@@ -202,9 +206,7 @@ func TestContainerd(t *testing.T) {
 
 	// Images: a pause image and a busybox image, from one docker-archive.
 	tarPath := filepath.Join(base, "images.tar")
-	writeBusyboxArchive(t, tarPath,
-		testImage{ref: SandboxImage, entrypoint: []string{"/bin/sleep", "1000000000"}},
-		testImage{ref: "busybox:test", entrypoint: []string{"/bin/sh"}})
+	writeImages(t, tarPath)
 	names, err := ImportImage(ctx, s.Socket(), tarPath)
 	if err != nil {
 		t.Fatal(err)
@@ -300,6 +302,15 @@ func TestContainerd(t *testing.T) {
 		t.Errorf("Exec URL %q: want the streaming server on 127.0.0.1 with a real port", er.Url)
 	}
 
+	// The sandbox's and the sleeper's processes, to check they are gone at the end.
+	var pids []int
+	sbs, err := c.PodSandboxStatus(ctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: sb.PodSandboxId, Verbose: true})
+	must(t, err)
+	pids = append(pids, infoPid(t, sbs.Info))
+	cs, err := c.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: sleeper, Verbose: true})
+	must(t, err)
+	pids = append(pids, infoPid(t, cs.Info))
+
 	old := s.Pid()
 	must(t, syscall.Kill(old, syscall.SIGKILL))
 	eventually(t, 30*time.Second, "containerd to be restarted", func() bool {
@@ -325,9 +336,59 @@ func TestContainerd(t *testing.T) {
 	if left := processesUsing(s.Layout().Dir); len(left) > 0 {
 		t.Errorf("processes left behind:\n%s", strings.Join(left, "\n"))
 	}
-	if procs := processesUsing("sleep 1000000000"); len(procs) > 0 {
-		t.Errorf("container processes left behind:\n%s", strings.Join(procs, "\n"))
+	for _, pid := range pids {
+		if running(pid) {
+			t.Errorf("container process %d left behind", pid)
+		}
 	}
 }
 
+// infoPid reads the process id from a verbose CRI status's info.
+func infoPid(t *testing.T, info map[string]string) int {
+	t.Helper()
+	var v struct{ Pid int }
+	if err := json.Unmarshal([]byte(info["info"]), &v); err != nil || v.Pid <= 0 {
+		t.Fatalf("no pid in the verbose status info %q: %v", info["info"], err)
+	}
+	return v.Pid
+}
+
+// running reports whether process pid exists and is not a zombie.
+func running(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	_, rest, _ := strings.Cut(string(b), ") ")
+	return !strings.HasPrefix(rest, "Z")
+}
+
 func remoteNotFound() error { return cri.ErrNotFound }
+
+// writeImages writes a docker-archive of skiff's pause image (on other
+// architectures than amd64, a busybox sleeping in its place) and busybox
+// as busybox:test.
+func writeImages(t *testing.T, path string) {
+	t.Helper()
+	busybox, err := image.BusyboxImage("", []string{"busybox:test"})
+	if err != nil {
+		t.Skip(err)
+	}
+	pause, err := image.PauseImage(runtime.GOARCH)
+	if err != nil {
+		t.Logf("no pause image here (%v): a busybox sleeping stands in", err)
+		pause = busybox
+		pause.Names, pause.Entrypoint, pause.Cmd = []string{SandboxImage}, []string{"/bin/sleep", "1000000000"}, nil
+	}
+	f, err := os.Create(path)
+	must(t, err)
+	defer f.Close()
+	must(t, image.WriteDockerArchive(f, pause, busybox))
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
