@@ -31,6 +31,7 @@ func newKubelet(logger func() *slog.Logger) *cobra.Command {
 		labels     []string
 		endpoint   string
 		nodeIP     string
+		podLogDir  string
 	)
 	cmd := &cobra.Command{
 		Use:   "kubelet",
@@ -91,7 +92,8 @@ func newKubelet(logger func() *slog.Logger) *cobra.Command {
 				name := cfg.NodeName(0)
 				fmt.Fprintf(os.Stderr, "skiff kubelet: node %s on the container runtime at %s, as the kubeconfig's user\n", name, endpoint)
 				err := standalone.Run(ctx, standalone.Config{Client: c, Endpoint: endpoint, Events: cfg.Events, Logger: cfg.Logger,
-					Kubelet: kubelet.Config{NodeName: name, NodeLabels: cfg.Labels, NodeIP: nodeIP, Capacity: cfg.Capacity}})
+					Kubelet: kubelet.Config{NodeName: name, NodeLabels: cfg.Labels, NodeIP: nodeIP, Capacity: cfg.Capacity,
+						PodLogDir: podLogDir}})
 				if err != nil && !errors.Is(err, ctx.Err()) {
 					return err
 				}
@@ -109,6 +111,7 @@ func newKubelet(logger func() *slog.Logger) *cobra.Command {
 	f.StringVar(&kubeconfig, "kubeconfig", "", "Path to a kubeconfig file, specifying how to connect to the API server.")
 	f.StringVar(&runtime, "runtime", "sim", "Container runtime: sim (simulated nodes, no containers) or remote (one node on the CRI runtime at --container-runtime-endpoint; implied by that flag).")
 	f.StringVar(&endpoint, "container-runtime-endpoint", standalone.DefaultEndpoint, "The endpoint of the CRI runtime (--runtime=remote): unix:///path or a path.")
+	f.StringVar(&podLogDir, "pod-log-dir", "/var/log/pods", "Where containers' logs go (--runtime=remote): <dir>/<namespace>_<pod>_<uid>/<container>/<restart>.log.")
 	f.StringVar(&nodeIP, "node-ip", "", "IP address of the node (--runtime=remote; default 127.0.0.1).")
 	f.IntVar(&cfg.Nodes, "nodes", 1, "How many simulated nodes to run in this process (--runtime=sim).")
 	f.StringVar(&cfg.NamePrefix, "node-name-prefix", "sim-node-", "Simulated nodes are named <prefix><index> (a single node without this flag is named after the host).")

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -109,7 +110,7 @@ func TestKubeletOnContainerd(t *testing.T) {
 	}
 	go func() {
 		kDone <- Run(kctx, Config{Client: c, Endpoint: sup.Endpoint(), Events: true,
-			Kubelet: kubelet.Config{NodeName: "node-1"}})
+			Kubelet: kubelet.Config{NodeName: "node-1", PodLogDir: filepath.Join(base, "pods")}})
 	}()
 
 	pods := client.For[*corev1.Pod, *corev1.PodList](c).Namespace("default")
@@ -147,6 +148,13 @@ func TestKubeletOnContainerd(t *testing.T) {
 	_, pnet, _ := net.ParseCIDR(subnet)
 	if ip := net.ParseIP(s.Status.PodIP); ip == nil || !pnet.Contains(ip) {
 		t.Errorf("sleeper's pod IP %q is not in the CNI subnet %s", s.Status.PodIP, subnet)
+	}
+	logs, err := filepath.Glob(filepath.Join(base, "pods", "default_echo_*", "main", "0.log"))
+	must(t, err)
+	if len(logs) != 1 {
+		t.Errorf("echo's log files: %q", logs)
+	} else if b, err := os.ReadFile(logs[0]); err != nil || !strings.Contains(string(b), " stdout F hello") {
+		t.Errorf("echo's log: %q, %v", b, err)
 	}
 	if err := pods.Delete(ctx, "sleeper", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
