@@ -45,8 +45,13 @@
 // change syncs the pod; a container whose liveness or startup probe
 // failed is killed (Killing "Container x failed liveness probe, will be
 // restarted", the probe's terminationGracePeriodSeconds if set) and
-// restarted per restartPolicy and back-off. Hollow nodes simulate probes
-// (Config.SimulateProbes: readiness after initialDelaySeconds).
+// restarted per restartPolicy and back-off. Lifecycle hooks as
+// upstream's: postStart (exec, httpGet, sleep) right after the start, a
+// failure recorded as FailedPostStartHook and the container killed;
+// preStop before each stop, within the grace period, StopContainer then
+// getting what is left (at least 2 s). Containers stop in parallel, one
+// goroutine each. Hollow nodes simulate probes and skip hooks
+// (Config.SimulateHandlers: readiness after initialDelaySeconds).
 //
 // Not yet: volumes (Config.Mounts is the hook), image pull secrets, eviction, garbage collection, the kubelet's own
 // HTTPS API, a node identity of its own (the kubelet runs with its

@@ -55,12 +55,13 @@ type Config struct {
 	// Started, Killing, BackOff, Failed) from source kubelet/<node>; nil:
 	// none.
 	Recorder record.EventRecorder
-	// SimulateProbes: probes are not run; a container with a readiness
-	// probe reads ready initialDelaySeconds after it started, as if its
-	// first probe succeeded, and liveness and startup probes are ignored
-	// (hollow nodes of the simulated runtime). Otherwise pkg/kubelet/prober
-	// runs every probe.
-	SimulateProbes bool
+	// SimulateHandlers: probes and lifecycle hooks are not run; a
+	// container with a readiness probe reads ready initialDelaySeconds
+	// after it started, as if its first probe succeeded, liveness and
+	// startup probes and postStart/preStop hooks are ignored (hollow nodes
+	// of the simulated runtime). Otherwise pkg/kubelet/prober runs every
+	// probe and the kubelet runs the hooks.
+	SimulateHandlers bool
 	// ProbeRunner runs probes (nil: the real exec, httpGet, tcpSocket and
 	// grpc probes); tests script it.
 	ProbeRunner prober.Runner
@@ -99,7 +100,7 @@ type Kubelet struct {
 
 	status *statusManager
 	pleg   *pleg
-	probes *prober.Manager // nil with SimulateProbes
+	probes *prober.Manager // nil with SimulateHandlers
 	podCfg *podConfig
 
 	ownServices *cache.TypedInformer[*corev1.Service] // when Config.Services is nil
@@ -147,7 +148,7 @@ func New(cfg Config) (*Kubelet, error) {
 	k.podCfg = k.newPodConfig()
 	k.status = &statusManager{pods: k.pods, last: map[types.UID]corev1.PodStatus{}}
 	k.pleg = &pleg{k: k, last: map[string]string{}}
-	if !cfg.SimulateProbes {
+	if !cfg.SimulateHandlers {
 		k.probes = prober.New(prober.Config{Runtime: cfg.Runtime, Runner: cfg.ProbeRunner, Clock: cfg.Clock,
 			Event: k.event, OnChange: k.pokePod})
 	}

@@ -55,7 +55,7 @@ func newHarnessProbing(t *testing.T, simCfg sim.Config, probeRunner prober.Runne
 	rec := record.NewFakeRecorder(10000)
 	rr := &recordingRuntime{Runtime: rt}
 	cfg := Config{Client: c, NodeName: nodeName, Runtime: rr, Images: rr, Clock: clk, NodeIP: "10.0.0.7", Recorder: rec,
-		NodeLabels: map[string]string{"skiff.sh/runtime": "sim"}, SimulateProbes: probeRunner == nil, ProbeRunner: probeRunner}
+		NodeLabels: map[string]string{"skiff.sh/runtime": "sim"}, SimulateHandlers: probeRunner == nil, ProbeRunner: probeRunner}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -529,4 +529,65 @@ func TestProbes(t *testing.T) {
 	if p, _ := h.pods.Get(h.ctx, "probed", metav1.GetOptions{}); p.Status.ContainerStatuses[0].RestartCount != 1 {
 		t.Errorf("restart count %d after the healthy container ran a minute, want 1", p.Status.ContainerStatuses[0].RestartCount)
 	}
+}
+
+// passRunner passes every probe.
+type passRunner struct{}
+
+func (passRunner) Run(context.Context, prober.Kind, *corev1.Probe, prober.Target) prober.Outcome {
+	return prober.Outcome{Result: prober.Success}
+}
+
+// Lifecycle hooks: a preStop sleep holds the stop for its duration within
+// the grace period; a postStart hook that cannot reach the container
+// fails it (FailedPostStartHook), and it is killed and restarted.
+func TestLifecycleHooks(t *testing.T) {
+	h := newHarnessProbing(t, sim.Config{}, passRunner{})
+	grace := int64(30)
+	p := simplePod("hooked", "app")
+	p.Spec.TerminationGracePeriodSeconds = &grace
+	p.Spec.Containers[0].Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 10}}}
+	h.create(t, p)
+	h.podWhere(t, "hooked", time.Second, isReady)
+	if err := h.pods.Delete(h.ctx, "hooked", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	running := func() bool {
+		l, err := h.rt.ListContainers(h.ctx, &runtimeapi.ListContainersRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range l.Containers {
+			if c.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
+				return true
+			}
+		}
+		return false
+	}
+	waitFor(t, "the Killing event", func() (bool, error) {
+		return strings.Contains(strings.Join(h.events(), "\n"), "Normal Killing Stopping container app"), nil
+	})
+	h.clk.Step(9 * time.Second)
+	if !running() {
+		t.Fatal("the container stopped before its 10 s preStop sleep ended")
+	}
+	h.waitStepping(t, "the container stopped after its preStop hook", time.Second, func() (bool, error) { return !running(), nil })
+	h.waitStepping(t, "pod gone", time.Second, func() (bool, error) {
+		_, err := h.pods.Get(h.ctx, "hooked", metav1.GetOptions{})
+		return apierrors.IsNotFound(err), err
+	})
+
+	// postStart: an httpGet to a port nobody listens on.
+	p = simplePod("poststart", "app")
+	p.Spec.Containers[0].Lifecycle = &corev1.Lifecycle{PostStart: &corev1.LifecycleHandler{
+		HTTPGet: &corev1.HTTPGetAction{Host: "127.0.0.1", Port: intstr.FromInt32(1), Path: "/hook"}}}
+	h.create(t, p)
+	var evs []string
+	waitFor(t, "FailedPostStartHook", func() (bool, error) {
+		evs = append(evs, h.events()...)
+		return strings.Contains(strings.Join(evs, "\n"), "Warning FailedPostStartHook HTTP lifecycle hook (/hook) for Container \"app\" in Pod \"poststart_default("), nil
+	})
+	h.podWhere(t, "poststart", time.Second, func(p *corev1.Pod) bool {
+		return len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].RestartCount >= 1
+	})
 }

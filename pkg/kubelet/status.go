@@ -391,7 +391,7 @@ func (m *statusManager) forget(uid types.UID) {
 }
 
 // readinessLeft is how long the running container cs of c has left before
-// it reads ready when probes are simulated (Config.SimulateProbes): a
+// it reads ready when probes are simulated (Config.SimulateHandlers): a
 // container with a readiness probe becomes ready at its first probe,
 // initialDelaySeconds after it started (the probe is taken to succeed);
 // one without is ready at once.

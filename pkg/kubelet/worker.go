@@ -29,7 +29,8 @@ type podWorker struct {
 	done   chan struct{}
 
 	// Owned by the worker goroutine:
-	stopping map[string]bool        // container IDs already asked to stop
+	stopping map[string]bool        // container IDs already asked to stop (under mu)
+	stops    sync.WaitGroup         // stops in progress
 	waiting  map[string]waitingInfo // start failures per container name
 	deleted  bool                   // the final delete was sent
 	// backOffReported: exited containers whose BackOff event was recorded.
@@ -76,6 +77,7 @@ func (w *podWorker) poke() {
 
 func (w *podWorker) run(ctx context.Context) {
 	defer close(w.done)
+	defer w.stops.Wait()
 	var timer clock.Timer
 	defer func() {
 		if timer != nil {
@@ -231,22 +233,35 @@ func anyActive(st *podRuntimeStatus) bool {
 // changes the runtime state at once (so that actions are computed again).
 func (k *Kubelet) execute(ctx context.Context, w *podWorker, pod *corev1.Pod, st *podRuntimeStatus, acts podActions) bool {
 	did := false
+	// Containers stop in parallel, each in a goroutine of its own (its
+	// preStop hook and StopContainer may take the whole grace period); the
+	// worker syncs again when one is done.
 	stop := func(id string, grace int64) {
+		w.mu.Lock()
 		if w.stopping[id] {
+			w.mu.Unlock()
 			return
 		}
 		w.stopping[id] = true
+		w.mu.Unlock()
 		did = true
-		if name := containerName(st, id); name != "" {
-			msg := "Stopping container " + name
-			if r := acts.KillReasons[id]; r != "" {
-				msg = r
+		name := containerName(st, id)
+		msg := "Stopping container " + name
+		if r := acts.KillReasons[id]; r != "" {
+			msg = r
+		}
+		w.stops.Add(1)
+		go func() {
+			defer w.stops.Done()
+			err := k.stopContainer(ctx, pod, specContainer(pod, name), id, msg, grace, st.IPs)
+			if err != nil {
+				// Asked again at the next sync.
+				w.mu.Lock()
+				delete(w.stopping, id)
+				w.mu.Unlock()
 			}
-			k.event(pod, name, corev1.EventTypeNormal, "Killing", msg)
-		}
-		if _, err := k.cfg.Runtime.StopContainer(ctx, &runtimeapi.StopContainerRequest{ContainerId: id, Timeout: grace}); err != nil {
-			k.log.Warn("stopping container", "pod", klogPod(pod), "container", id, "err", err)
-		}
+			w.poke()
+		}()
 	}
 	if acts.KillPod {
 		for _, c := range st.Containers {
@@ -368,6 +383,13 @@ func (k *Kubelet) startContainer(ctx context.Context, pod *corev1.Pod, sandboxID
 		return errRunContainer.Error(), err.Error(), err
 	}
 	k.event(pod, c.Name, corev1.EventTypeNormal, "Started", "Started container "+c.Name)
+	if c.Lifecycle != nil && c.Lifecycle.PostStart != nil && !k.cfg.SimulateHandlers {
+		if msg := k.runHook(ctx, pod, c, resp.ContainerId, sandboxID, c.Lifecycle.PostStart, 0); msg != "" {
+			k.event(pod, c.Name, corev1.EventTypeWarning, reasonFailedPostStartHook, msg)
+			k.stopContainer(ctx, pod, c, resp.ContainerId, reasonFailedPostStartHook, gracePeriod(pod), nil)
+			return "PostStartHookError", msg, errors.New(msg)
+		}
+	}
 	return "", "", nil
 }
 

@@ -116,7 +116,7 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 		k, err := kubelet.New(kubelet.Config{Client: cfg.Client, NodeName: cfg.NodeName(i), Runtime: rt, Images: rt,
 			Clock: cfg.Clock, Logger: cfg.Logger, NodeLabels: labels, Capacity: cfg.Capacity, NodeIP: NodeIP(i), PodSource: source,
-			Recorder: rec, SimulateProbes: true, Services: services})
+			Recorder: rec, SimulateHandlers: true, Services: services})
 		if err != nil {
 			return err
 		}

@@ -110,6 +110,11 @@ func resolvePort(p intstr.IntOrString, c *corev1.Container) (int, error) {
 	return 0, fmt.Errorf("couldn't find port: %v in %v", p.StrVal, c.Name)
 }
 
+// HTTPGet runs an httpGet action against t (probes and lifecycle hooks):
+// the pod IP unless the action names a host, a named port from the
+// container's ports.
+func HTTPGet(ctx context.Context, g *corev1.HTTPGetAction, t Target) Outcome { return httpProbe(ctx, g, t) }
+
 func httpProbe(ctx context.Context, g *corev1.HTTPGetAction, t Target) Outcome {
 	port, err := resolvePort(g.Port, t.Container)
 	if err != nil {
