@@ -101,6 +101,13 @@ func TestDependencyRules(t *testing.T) {
 		// The volume manager reaches the API through pkg/client and knows
 		// nothing of the kubelet that calls it (nor of its runtime).
 		{from: mod + "pkg/kubelet/volume", forbidden: []string{mod + "pkg/kubelet"}},
+		// The kubelet's HTTPS API sees the kubelet only through its Host
+		// interface (never the kubelet package) and the API only through
+		// pkg/client (reviews).
+		{from: mod + "pkg/kubelet/server", forbidden: []string{mod + "pkg/kubelet"}, direct: true,
+			except: []string{mod + "pkg/kubelet/cri"}},
+		// Proxying upgraded connections is a leaf: the standard library only.
+		{from: mod + "pkg/upgradeproxy", forbidden: []string{mod + "pkg/"}},
 		// field management sees the server only through its Config (definitions, conversions)
 		{from: mod + "pkg/apiserver/fieldmanager", forbidden: []string{mod + "pkg/apiserver", mod + "pkg/registry", mod + "pkg/storage"}},
 		{from: mod + "pkg/apiserver/fieldmanager", forbidden: []string{"net/http"}, direct: true},

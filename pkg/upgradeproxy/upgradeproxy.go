@@ -1,0 +1,176 @@
+package upgradeproxy
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+)
+
+// IsUpgradeRequest reports whether r asks to switch protocols: a
+// Connection header naming "upgrade" and an Upgrade header.
+func IsUpgradeRequest(r *http.Request) bool {
+	if r.Header.Get("Upgrade") == "" {
+		return false
+	}
+	for _, v := range r.Header.Values("Connection") {
+		for _, t := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(t), "upgrade") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// DialError is what Proxy returns when the backend could not be reached
+// (nothing has been written to the client then).
+type DialError struct{ Err error }
+
+func (e *DialError) Error() string { return "error dialing backend: " + e.Err.Error() }
+func (e *DialError) Unwrap() error { return e.Err }
+
+// Options tune Proxy.
+type Options struct {
+	// TLS configures https backends (a copy is used, with ServerName
+	// set from the target when empty, and HTTP/1.1 only).
+	TLS *tls.Config
+	// DialTimeout bounds dialing and the TLS handshake (default 30s).
+	DialTimeout time.Duration
+	// Header, when set, edits the headers sent to the backend (drop the
+	// client's credentials, add the proxy's).
+	Header func(http.Header)
+}
+
+// Proxy sends r to target (its scheme, host, path and query replace the
+// request's) over a new connection. A 101 answer is relayed to the client,
+// whose connection is then hijacked and spliced with the backend's until
+// either side ends; any other answer is copied to w. An error before
+// anything was written to w is returned (a *DialError when the backend was
+// not reached); later errors end the copy silently.
+func Proxy(w http.ResponseWriter, r *http.Request, target *url.URL, opts Options) error {
+	ctx := r.Context()
+	backend, err := dial(ctx, target, opts)
+	if err != nil {
+		return &DialError{Err: err}
+	}
+	out := r.Clone(context.WithoutCancel(ctx))
+	out.URL = &url.URL{Scheme: target.Scheme, Host: target.Host, Path: target.Path, RawPath: target.RawPath, RawQuery: target.RawQuery}
+	if !strings.HasPrefix(out.URL.Path, "/") {
+		out.URL.Path, out.URL.RawPath = "/"+out.URL.Path, ""
+	}
+	out.Host = target.Host
+	out.RequestURI = ""
+	out.Close = false
+	if opts.Header != nil {
+		opts.Header(out.Header)
+	}
+	if r.Body == nil || r.ContentLength == 0 {
+		out.Body = nil
+		out.ContentLength = 0
+	}
+	if err := out.Write(backend); err != nil {
+		backend.Close()
+		return &DialError{Err: err}
+	}
+	br := bufio.NewReader(backend)
+	resp, err := http.ReadResponse(br, out)
+	if err != nil {
+		backend.Close()
+		return fmt.Errorf("error reading the backend's answer: %w", err)
+	}
+	if resp.StatusCode != http.StatusSwitchingProtocols {
+		defer backend.Close()
+		defer resp.Body.Close()
+		for k, vs := range resp.Header {
+			w.Header()[k] = vs
+		}
+		w.WriteHeader(resp.StatusCode)
+		_, _ = io.Copy(w, resp.Body)
+		return nil
+	}
+	client, crw, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		backend.Close()
+		return fmt.Errorf("unable to hijack the client's connection: %w", err)
+	}
+	// The 101 answer, then whatever the backend already sent after it.
+	if _, err := fmt.Fprintf(crw, "HTTP/1.1 101 Switching Protocols\r\n"); err == nil {
+		_ = resp.Header.Write(crw)
+		_, _ = crw.WriteString("\r\n")
+		_ = crw.Flush()
+	}
+	Splice(client, crw.Reader, backend, br)
+	return nil
+}
+
+// Splice copies a→b (starting with what aBuf already read from a) and b→a
+// (starting with bBuf) until either direction ends, then closes both.
+func Splice(a net.Conn, aBuf io.Reader, b net.Conn, bBuf io.Reader) {
+	var once sync.Once
+	done := make(chan struct{})
+	closeBoth := func() {
+		once.Do(func() {
+			a.Close()
+			b.Close()
+			close(done)
+		})
+	}
+	go func() { _, _ = io.Copy(b, aBuf); closeBoth() }()
+	go func() { _, _ = io.Copy(a, bBuf); closeBoth() }()
+	<-done
+}
+
+func dial(ctx context.Context, target *url.URL, opts Options) (net.Conn, error) {
+	timeout := opts.DialTimeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	host := target.Host
+	if target.Port() == "" {
+		port := "80"
+		if target.Scheme == "https" || target.Scheme == "wss" {
+			port = "443"
+		}
+		host = net.JoinHostPort(target.Hostname(), port)
+	}
+	dctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	conn, err := (&net.Dialer{}).DialContext(dctx, "tcp", host)
+	if err != nil {
+		return nil, err
+	}
+	switch target.Scheme {
+	case "http", "ws":
+		return conn, nil
+	case "https", "wss":
+	default:
+		conn.Close()
+		return nil, fmt.Errorf("unsupported scheme %q", target.Scheme)
+	}
+	tc := &tls.Config{}
+	if opts.TLS != nil {
+		tc = opts.TLS.Clone()
+	}
+	if tc.ServerName == "" {
+		tc.ServerName = target.Hostname()
+	}
+	tc.NextProtos = []string{"http/1.1"}
+	tconn := tls.Client(conn, tc)
+	if err := tconn.HandshakeContext(dctx); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return tconn, nil
+}
+
+// ErrNotUpgrade is returned by callers that require an upgrade request.
+var ErrNotUpgrade = errors.New("upgrade request required")
