@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"text/tabwriter"
@@ -175,27 +173,6 @@ func humanSize(n uint64) string {
 	return fmt.Sprintf("%.3g%s", f, units[i])
 }
 
-// writeArchive writes images to path atomically (a temporary file renamed).
-func writeArchive(path string, images ...image.Image) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".skiff-image-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := image.WriteDockerArchive(tmp, images...); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
-}
-
 func newImageBuildBusybox() *cobra.Command {
 	var out, binary string
 	var tags []string
@@ -215,7 +192,7 @@ can be pulled), the version tag needs nothing.`,
 			if err != nil {
 				return err
 			}
-			if err := writeArchive(out, img); err != nil {
+			if err := image.WriteDockerArchiveFile(out, img); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (%s, %s)\n", out, strings.Join(img.Names, ", "), img.Arch)
@@ -244,7 +221,7 @@ Only amd64 exists.`,
 			if err != nil {
 				return err
 			}
-			if err := writeArchive(out, img); err != nil {
+			if err := image.WriteDockerArchiveFile(out, img); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (%s, %s)\n", out, image.PauseImageName, arch)

@@ -13,8 +13,11 @@ import (
 	"testing"
 	"time"
 
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
 	"github.com/skiff-sh/skiff/pkg/containerd"
 	"github.com/skiff-sh/skiff/pkg/image"
+	"github.com/skiff-sh/skiff/pkg/kubelet/remote"
 )
 
 // runSkiff runs the skiff command line in this process.
@@ -172,7 +175,8 @@ state = %q
 // with `skiff image import` into a containerd laid out as skiff up's,
 // lists them with `skiff image ls` and runs both with ctr: the pause
 // program runs as a container's PID 1 and exits 0 on SIGTERM, busybox's
-// shell runs applets.
+// shell runs applets; through CRI, a pod sandbox of the pause image runs a
+// busybox container.
 func TestImagesInContainerd(t *testing.T) {
 	if _, err := os.Stat(image.DefaultBusyboxPath); err != nil {
 		t.Skipf("%s not installed (Debian: busybox-static); CI installs it", image.DefaultBusyboxPath)
@@ -272,4 +276,76 @@ func TestImagesInContainerd(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the pause container ignored SIGTERM")
 	}
+
+	criPod(t, ctx, sock, dataDir)
+}
+
+// criPod runs, as the kubelet will, a pod sandbox (host network: no CNI
+// here) of the pause image the CRI plugin is configured with and a busybox
+// container in it, and reads the container's log.
+func criPod(t *testing.T, ctx context.Context, sock, dataDir string) {
+	c, err := remote.Dial(ctx, sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	logDir := filepath.Join(dataDir, "pod-logs")
+	sandboxConfig := &runtimeapi.PodSandboxConfig{
+		Metadata:     &runtimeapi.PodSandboxMetadata{Name: "images-test", Namespace: "default", Uid: "0c6d2b3e-images-test"},
+		LogDirectory: logDir,
+		Linux: &runtimeapi.LinuxPodSandboxConfig{SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
+			NamespaceOptions: &runtimeapi.NamespaceOption{Network: runtimeapi.NamespaceMode_NODE},
+		}},
+	}
+	sb, err := c.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: sandboxConfig})
+	if err != nil {
+		t.Fatalf("RunPodSandbox with %s: %v", image.PauseImageName, err)
+	}
+	defer func() {
+		c.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: sb.PodSandboxId})
+		c.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: sb.PodSandboxId})
+	}()
+	st, err := c.PodSandboxStatus(ctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: sb.PodSandboxId})
+	if err != nil || st.Status.State != runtimeapi.PodSandboxState_SANDBOX_READY {
+		t.Fatalf("sandbox status %v: %v", st, err)
+	}
+	ctrResp, err := c.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{
+		PodSandboxId: sb.PodSandboxId,
+		Config: &runtimeapi.ContainerConfig{
+			Metadata: &runtimeapi.ContainerMetadata{Name: "bb"},
+			Image:    &runtimeapi.ImageSpec{Image: "docker.io/library/busybox:latest"},
+			Command:  []string{"sh", "-c", "echo hello from a pod"},
+			LogPath:  "bb/0.log",
+		},
+		SandboxConfig: sandboxConfig,
+	})
+	if err != nil {
+		t.Fatalf("CreateContainer: %v", err)
+	}
+	if _, err := c.StartContainer(ctx, &runtimeapi.StartContainerRequest{ContainerId: ctrResp.ContainerId}); err != nil {
+		t.Fatalf("StartContainer: %v", err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		cs, err := c.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: ctrResp.ContainerId})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cs.Status.State == runtimeapi.ContainerState_CONTAINER_EXITED {
+			if cs.Status.ExitCode != 0 {
+				t.Fatalf("container exited %d: %s", cs.Status.ExitCode, cs.Status.Message)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("container still %v", cs.Status.State)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// CRI log format: "<time> stdout F hello from a pod".
+	log, err := os.ReadFile(filepath.Join(logDir, "bb/0.log"))
+	if err != nil || !strings.Contains(string(log), " stdout F hello from a pod") {
+		t.Errorf("container log %q: %v", log, err)
+	}
+	c.RemoveContainer(ctx, &runtimeapi.RemoveContainerRequest{ContainerId: ctrResp.ContainerId})
 }

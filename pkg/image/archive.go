@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -267,6 +269,29 @@ func WriteDockerArchive(w io.Writer, images ...Image) error {
 		return err
 	}
 	return tw.Close()
+}
+
+// WriteDockerArchiveFile writes images as a docker-archive tarball to
+// file, atomically: a temporary file in the same directory renamed over
+// file once complete (mode 0644).
+func WriteDockerArchiveFile(file string, images ...Image) error {
+	tmp, err := os.CreateTemp(filepath.Dir(file), ".skiff-image-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := WriteDockerArchive(tmp, images...); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), file)
 }
 
 // splitTag splits "host/repo:tag" into repository and tag; a reference

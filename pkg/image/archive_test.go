@@ -9,6 +9,8 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -218,5 +220,31 @@ func TestWriteDockerArchiveErrors(t *testing.T) {
 	}
 	if err := WriteDockerArchive(io.Discard); err == nil {
 		t.Error("no image: no error")
+	}
+}
+
+func TestWriteDockerArchiveFile(t *testing.T) {
+	img := Image{Names: []string{"a:1"}, Arch: "amd64", Files: []File{{Path: "/f", Mode: 0o644, Content: []byte("f")}}}
+	file := filepath.Join(t.TempDir(), "a.tar")
+	if err := WriteDockerArchiveFile(file, img); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if images := readDockerArchive(t, b); len(images) != 1 || images[0].RepoTags[0] != "a:1" {
+		t.Errorf("images %+v", images)
+	}
+	if fi, _ := os.Stat(file); fi.Mode().Perm() != 0o644 {
+		t.Errorf("mode %v", fi.Mode())
+	}
+	// A failed write leaves neither the file nor a temporary one.
+	bad := filepath.Join(t.TempDir(), "bad.tar")
+	if err := WriteDockerArchiveFile(bad, Image{Names: []string{"notag"}, Arch: "amd64"}); err == nil {
+		t.Fatal("no error for an image without a tag")
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(bad)); len(entries) != 0 {
+		t.Errorf("left behind: %v", entries)
 	}
 }
