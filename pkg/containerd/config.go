@@ -53,6 +53,8 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
     stream_server_port = "0"
     enable_tls_streaming = false
     max_container_log_line_size = 16384
+    # pods' network namespaces under state/, not the machine's /var/run/netns
+    netns_mounts_under_state_dir = true
 
     [plugins."io.containerd.grpc.v1.cri".containerd]
       snapshotter = %s
@@ -64,13 +66,15 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
         [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
           # cgroupfs: the kubelet's cgroup driver
           SystemdCgroup = false
+          # runc's state under state/, not the machine's /run/containerd/runc
+          Root = %s
 
     [plugins."io.containerd.grpc.v1.cri".cni]
       bin_dir = %s
       conf_dir = %s
       max_conf_num = 1
 `, q(l.Root), q(l.State), q(l.Socket), q(l.Socket+".ttrpc"), q(filepath.Join(l.Dir, "opt")),
-		q(c.SandboxImage), q(snapshotter), q(cniBinDir), q(c.CNIConfDir))
+		q(c.SandboxImage), q(snapshotter), q(filepath.Join(l.State, "runc")), q(cniBinDir), q(c.CNIConfDir))
 	return b.String()
 }
 

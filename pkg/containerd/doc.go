@@ -29,7 +29,16 @@
 //   - CNI plugins from /usr/lib/cni (Debian) and /opt/cni/bin: containerd
 //     1.6 takes one bin_dir, so when both exist it gets a directory of
 //     links to both; configuration from <data-dir>/cni/net.d;
-//   - the sandbox image localhost/skiff/pause:3.10, never pulled.
+//   - the sandbox image localhost/skiff/pause:3.10, never pulled;
+//   - runc's state (Root) and the pods' network namespaces
+//     (netns_mounts_under_state_dir) under state/, so that several
+//     containerds (tests, a machine's own) do not share them; only the
+//     shims' sockets stay in /run/containerd/s (containerd 1.6 fixes that
+//     path; they are named after the containerd's socket).
+//
+// Run refuses to start when a containerd already answers on the socket (a
+// skiff killed without stopping its containerd), and moves a
+// containerd.log over 10 MiB to containerd.log.1 at start.
 //
 // Images: ImportImage puts a docker-archive or OCI tar into the CRI
 // namespace (k8s.io) with ctr, as `k3s ctr images import` and

@@ -193,9 +193,16 @@ func (s *Supervisor) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return fmt.Errorf("containerd: %w", err)
 	}
+	// Another containerd serving this directory (a skiff killed without
+	// stopping its containerd) would hold its database: say so at once
+	// instead of timing out.
+	if v := s.answering(ctx); v != nil {
+		return fmt.Errorf("containerd: a containerd (%s %s) already serves %s; stop it first", v.RuntimeName, v.RuntimeVersion, s.layout.Socket)
+	}
 	if err := s.writeConfig(); err != nil {
 		return err
 	}
+	rotateLog(s.layout.Log)
 	backoff := initialBackoff
 	for first := true; ; first = false {
 		started := s.clock.Now()
@@ -316,6 +323,36 @@ func (s *Supervisor) runOnce(ctx context.Context, bin string, first bool) (exite
 			s.stop(cmd, waited)
 			return nil, nil
 		}
+	}
+}
+
+// answering is what a runtime already answering on the socket says (nil:
+// none answers within a second).
+func (s *Supervisor) answering(ctx context.Context) *runtimeapi.VersionResponse {
+	if _, err := os.Stat(s.layout.Socket); err != nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	c, err := remote.Dial(ctx, s.layout.Socket)
+	if err != nil {
+		return nil
+	}
+	defer c.Close()
+	v, err := c.Version(ctx, &runtimeapi.VersionRequest{Version: "v1"})
+	if err != nil {
+		return nil
+	}
+	return v
+}
+
+// maxLogSize: a containerd.log larger than this at start is moved to
+// containerd.log.1 (replacing the previous one).
+const maxLogSize = 10 << 20
+
+func rotateLog(path string) {
+	if fi, err := os.Stat(path); err == nil && fi.Size() > maxLogSize {
+		_ = os.Rename(path, path+".1")
 	}
 }
 

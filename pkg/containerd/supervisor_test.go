@@ -95,7 +95,7 @@ func TestConfigFile(t *testing.T) {
 		`path = "/d/containerd/opt"`,
 		`sandbox_image = "localhost/skiff/pause:3.10"`, `restrict_oom_score_adj = true`,
 		`stream_server_address = "127.0.0.1"`, `stream_server_port = "0"`, `snapshotter = "overlayfs"`,
-		`SystemdCgroup = false`, `bin_dir = "/usr/lib/cni"`, `conf_dir = "/d/cni/net.d"`,
+		`SystemdCgroup = false`, `Root = "/d/containerd/state/runc"`, `netns_mounts_under_state_dir = true`, `bin_dir = "/usr/lib/cni"`, `conf_dir = "/d/cni/net.d"`,
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("config.toml lacks %q:\n%s", want, s)
@@ -140,6 +140,24 @@ func TestNewRefusesLongSocketPaths(t *testing.T) {
 	}
 	if _, err := New(Config{}); err == nil {
 		t.Error("New accepted an empty Dir")
+	}
+}
+
+func TestRotateLog(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "containerd.log")
+	must(t, os.WriteFile(log, make([]byte, 100), 0o600))
+	rotateLog(log)
+	if _, err := os.Stat(log + ".1"); err == nil {
+		t.Fatal("a small log was rotated")
+	}
+	must(t, os.WriteFile(log, make([]byte, maxLogSize+1), 0o600))
+	rotateLog(log)
+	if fi, err := os.Stat(log + ".1"); err != nil || fi.Size() != maxLogSize+1 {
+		t.Fatalf("a large log was not rotated: %v", err)
+	}
+	if _, err := os.Stat(log); !os.IsNotExist(err) {
+		t.Fatalf("the log is still there: %v", err)
 	}
 }
 
@@ -198,6 +216,12 @@ func TestContainerd(t *testing.T) {
 		t.Errorf("Version = %+v", v)
 	}
 	t.Logf("containerd %s, snapshotter %s", s.Version().RuntimeVersion, s.Snapshotter())
+	// A second supervisor of the same directory refuses to start another.
+	s2, err := New(Config{Dir: s.Layout().Dir})
+	must(t, err)
+	if err := s2.Run(ctx); err == nil || !strings.Contains(err.Error(), "already serves") {
+		t.Errorf("a second supervisor of the same directory: %v", err)
+	}
 	conf, err := os.ReadFile(s.Layout().Config)
 	must(t, err)
 	if !strings.Contains(string(conf), "restrict_oom_score_adj = true") {
@@ -300,6 +324,18 @@ func TestContainerd(t *testing.T) {
 	t.Logf("exec URL %s", er.Url)
 	if u, err := url.Parse(er.Url); err != nil || u.Hostname() != "127.0.0.1" || u.Port() == "" || u.Port() == "0" {
 		t.Errorf("Exec URL %q: want the streaming server on 127.0.0.1 with a real port", er.Url)
+	}
+
+	// Stats (kubectl top, the kubelet's summary) come from the container's cgroup.
+	stats, err := c.ContainerStats(ctx, &runtimeapi.ContainerStatsRequest{ContainerId: sleeper})
+	if err != nil {
+		t.Errorf("ContainerStats: %v", err)
+	} else if stats.Stats.GetMemory().GetWorkingSetBytes().GetValue() == 0 || stats.Stats.GetCpu() == nil {
+		t.Errorf("ContainerStats: %+v", stats.Stats)
+	}
+	fs, err := c.ImageFsInfo(ctx, &runtimeapi.ImageFsInfoRequest{})
+	if err != nil || len(fs.ImageFilesystems) == 0 {
+		t.Errorf("ImageFsInfo: %+v, %v", fs, err)
 	}
 
 	// The sandbox's and the sleeper's processes, to check they are gone at the end.
