@@ -29,6 +29,15 @@
 //     expansion in env, command and args); an error there is the
 //     container's CreateContainerConfigError. Volume mounts come from
 //     Config.Mounts (pkg/kubelet/volume);
+//   - images as upstream's image manager: the pull policy (defaulted
+//     from the tag when empty), ImageStatus before pulling unless Always,
+//     ":latest" added to untagged names, the pod's imagePullSecrets
+//     (.dockerconfigjson/.dockercfg) matched to the image's registry as
+//     upstream's keyring (docker.io defaults, globs, ports, paths) and
+//     tried in turn as CRI AuthConfig, back-off per pod and image (10 s
+//     doubling to 5 min); waiting reasons ErrImagePull, ImagePullBackOff,
+//     ErrImageNeverPull, InvalidImageName with upstream's messages and
+//     events (Pulling, Pulled, Failed, BackOff, ErrImageNeverPull);
 //   - the node status loop posts status on change or every
 //     NodeStatusReportFrequency; the lease loop renews
 //     kube-node-lease/<node> every leaseDuration/4 (10 s).
@@ -53,7 +62,7 @@
 // goroutine each. Hollow nodes simulate probes and skip hooks
 // (Config.SimulateHandlers: readiness after initialDelaySeconds).
 //
-// Not yet: volumes (Config.Mounts is the hook), image pull secrets, eviction, garbage collection, the kubelet's own
+// Not yet: volumes (Config.Mounts is the hook), eviction, garbage collection, the kubelet's own
 // HTTPS API, a node identity of its own (the kubelet runs with its
 // client's identity).
 package kubelet

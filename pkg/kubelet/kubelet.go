@@ -102,6 +102,8 @@ type Kubelet struct {
 	pleg   *pleg
 	probes *prober.Manager // nil with SimulateHandlers
 	podCfg *podConfig
+	// imageBackOff: failed pulls per pod and image.
+	imageBackOff imageBackOff
 
 	ownServices *cache.TypedInformer[*corev1.Service] // when Config.Services is nil
 }

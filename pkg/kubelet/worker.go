@@ -137,6 +137,7 @@ func (k *Kubelet) syncPod(ctx context.Context, w *podWorker, pod *corev1.Pod, re
 			return time.Second, false
 		}
 		k.status.forget(w.uid)
+		k.imageBackOff.forget(string(w.uid) + "_")
 		if k.probes != nil {
 			k.probes.Remove(w.uid)
 		}
