@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
+	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
+	"sync"
 	"testing"
 	"time"
 
@@ -76,9 +77,9 @@ example.com/a               <none>   0123456789abc   10B
 	}
 }
 
-// startContainerd runs a containerd with the layout skiff up gives it
-// under dataDir (dataDir/containerd/...) and stops it, and whatever
-// container is left, when the test ends.
+// startContainerd runs a containerd under dataDir as skiff up does (the
+// pkg/containerd supervisor with dataDir/containerd), and stops it, and
+// whatever container is left, when the test ends.
 func startContainerd(t *testing.T, dataDir string) string {
 	t.Helper()
 	for _, bin := range []string{"containerd", "ctr", "runc"} {
@@ -87,92 +88,75 @@ func startContainerd(t *testing.T, dataDir string) string {
 		}
 	}
 	if os.Geteuid() != 0 {
-		t.Skip("containerd needs root")
+		t.Skip("not root: containerd and runc need root here")
 	}
-	l := containerd.LayoutOf(containerd.DirOf(dataDir))
-	if err := os.MkdirAll(filepath.Join(l.Dir, "cni"), 0o700); err != nil {
-		t.Fatal(err)
+	if testing.Short() {
+		t.Skip("-short: this test runs a real containerd")
 	}
-	config := fmt.Sprintf(`version = 2
-root = %q
-state = %q
-[grpc]
-  address = %q
-[plugins."io.containerd.grpc.v1.cri"]
-  restrict_oom_score_adj = true
-  sandbox_image = %q
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "/usr/lib/cni"
-    conf_dir = %q
-`, l.Root, l.State, l.Socket, image.PauseImageName, filepath.Join(l.Dir, "cni"))
-	if err := os.WriteFile(l.Config, []byte(config), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	log, err := os.Create(l.Log)
+	var log bytes.Buffer
+	sup, err := containerd.New(containerd.Config{
+		Dir:              containerd.DirOf(dataDir),
+		RemovePodsOnStop: true,
+		Logger:           slog.New(slog.NewTextHandler(&syncWriter{w: &log}, nil)),
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer log.Close()
-	cmd := exec.Command("containerd", "--config", l.Config)
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
+	ctx, cancel := context.WithCancel(context.Background())
+	runErr := make(chan error, 1)
+	go func() { runErr <- sup.Run(ctx) }()
+	sock := sup.Socket()
 	t.Cleanup(func() {
-		// Kill what is left (a failed test's containers) so that no shim
-		// outlives the test, then stop containerd.
+		// Kill what ctr run left (a failed test's containers; CRI pods are
+		// the supervisor's to remove) so that no shim outlives the test,
+		// then stop containerd.
 		ctr := func(args ...string) string {
-			out, _ := exec.Command("ctr", append([]string{"--address", l.Socket, "--namespace", containerd.Namespace}, args...)...).CombinedOutput()
+			out, _ := exec.Command("ctr", append([]string{"--address", sock, "--namespace", containerd.Namespace}, args...)...).CombinedOutput()
 			return string(out)
 		}
-		for _, line := range strings.Split(ctr("tasks", "ls", "-q"), "\n") {
-			if id := strings.TrimSpace(line); id != "" {
-				ctr("tasks", "kill", "-s", "SIGKILL", id)
-				deadline := time.Now().Add(10 * time.Second)
-				for !strings.Contains(ctr("tasks", "ls"), "STOPPED") && time.Now().Before(deadline) {
-					time.Sleep(50 * time.Millisecond)
-				}
-				ctr("tasks", "delete", "-f", id)
-				ctr("containers", "rm", id)
+		for _, id := range []string{"skiff-busybox-test", "skiff-pause-test"} {
+			if !strings.Contains(ctr("tasks", "ls", "-q"), id) {
+				continue
 			}
+			ctr("tasks", "kill", "-s", "SIGKILL", id)
+			deadline := time.Now().Add(10 * time.Second)
+			for !strings.Contains(ctr("tasks", "ls"), "STOPPED") && time.Now().Before(deadline) {
+				time.Sleep(50 * time.Millisecond)
+			}
+			ctr("tasks", "delete", "-f", id)
+			ctr("containers", "rm", id)
 		}
-		cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(20 * time.Second):
-			cmd.Process.Kill()
-			<-exited
+		cancel()
+		if err := <-runErr; err != nil {
+			t.Errorf("containerd supervisor: %v", err)
 		}
 		if t.Failed() {
-			if b, err := os.ReadFile(l.Log); err == nil {
-				t.Logf("containerd log:\n%s", b)
-			}
+			b, _ := os.ReadFile(sup.Layout().Log)
+			t.Logf("supervisor log:\n%s\ncontainerd log:\n%s", log.String(), b)
 		}
 	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if c, err := net.Dial("unix", l.Socket); err == nil {
-			c.Close()
-			break
-		}
-		select {
-		case <-exited:
-			b, _ := os.ReadFile(l.Log)
-			t.Fatalf("containerd exited: %s", b)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("containerd does not answer on its socket")
-		}
-		time.Sleep(20 * time.Millisecond)
+	waitCtx, waitCancel := context.WithTimeout(ctx, time.Minute)
+	defer waitCancel()
+	if err := sup.WaitReady(waitCtx); err != nil {
+		t.Fatalf("containerd did not start: %v", err)
 	}
-	return l.Socket
+	return sock
+}
+
+// syncWriter serialises writes of the supervisor's logger.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }
 
 // TestImagesInContainerd builds the pause and busybox images, imports them
-// with `skiff image import` into a containerd laid out as skiff up's,
+// with `skiff image import` into a containerd supervised as skiff up's,
 // lists them with `skiff image ls` and runs both with ctr: the pause
 // program runs as a container's PID 1 and exits 0 on SIGTERM, busybox's
 // shell runs applets; through CRI, a pod sandbox of the pause image runs a
