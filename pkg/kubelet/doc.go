@@ -28,7 +28,14 @@
 //     configMap/secret refs, envFrom, service variables, $(VAR)
 //     expansion in env, command and args); an error there is the
 //     container's CreateContainerConfigError. Volume mounts come from
-//     Config.Mounts (pkg/kubelet/volume);
+//     Config.Mounts, by default the volume manager's;
+//   - with Config.Volumes, the volume manager (pkg/kubelet/volume, under
+//     Config.RootDir) sets up a pod's volumes before anything of it runs
+//     (each failure is a FailedMount event on the pod, which stays
+//     Pending and is retried after the sync error back-off), refreshes
+//     their contents, and tears them down once the pod is gone from the
+//     API server and its containers and sandboxes are removed; without
+//     it (hollow nodes) there is no volume work;
 //   - images as upstream's image manager: the pull policy (defaulted
 //     from the tag when empty), ImageStatus before pulling unless Always,
 //     ":latest" added to untagged names, the pod's imagePullSecrets
@@ -62,7 +69,9 @@
 // goroutine each. Hollow nodes simulate probes and skip hooks
 // (Config.SimulateHandlers: readiness after initialDelaySeconds).
 //
-// Not yet: volumes (Config.Mounts is the hook), eviction, garbage collection, the kubelet's own
+// Not yet: unmounting the volumes of pods that finished but are not
+// deleted, removing orphaned pod directories after a kubelet restart,
+// eviction, garbage collection, the kubelet's own
 // HTTPS API, a node identity of its own (the kubelet runs with its
 // client's identity).
 package kubelet

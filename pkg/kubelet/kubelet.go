@@ -20,6 +20,7 @@ import (
 	"github.com/skiff-sh/skiff/pkg/clock"
 	"github.com/skiff-sh/skiff/pkg/kubelet/cri"
 	"github.com/skiff-sh/skiff/pkg/kubelet/prober"
+	"github.com/skiff-sh/skiff/pkg/kubelet/volume"
 )
 
 // Version is the kubelet version the node reports (the API server's).
@@ -75,8 +76,18 @@ type Config struct {
 	// /var/log/pods); "" sets no log paths (the simulated runtime).
 	PodLogDir string
 	// Mounts gives each container its volume mounts (pkg/kubelet/volume);
-	// nil: none.
+	// nil: none, or the volume manager's with Volumes.
 	Mounts MountsFunc
+	// RootDir is the kubelet's root directory (pods/<uid>/volumes/...;
+	// default DefaultRootDir).
+	RootDir string
+	// Volumes, when set, makes the kubelet manage its pods' volumes
+	// (pkg/kubelet/volume, under RootDir; unset fields of it come from
+	// this Config): set up before the sandbox is created (a failure is a
+	// FailedMount event and the pod stays Pending, retried), mounted into
+	// the containers, refreshed, and torn down once the pod's containers
+	// and sandboxes are removed. Nil: no volume work (hollow nodes).
+	Volumes *volume.Config
 }
 
 // Kubelet is one node's agent.
@@ -98,10 +109,11 @@ type Kubelet struct {
 	lastReport     time.Time // last node status post
 	ctx            context.Context
 
-	status *statusManager
-	pleg   *pleg
-	probes *prober.Manager // nil with SimulateHandlers
-	podCfg *podConfig
+	status  *statusManager
+	pleg    *pleg
+	probes  *prober.Manager // nil with SimulateHandlers
+	volumes *volume.Manager // nil without Config.Volumes
+	podCfg  *podConfig
 	// imageBackOff: failed pulls per pod and image.
 	imageBackOff imageBackOff
 
@@ -147,6 +159,17 @@ func New(cfg Config) (*Kubelet, error) {
 		k.ownServices = cache.NewTypedInformer(client.For[*corev1.Service, *corev1.ServiceList](cfg.Client), nil, cache.SharedIndexInformerOptions{})
 		k.cfg.Services = k.ownServices
 	}
+	k.cfg.RootDir = defaultRootDir(cfg.RootDir)
+	vm, err := k.newVolumeManager()
+	if err != nil {
+		return nil, err
+	}
+	if vm != nil {
+		k.volumes = vm
+		if k.cfg.Mounts == nil {
+			k.cfg.Mounts = k.volumeMounts
+		}
+	}
 	k.podCfg = k.newPodConfig()
 	k.status = &statusManager{pods: k.pods, last: map[types.UID]corev1.PodStatus{}}
 	k.pleg = &pleg{k: k, last: map[string]string{}}
@@ -190,6 +213,9 @@ func (k *Kubelet) Run(ctx context.Context) error {
 	}
 	if k.ownServices != nil {
 		run(k.ownServices.Run)
+	}
+	if k.volumes != nil {
+		run(k.volumes.Run)
 	}
 	run(k.leaseLoop)
 	run(k.nodeStatusLoop)

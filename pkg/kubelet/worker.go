@@ -136,6 +136,10 @@ func (k *Kubelet) syncPod(ctx context.Context, w *podWorker, pod *corev1.Pod, re
 			k.log.Warn("removing pod from the runtime", "pod", klogPod(pod), "err", err)
 			return time.Second, false
 		}
+		if err := k.tearDownVolumes(ctx, w); err != nil {
+			k.log.Warn("tearing down the pod's volumes", "pod", klogPod(pod), "err", err)
+			return time.Second, false
+		}
 		k.status.forget(w.uid)
 		k.imageBackOff.forget(string(w.uid) + "_")
 		if k.probes != nil {
@@ -143,6 +147,8 @@ func (k *Kubelet) syncPod(ctx context.Context, w *podWorker, pod *corev1.Pod, re
 		}
 		return 0, true
 	}
+	// Volumes first (nothing starts before they are ready).
+	mountErr := k.setUpVolumes(ctx, pod)
 	var st *podRuntimeStatus
 	var acts podActions
 	for i := 0; ; i++ {
@@ -154,7 +160,7 @@ func (k *Kubelet) syncPod(ctx context.Context, w *podWorker, pod *corev1.Pod, re
 		}
 		k.updateProbes(pod, st)
 		acts = computePodActions(pod, st, k.clock.Now())
-		if i == 10 || !k.execute(ctx, w, pod, st, acts) {
+		if mountErr != nil || i == 10 || !k.execute(ctx, w, pod, st, acts) {
 			break
 		}
 	}
@@ -176,7 +182,7 @@ func (k *Kubelet) syncPod(ctx context.Context, w *podWorker, pod *corev1.Pod, re
 	}
 	// A container that could not start is tried again after the pod
 	// workers' back-off (upstream's 10 s).
-	if len(w.waiting) > 0 && !podIsDone(pod) && (next == 0 || next > syncErrorBackOff) {
+	if (len(w.waiting) > 0 || mountErr != nil) && !podIsDone(pod) && (next == 0 || next > syncErrorBackOff) {
 		next = syncErrorBackOff
 	}
 	if pod.DeletionTimestamp != nil && !w.deleted && !anyActive(st) {

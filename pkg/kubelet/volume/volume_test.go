@@ -448,8 +448,8 @@ func TestDownwardAPI(t *testing.T) {
 	dir := h.m.VolumeDir(pod.UID, PluginDownwardAPI, "info")
 	want := map[string]string{
 		"labels": "app=\"web\"\ntier=\"front\"", "annotations": `note="one"`, "app": "web", "name": "p", "ns/namespace": "default",
-		"cpu_limit": "4000", // the node's allocatable: the container has no limit
-		"mem_request": "2", // 1500Ki in Mi, rounded up
+		"cpu_limit":   "4000", // the node's allocatable: the container has no limit
+		"mem_request": "2",    // 1500Ki in Mi, rounded up
 		"mem_limit":   "67108864",
 	}
 	for p, w := range want {

@@ -1,0 +1,79 @@
+package kubelet
+
+import (
+	"context"
+	"path/filepath"
+
+	corev1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/skiff-sh/skiff/pkg/kubelet/volume"
+)
+
+// DefaultRootDir is the kubelet's root directory unless Config.RootDir
+// says otherwise (upstream's is /var/lib/kubelet).
+const DefaultRootDir = "/var/lib/skiff/kubelet"
+
+// newVolumeManager makes the volume manager from Config.Volumes (nil: no
+// volume work), filling what the kubelet knows.
+func (k *Kubelet) newVolumeManager() (*volume.Manager, error) {
+	if k.cfg.Volumes == nil {
+		return nil, nil
+	}
+	vc := *k.cfg.Volumes
+	if vc.Client == nil {
+		vc.Client = k.cfg.Client
+	}
+	if vc.RootDir == "" {
+		vc.RootDir = k.cfg.RootDir
+	}
+	if vc.Clock == nil {
+		vc.Clock = k.cfg.Clock
+	}
+	if vc.Logger == nil {
+		vc.Logger = k.log
+	}
+	if vc.NodeAllocatable == nil {
+		vc.NodeAllocatable = k.capacity()
+	}
+	return volume.New(vc)
+}
+
+// volumeMounts is the container configuration's mounts hook when the
+// kubelet manages volumes.
+func (k *Kubelet) volumeMounts(ctx context.Context, pod *corev1.Pod, c *corev1.Container) ([]*runtimeapi.Mount, error) {
+	return k.volumes.Mounts(pod, c)
+}
+
+// setUpVolumes sets up the volumes of a pod that is to run (upstream's
+// WaitForAttachAndMount before the runtime's SyncPod): on failure each
+// problem is a FailedMount event on the pod, and the pod's worker does
+// nothing else but report status until a retry succeeds.
+func (k *Kubelet) setUpVolumes(ctx context.Context, pod *corev1.Pod) error {
+	if k.volumes == nil || podIsDone(pod) || len(pod.Spec.Volumes) == 0 {
+		return nil
+	}
+	err := k.volumes.SetUp(ctx, pod)
+	if err != nil {
+		for _, msg := range volume.Messages(err) {
+			k.event(pod, "", corev1.EventTypeWarning, "FailedMount", msg)
+		}
+	}
+	return err
+}
+
+// tearDownVolumes removes what the volume manager made for a pod whose
+// containers and sandboxes are gone.
+func (k *Kubelet) tearDownVolumes(ctx context.Context, w *podWorker) error {
+	if k.volumes == nil {
+		return nil
+	}
+	return k.volumes.TearDown(ctx, w.uid)
+}
+
+func defaultRootDir(dir string) string {
+	if dir == "" {
+		return DefaultRootDir
+	}
+	return filepath.Clean(dir)
+}

@@ -1,0 +1,95 @@
+package kubelet
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/skiff-sh/skiff/pkg/client"
+	"github.com/skiff-sh/skiff/pkg/kubelet/sim"
+	"github.com/skiff-sh/skiff/pkg/kubelet/volume"
+)
+
+// A pod whose configMap is missing stays Pending with FailedMount events
+// and no sandbox; once the configMap exists it runs with the volume
+// mounted; once it is deleted its volumes are gone.
+func TestVolumesSetUpBeforeTheSandbox(t *testing.T) {
+	root := t.TempDir()
+	h := newHarness(t, sim.Config{}, func(c *Config) { c.RootDir = root; c.Volumes = &volume.Config{} })
+	cms := client.For[*corev1.ConfigMap, *corev1.ConfigMapList](h.c).Namespace("default")
+	// The kube-api-access volume needs the cluster CA's configMap (the
+	// controller manager's root-ca-cert-publisher makes it).
+	if _, err := cms.Create(h.ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kube-root-ca.crt"}, Data: map[string]string{"ca.crt": "PEM"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pod := simplePod("web", "app")
+	pod.Spec.Volumes = []corev1.Volume{{Name: "cfg", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+		LocalObjectReference: corev1.LocalObjectReference{Name: "app-config"}}}}}
+	pod.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "cfg", MountPath: "/etc/app"}}
+	h.create(t, pod)
+	want := `Warning FailedMount MountVolume.SetUp failed for volume "cfg" : configmap "app-config" not found`
+	waitFor(t, "the FailedMount event", func() (bool, error) {
+		for _, e := range h.events() {
+			if e == want {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	p := h.podWhere(t, "web", 0, func(p *corev1.Pod) bool { return len(p.Status.ContainerStatuses) == 1 })
+	if p.Status.Phase != corev1.PodPending || p.Status.ContainerStatuses[0].State.Waiting == nil ||
+		p.Status.ContainerStatuses[0].State.Waiting.Reason != "ContainerCreating" {
+		t.Errorf("pod status %+v, want Pending with the container ContainerCreating", p.Status)
+	}
+	h.cri.mu.Lock()
+	sandboxes := len(h.cri.sandboxes)
+	h.cri.mu.Unlock()
+	if sandboxes != 0 {
+		t.Fatalf("%d sandboxes created before the volumes were ready", sandboxes)
+	}
+	if _, err := cms.Create(h.ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app-config"}, Data: map[string]string{"app.conf": "x=1"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Retried after the pod workers' back-off.
+	p = h.podWhere(t, "web", 2*time.Second, isReady)
+	dir := filepath.Join(root, "pods", string(p.UID), "volumes", "kubernetes.io~configmap", "cfg")
+	if b, err := os.ReadFile(filepath.Join(dir, "app.conf")); err != nil || string(b) != "x=1" {
+		t.Fatalf("app.conf: %q, %v", b, err)
+	}
+	h.cri.mu.Lock()
+	var mounts []*runtimeapi.Mount
+	for _, c := range h.cri.creates {
+		if c.Config.GetMetadata().GetName() == "app" {
+			mounts = c.Config.Mounts
+		}
+	}
+	h.cri.mu.Unlock()
+	var paths []string
+	for _, m := range mounts {
+		paths = append(paths, m.ContainerPath)
+		if m.ContainerPath == "/etc/app" && (m.HostPath != dir || !m.Readonly) {
+			t.Errorf("mount %v, want %s read-only", m, dir)
+		}
+	}
+	if got := strings.Join(paths, ","); got != "/etc/app,/var/run/secrets/kubernetes.io/serviceaccount" {
+		t.Errorf("container mounts %s", got)
+	}
+	if err := h.pods.Delete(h.ctx, "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.waitStepping(t, "pod gone", time.Second, func() (bool, error) {
+		_, err := h.pods.Get(h.ctx, "web", metav1.GetOptions{})
+		return apierrors.IsNotFound(err), err
+	})
+	waitFor(t, "the pod's directory removed", func() (bool, error) {
+		_, err := os.Stat(filepath.Join(root, "pods", string(p.UID)))
+		return os.IsNotExist(err), err
+	})
+}
