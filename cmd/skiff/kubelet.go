@@ -14,6 +14,7 @@ import (
 	"github.com/skiff-sh/skiff/pkg/kubelet"
 	"github.com/skiff-sh/skiff/pkg/kubelet/hollow"
 	"github.com/skiff-sh/skiff/pkg/kubelet/standalone"
+	"github.com/skiff-sh/skiff/pkg/kubelet/volume"
 )
 
 // newKubelet runs kubelets against an API server: --runtime=sim --nodes=N
@@ -32,6 +33,7 @@ func newKubelet(logger func() *slog.Logger) *cobra.Command {
 		endpoint   string
 		nodeIP     string
 		podLogDir  string
+		rootDir    string
 	)
 	cmd := &cobra.Command{
 		Use:   "kubelet",
@@ -93,7 +95,7 @@ func newKubelet(logger func() *slog.Logger) *cobra.Command {
 				fmt.Fprintf(os.Stderr, "skiff kubelet: node %s on the container runtime at %s, as the kubeconfig's user\n", name, endpoint)
 				err := standalone.Run(ctx, standalone.Config{Client: c, Endpoint: endpoint, Events: cfg.Events, Logger: cfg.Logger,
 					Kubelet: kubelet.Config{NodeName: name, NodeLabels: cfg.Labels, NodeIP: nodeIP, Capacity: cfg.Capacity,
-						PodLogDir: podLogDir}})
+						PodLogDir: podLogDir, RootDir: rootDir, Volumes: &volume.Config{}}})
 				if err != nil && !errors.Is(err, ctx.Err()) {
 					return err
 				}
@@ -111,6 +113,7 @@ func newKubelet(logger func() *slog.Logger) *cobra.Command {
 	f.StringVar(&kubeconfig, "kubeconfig", "", "Path to a kubeconfig file, specifying how to connect to the API server.")
 	f.StringVar(&runtime, "runtime", "sim", "Container runtime: sim (simulated nodes, no containers) or remote (one node on the CRI runtime at --container-runtime-endpoint; implied by that flag).")
 	f.StringVar(&endpoint, "container-runtime-endpoint", standalone.DefaultEndpoint, "The endpoint of the CRI runtime (--runtime=remote): unix:///path or a path.")
+	f.StringVar(&rootDir, "root-dir", kubelet.DefaultRootDir, "Directory for the kubelet's files (--runtime=remote): the pods' volumes under <dir>/pods/<uid>/volumes.")
 	f.StringVar(&podLogDir, "pod-log-dir", "/var/log/pods", "Where containers' logs go (--runtime=remote): <dir>/<namespace>_<pod>_<uid>/<container>/<restart>.log.")
 	f.StringVar(&nodeIP, "node-ip", "", "IP address of the node (--runtime=remote; default 127.0.0.1).")
 	f.IntVar(&cfg.Nodes, "nodes", 1, "How many simulated nodes to run in this process (--runtime=sim).")

@@ -1,0 +1,190 @@
+package standalone
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/skiff-sh/skiff/pkg/client"
+	"github.com/skiff-sh/skiff/pkg/containerd"
+	"github.com/skiff-sh/skiff/pkg/kubelet"
+	"github.com/skiff-sh/skiff/pkg/kubelet/volume"
+	"github.com/skiff-sh/skiff/pkg/testenv"
+)
+
+// A pod on a real containerd sees its volumes: a configMap (read-only,
+// one key also by subPath), a secret, the downward API, the injected
+// service account token, a Memory emptyDir (a tmpfs) and a hostPath it
+// writes to; once deleted, its directory and tmpfs are gone.
+func TestVolumesOnContainerd(t *testing.T) {
+	for _, bin := range []string{"containerd", "runc", "ctr"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			t.Skipf("%s is not installed (apt-get install containerd runc): this test runs a real containerd", bin)
+		}
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("not root: containerd and runc need root here")
+	}
+	if testing.Short() {
+		t.Skip("-short: this test runs a real containerd")
+	}
+	base, err := os.MkdirTemp("", "ctv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := os.RemoveAll(base); err != nil {
+			t.Errorf("removing %s: %v", base, err)
+		}
+	})
+	env := testenv.StartT(t, testenv.Config{})
+	if err := env.EnsureServiceAccount(context.Background(), "default", "default"); err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(&client.Config{Host: env.URL, CAData: env.CAData, CertData: env.CertData, KeyData: env.KeyData, QPS: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bridge, subnet := fmt.Sprintf("skv%d", os.Getpid()%100000), fmt.Sprintf("10.252.%d.0/24", os.Getpid()%250)
+	conflist := fmt.Sprintf(`{"cniVersion": "0.4.0", "name": "skiff-test", "plugins": [{"type": "bridge", "bridge": %q,
+  "isGateway": true, "ipMasq": false, "ipam": {"type": "host-local", "ranges": [[{"subnet": %q}]],
+  "routes": [{"dst": "0.0.0.0/0"}], "dataDir": %q}}]}`, bridge, subnet, filepath.Join(base, "cni", "ipam"))
+	must(t, os.MkdirAll(filepath.Join(base, "cni", "net.d"), 0o755))
+	must(t, os.WriteFile(filepath.Join(base, "cni", "net.d", "10-test.conflist"), []byte(conflist), 0o644))
+	t.Cleanup(func() { exec.Command("ip", "link", "del", bridge).Run() })
+
+	sup, err := containerd.New(containerd.Config{Dir: filepath.Join(base, "containerd"), RemovePodsOnStop: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	supDone, kDone := make(chan error, 1), make(chan error, 1)
+	go func() { supDone <- sup.Run(ctx) }()
+	kctx, kcancel := context.WithCancel(ctx)
+	t.Cleanup(func() {
+		kcancel()
+		if err := <-kDone; err != nil {
+			t.Errorf("kubelet: %v", err)
+		}
+		cancel()
+		if err := <-supDone; err != nil {
+			t.Errorf("containerd: %v", err)
+		}
+	})
+	wctx, wcancel := context.WithTimeout(ctx, time.Minute)
+	defer wcancel()
+	if err := sup.WaitReady(wctx); err != nil {
+		kDone <- nil
+		t.Fatal(err)
+	}
+	writeImages(t, filepath.Join(base, "images.tar"))
+	if _, err := containerd.ImportImage(ctx, sup.Socket(), filepath.Join(base, "images.tar")); err != nil {
+		kDone <- nil
+		t.Fatal(err)
+	}
+	root := filepath.Join(base, "kubelet")
+	go func() {
+		kDone <- Run(kctx, Config{Client: c, Endpoint: sup.Endpoint(), Events: true,
+			Kubelet: kubelet.Config{NodeName: "node-1", PodLogDir: filepath.Join(base, "pods"), RootDir: root, Volumes: &volume.Config{}}})
+	}()
+
+	cms := client.For[*corev1.ConfigMap, *corev1.ConfigMapList](c).Namespace("default")
+	for name, data := range map[string]map[string]string{"kube-root-ca.crt": {"ca.crt": "PEM"}, "cfg": {"greeting": "hello", "app.conf": "x=1"}} {
+		if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: data}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	secrets := client.For[*corev1.Secret, *corev1.SecretList](c).Namespace("default")
+	if _, err := secrets.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "sec"}, Data: map[string][]byte{"pw": []byte("s3cret")}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	hostDir := filepath.Join(base, "host")
+	grace := int64(1)
+	script := strings.Join([]string{
+		"cat /etc/cfg/greeting; echo", "cat /etc/sec/pw; echo", "cat /etc/podinfo/name; echo",
+		"cat /var/run/secrets/kubernetes.io/serviceaccount/namespace; echo",
+		"test -s /var/run/secrets/kubernetes.io/serviceaccount/token && echo token-ok",
+		"grep ' /scratch ' /proc/mounts | cut -d' ' -f3",
+		"echo x > /scratch/f && echo scratch-ok",
+		"touch /etc/cfg/new 2>/dev/null || echo cfg-read-only",
+		"cat /app.conf; echo",
+		"echo from-pod > /host/out",
+	}, "; ")
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "vols"}, Spec: corev1.PodSpec{
+		NodeName: "node-1", RestartPolicy: corev1.RestartPolicyNever, TerminationGracePeriodSeconds: &grace,
+		Volumes: []corev1.Volume{
+			{Name: "cfg", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}}}},
+			{Name: "sec", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "sec"}}},
+			{Name: "podinfo", VolumeSource: corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{Items: []corev1.DownwardAPIVolumeFile{
+				{Path: "name", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}}}},
+			{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: ptrTo(resource.MustParse("4Mi"))}}},
+			{Name: "host", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: hostDir, Type: ptrTo(corev1.HostPathDirectoryOrCreate)}}},
+		},
+		Containers: []corev1.Container{{Name: "main", Image: "busybox:test", Command: []string{"/bin/sh", "-c", script},
+			VolumeMounts: []corev1.VolumeMount{
+				{Name: "cfg", MountPath: "/etc/cfg"}, {Name: "cfg", MountPath: "/app.conf", SubPath: "app.conf"},
+				{Name: "sec", MountPath: "/etc/sec"}, {Name: "podinfo", MountPath: "/etc/podinfo"},
+				{Name: "scratch", MountPath: "/scratch"}, {Name: "host", MountPath: "/host"},
+			}}}}}
+	pods := client.For[*corev1.Pod, *corev1.PodList](c).Namespace("default")
+	created, err := pods.Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last *corev1.Pod
+	waitFor(t, 60*time.Second, "pod vols Succeeded", func() bool {
+		p, err := pods.Get(ctx, "vols", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = p
+		return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+	}, func() any { return last.Status })
+	logs, err := filepath.Glob(filepath.Join(base, "pods", "default_vols_*", "main", "0.log"))
+	must(t, err)
+	if len(logs) != 1 {
+		t.Fatalf("log files: %q", logs)
+	}
+	b, err := os.ReadFile(logs[0])
+	must(t, err)
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		// CRI log lines: <time> stdout F <text>
+		if f := strings.SplitN(l, " ", 4); len(f) == 4 {
+			lines = append(lines, f[3])
+		}
+	}
+	want := []string{"hello", "s3cret", "vols", "default", "token-ok", "tmpfs", "scratch-ok", "cfg-read-only", "x=1"}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the pod saw:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+	if last.Status.Phase != corev1.PodSucceeded {
+		t.Errorf("pod %s", last.Status.Phase)
+	}
+	if out, err := os.ReadFile(filepath.Join(hostDir, "out")); err != nil || string(out) != "from-pod\n" {
+		t.Errorf("hostPath file: %q, %v", out, err)
+	}
+	if err := pods.Delete(ctx, "vols", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 60*time.Second, "pod vols gone and its directory removed", func() bool {
+		_, err := pods.Get(ctx, "vols", metav1.GetOptions{})
+		_, serr := os.Stat(filepath.Join(root, "pods", string(created.UID)))
+		return apierrors.IsNotFound(err) && os.IsNotExist(serr)
+	}, nil)
+	if mi, err := os.ReadFile("/proc/self/mountinfo"); err == nil && strings.Contains(string(mi), root) {
+		t.Errorf("mounts left under %s", root)
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
