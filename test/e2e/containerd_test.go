@@ -1,0 +1,171 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/skiff-sh/skiff/pkg/containerd"
+	"github.com/skiff-sh/skiff/pkg/image"
+)
+
+// TestContainerdKubelet: `skiff kubelet --container-runtime-endpoint`
+// against `skiff up --disable=kubelet`, on a containerd supervised by
+// pkg/containerd with a CNI bridge network: the node gets Ready, a
+// Deployment's pods run in real containers with pod IPs from the bridge's
+// subnet, and a pod fetches a page from one of them by its pod IP.
+func TestContainerdKubelet(t *testing.T) {
+	for _, bin := range []string{"containerd", "runc", "ctr"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			t.Skipf("%s is not installed (apt-get install containerd runc containernetworking-plugins): this test runs real containers", bin)
+		}
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("not root: containerd and runc need root here")
+	}
+	t.Parallel()
+	base, err := os.MkdirTemp("", "e2ectd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+
+	// The pod network: the standard bridge and host-local plugins, on a
+	// bridge and subnet of this test's own.
+	bridge, subnet := fmt.Sprintf("ske%d", os.Getpid()%100000), fmt.Sprintf("10.252.%d.0/24", os.Getpid()%250)
+	conflist := fmt.Sprintf(`{"cniVersion": "0.4.0", "name": "skiff-e2e", "plugins": [{"type": "bridge", "bridge": %q,
+  "isGateway": true, "ipMasq": false, "ipam": {"type": "host-local", "ranges": [[{"subnet": %q}]],
+  "routes": [{"dst": "0.0.0.0/0"}], "dataDir": %q}}]}`, bridge, subnet, filepath.Join(base, "cni", "ipam"))
+	if err := os.MkdirAll(filepath.Join(base, "cni", "net.d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(base, "cni", "net.d", "10-e2e.conflist"), []byte(conflist), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { exec.Command("ip", "link", "del", bridge).Run() })
+
+	// containerd, stopped (with its pods) when the test ends, after the kubelet.
+	sup, err := containerd.New(containerd.Config{Dir: filepath.Join(base, "containerd"), RemovePodsOnStop: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	supDone := make(chan error, 1)
+	go func() { supDone <- sup.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-supDone; err != nil {
+			t.Errorf("containerd: %v", err)
+		}
+	})
+	wctx, wcancel := context.WithTimeout(ctx, time.Minute)
+	defer wcancel()
+	if err := sup.WaitReady(wctx); err != nil {
+		t.Fatal(err)
+	}
+	busybox, err := image.BusyboxImage("", []string{"busybox:e2e"})
+	if err != nil {
+		t.Skip(err)
+	}
+	pause, err := image.PauseImage(runtime.GOARCH)
+	if err != nil {
+		pause = busybox
+		pause.Names, pause.Entrypoint, pause.Cmd = []string{containerd.SandboxImage}, []string{"/bin/sleep", "1000000000"}, nil
+	}
+	archive := filepath.Join(base, "images.tar")
+	f, err := os.Create(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := image.WriteDockerArchive(f, pause, busybox); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if _, err := containerd.ImportImage(ctx, sup.Socket(), archive); err != nil {
+		t.Fatal(err)
+	}
+
+	c := ownCluster(t, "memory", "--disable=kubelet")
+	k := c.k()
+	kubelet := exec.Command(skiffBin, "kubelet", "--kubeconfig", c.kubeconfig, "--container-runtime-endpoint", sup.Endpoint(),
+		"--hostname-override", "ctd-node", "--pod-log-dir", filepath.Join(base, "pods"))
+	out := lockedBuf{mu: new(sync.Mutex), b: new(bytes.Buffer)}
+	kubelet.Stdout, kubelet.Stderr = out, out
+	if err := kubelet.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- kubelet.Wait() }()
+	t.Cleanup(func() {
+		kubelet.Process.Signal(syscall.SIGINT)
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("skiff kubelet exited with %v after SIGINT", err)
+			}
+		case <-time.After(60 * time.Second):
+			kubelet.Process.Kill()
+			t.Errorf("skiff kubelet did not exit within 60s of SIGINT")
+		}
+		if t.Failed() {
+			out.mu.Lock()
+			t.Logf("skiff kubelet output:\n%s", out.b.String())
+			out.mu.Unlock()
+			log, _ := os.ReadFile(sup.Layout().Log)
+			t.Logf("containerd.log (end):\n%s", tail(string(log), 40))
+		}
+	})
+
+	eventually(t, 60*time.Second, "node ctd-node Ready", func() (bool, string) {
+		o, _, _ := k.run(t, "get", "node", "ctd-node", "--no-headers")
+		f := columns(o)
+		return len(f) >= 2 && f[1] == "Ready", o
+	})
+	wantLines(t, k.ok(t, "create", "deployment", "web", "--image=busybox:e2e", "--replicas=2", "--",
+		"sh", "-c", "echo ok > /tmp/index.html && exec httpd -f -p 8080 -h /tmp"), "deployment.apps/web created")
+	_, pnet, _ := net.ParseCIDR(subnet)
+	var ips []string
+	eventually(t, 90*time.Second, "2 Running web pods with IPs of the bridge's subnet", func() (bool, string) {
+		o, _, _ := k.run(t, "get", "pods", "-l", "app=web", "-o", `jsonpath={range .items[*]}{.status.phase} {.spec.nodeName} {.status.podIP}{"\n"}{end}`)
+		ips = nil
+		for _, l := range lines(o) {
+			if f := columns(l); len(f) == 3 && f[0] == "Running" && f[1] == "ctd-node" && pnet.Contains(net.ParseIP(f[2])) {
+				ips = append(ips, f[2])
+			}
+		}
+		return len(ips) == 2 && ips[0] != ips[1], o
+	})
+	// (nc, not wget: Debian's static busybox wget crashes without the
+	// host's NSS libraries, as in this image)
+	k.ok(t, "run", "fetch", "--image=busybox:e2e", "--restart=Never", "--",
+		"sh", "-c", `printf 'GET /index.html HTTP/1.0\r\n\r\n' | nc -w 5 `+ips[0]+` 8080`)
+	eventually(t, 60*time.Second, "pod fetch Succeeded", func() (bool, string) {
+		o, _, _ := k.run(t, "get", "pod", "fetch", "-o", `jsonpath={.status.phase} {.status.containerStatuses[0].state.terminated.exitCode}`)
+		return o == "Succeeded 0", o
+	})
+	logs, _ := filepath.Glob(filepath.Join(base, "pods", "default_fetch_*", "fetch", "0.log"))
+	if len(logs) != 1 {
+		t.Fatalf("fetch's log files: %q", logs)
+	}
+	if b, err := os.ReadFile(logs[0]); err != nil || !strings.Contains(string(b), "200 OK") || !strings.Contains(string(b), " stdout F ok") {
+		t.Errorf("fetch's log: %q, %v", b, err)
+	}
+}
+
+func tail(s string, n int) string {
+	l := strings.Split(s, "\n")
+	if len(l) > n {
+		l = l[len(l)-n:]
+	}
+	return strings.Join(l, "\n")
+}
