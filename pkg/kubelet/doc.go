@@ -33,9 +33,11 @@
 //     Config.RootDir) sets up a pod's volumes before anything of it runs
 //     (each failure is a FailedMount event on the pod, which stays
 //     Pending and is retried after the sync error back-off), refreshes
-//     their contents, and tears them down once the pod is gone from the
-//     API server and its containers and sandboxes are removed; without
-//     it (hollow nodes) there is no volume work;
+//     their contents, releases them when the pod finished (Succeeded or
+//     Failed, no container running; as upstream's syncTerminatedPod) and
+//     tears them down once the pod is gone from the API server and its
+//     containers and sandboxes are removed; without it (hollow nodes)
+//     there is no volume work;
 //   - images as upstream's image manager: the pull policy (defaulted
 //     from the tag when empty), ImageStatus before pulling unless Always,
 //     ":latest" added to untagged names, the pod's imagePullSecrets
@@ -69,8 +71,8 @@
 // goroutine each. Hollow nodes simulate probes and skip hooks
 // (Config.SimulateHandlers: readiness after initialDelaySeconds).
 //
-// Not yet: unmounting the volumes of pods that finished but are not
-// deleted, removing orphaned pod directories after a kubelet restart,
+// Not yet: removing orphaned pod directories after a kubelet restart
+// (upstream's housekeeping),
 // eviction, garbage collection, the kubelet's own
 // HTTPS API, a node identity of its own (the kubelet runs with its
 // client's identity).

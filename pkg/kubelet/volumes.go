@@ -71,6 +71,18 @@ func (k *Kubelet) tearDownVolumes(ctx context.Context, w *podWorker) error {
 	return k.volumes.TearDown(ctx, w.uid)
 }
 
+// releaseVolumes tears down the volumes of a pod that finished (phase
+// Succeeded or Failed) once none of its containers runs, as upstream's
+// syncTerminatedPod unmounts them.
+func (k *Kubelet) releaseVolumes(ctx context.Context, pod *corev1.Pod, phase corev1.PodPhase, st *podRuntimeStatus) {
+	if k.volumes == nil || (phase != corev1.PodSucceeded && phase != corev1.PodFailed) || anyActive(st) {
+		return
+	}
+	if err := k.volumes.Release(ctx, pod.UID); err != nil {
+		k.log.Warn("tearing down the volumes of a finished pod", "pod", klogPod(pod), "err", err)
+	}
+}
+
 func defaultRootDir(dir string) string {
 	if dir == "" {
 		return DefaultRootDir

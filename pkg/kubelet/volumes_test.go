@@ -93,3 +93,31 @@ func TestVolumesSetUpBeforeTheSandbox(t *testing.T) {
 		return os.IsNotExist(err), err
 	})
 }
+
+// A pod that finished gives its volumes back (its emptyDir is gone) while
+// it stays in the API server.
+func TestVolumesReleasedWhenThePodFinishes(t *testing.T) {
+	root := t.TempDir()
+	h := newHarness(t, sim.Config{RunDuration: 3 * time.Second}, func(c *Config) { c.RootDir = root; c.Volumes = &volume.Config{} })
+	p := simplePod("job-pod", "work")
+	p.Spec.RestartPolicy = corev1.RestartPolicyNever
+	p.Spec.AutomountServiceAccountToken = new(bool)
+	p.Spec.Volumes = []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	h.create(t, p)
+	p = h.podWhere(t, "job-pod", 0, isReady)
+	dir := filepath.Join(root, "pods", string(p.UID), "volumes", "kubernetes.io~empty-dir", "scratch")
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		t.Fatalf("emptyDir of the running pod: %v", err)
+	}
+	h.podWhere(t, "job-pod", time.Second, func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodSucceeded })
+	waitFor(t, "the finished pod's volumes released", func() (bool, error) {
+		_, err := os.Stat(filepath.Join(root, "pods", string(p.UID)))
+		return os.IsNotExist(err), err
+	})
+	// Later syncs of the finished pod set nothing up again.
+	h.clk.Step(time.Minute)
+	time.Sleep(100 * time.Millisecond)
+	if _, err := os.Stat(filepath.Join(root, "pods", string(p.UID))); !os.IsNotExist(err) {
+		t.Errorf("volumes of a finished pod set up again: %v", err)
+	}
+}

@@ -176,6 +176,7 @@ func (k *Kubelet) syncPod(ctx context.Context, w *podWorker, pod *corev1.Pod, re
 		k.log.Warn("updating pod status", "pod", klogPod(pod), "err", err)
 		return time.Second, false
 	}
+	k.releaseVolumes(ctx, pod, status.Phase, st)
 	next := acts.nextSync()
 	if r := readinessDue(pod, st, k.clock.Now()); k.probes == nil && r > 0 && (next == 0 || r < next) {
 		next = r

@@ -65,6 +65,9 @@ type Manager struct {
 
 	mu   sync.Mutex
 	pods map[types.UID]*podState
+	// released: pods that finished and whose volumes were torn down;
+	// SetUp does nothing for them (until TearDown forgets them).
+	released map[types.UID]bool
 }
 
 // podState is what the manager holds for one pod; mu serialises SetUp,
@@ -108,7 +111,7 @@ func New(cfg Config) (*Manager, error) {
 	if cfg.CacheTTL <= 0 {
 		cfg.CacheTTL = 5 * time.Second
 	}
-	m := &Manager{cfg: cfg, clock: cfg.Clock, log: cfg.Logger, pods: map[types.UID]*podState{}}
+	m := &Manager{cfg: cfg, clock: cfg.Clock, log: cfg.Logger, pods: map[types.UID]*podState{}, released: map[types.UID]bool{}}
 	m.cache = &objectCache{m: m, by: map[objectKey]cached{}}
 	m.tokens = &tokenManager{m: m, tokens: map[tokenKey]*authenticationv1.TokenRequest{}}
 	return m, nil
@@ -167,6 +170,12 @@ func (m *Manager) state(uid types.UID) *podState {
 // rewrites the downwardAPI contents when the pod's labels or annotations
 // changed. An error lists the volumes that are not ready (*Error).
 func (m *Manager) SetUp(ctx context.Context, pod *corev1.Pod) error {
+	m.mu.Lock()
+	released := m.released[pod.UID]
+	m.mu.Unlock()
+	if released {
+		return nil
+	}
 	ps := m.state(pod.UID)
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
@@ -355,15 +364,51 @@ func podMemoryLimit(pod *corev1.Pod) int64 {
 // removes the pod's directory; it forgets the pod's tokens. Called once
 // the pod's containers and sandbox are gone.
 func (m *Manager) TearDown(ctx context.Context, uid types.UID) error {
+	if err := m.tearDown(ctx, uid); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	delete(m.released, uid)
+	m.mu.Unlock()
+	return nil
+}
+
+// Release tears down the volumes of a pod that finished (Succeeded or
+// Failed, no container running), as upstream's kubelet unmounts the
+// volumes of terminated pods: a tmpfs gives its memory back, emptyDir
+// contents are gone. Further SetUps of the pod do nothing.
+func (m *Manager) Release(ctx context.Context, uid types.UID) error {
+	m.mu.Lock()
+	done := m.released[uid]
+	m.released[uid] = true
+	m.mu.Unlock()
+	if done {
+		return nil
+	}
+	if err := m.tearDown(ctx, uid); err != nil {
+		m.mu.Lock()
+		delete(m.released, uid)
+		m.mu.Unlock()
+		return err
+	}
+	return nil
+}
+
+func (m *Manager) tearDown(ctx context.Context, uid types.UID) error {
 	m.mu.Lock()
 	ps := m.pods[uid]
 	m.mu.Unlock()
+	dir := m.PodDir(uid)
+	if ps == nil {
+		if _, err := os.Lstat(dir); os.IsNotExist(err) {
+			return nil // nothing was set up (or it is gone already)
+		}
+	}
 	if ps != nil {
 		ps.mu.Lock()
 		ps.gone = true
 		ps.mu.Unlock()
 	}
-	dir := m.PodDir(uid)
 	mps, err := mountPointsUnder(dir)
 	if err != nil {
 		return err

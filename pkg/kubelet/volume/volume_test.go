@@ -562,3 +562,29 @@ func TestWriteAtomicPaths(t *testing.T) {
 		}
 	}
 }
+
+func TestRelease(t *testing.T) {
+	h := newHarness(t)
+	pod := testPod(corev1.Volume{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+	if err := h.m.SetUp(h.ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.m.Release(h.ctx, pod.UID); err != nil {
+		t.Fatal(err)
+	}
+	exists := func() bool { _, err := os.Stat(h.m.PodDir(pod.UID)); return err == nil }
+	if exists() {
+		t.Fatal("Release left the pod's directory")
+	}
+	// A released pod is not set up again...
+	if err := h.m.SetUp(h.ctx, pod); err != nil || exists() {
+		t.Fatalf("SetUp after Release: %v, directory there: %v", err, exists())
+	}
+	// ...until TearDown forgets it (the UID is never reused in practice).
+	if err := h.m.TearDown(h.ctx, pod.UID); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.m.SetUp(h.ctx, pod); err != nil || !exists() {
+		t.Fatalf("SetUp after TearDown: %v, directory there: %v", err, exists())
+	}
+}
