@@ -82,7 +82,7 @@ type UpConfig struct {
 // server, by the names --disable takes. Those skiff does not have yet
 // (kubelet, proxy, dns) are accepted so that scripts written for them
 // keep working; disabling them changes nothing today.
-var Components = []string{"controller-manager", "scheduler", "kubelet", "proxy", "dns"}
+var Components = []string{"controller-manager", "scheduler", "kubelet", "metrics-server", "proxy", "dns"}
 
 // Up is a running all-in-one cluster.
 type Up struct {
@@ -378,6 +378,17 @@ func (u *Up) Run(ctx context.Context) error {
 			return fmt.Errorf("scheduler: %w", err)
 		}
 		comps = append(comps, inProcess{"scheduler", s.Run})
+	}
+	if !u.disabled["metrics-server"] {
+		run, err := newMetricsServer(metricsServerSetup{PKIDir: pkiDir, CA: ca, FrontProxyCA: frontProxyCA, Admin: admin,
+			Server: server, HostIP: endpointIP, Clock: cfg.Clock, Logger: cfg.Logger.With("component", "metrics-server")})
+		if err != nil {
+			// The cluster works without it; kubectl top and the HPA say
+			// that the metrics API is missing.
+			cfg.Logger.Warn("metrics-server not started: metrics.k8s.io is not served", "err", err)
+		} else {
+			comps = append(comps, inProcess{"metrics-server", run})
+		}
 	}
 	// The API server runs until ctx ends and every in-process component
 	// has stopped, so that their last requests are answered; a component

@@ -20,6 +20,17 @@
 // default and the common network plugin choice is 10.244.0.0/16), /24 per
 // node, with the service range 10.96.0.0/12 kept out.
 //
+// Up runs a metrics-server (pkg/metricsserver; --disable=metrics-server
+// leaves it out) as upstream's is deployed: an aggregated API server for
+// metrics.k8s.io/v1beta1, installed with the objects of upstream's
+// manifest (ClusterRoles system:metrics-server and
+// system:aggregated-metrics-reader, the binding, the selectorless Service
+// kube-system/metrics-server with an EndpointSlice at the host's
+// non-loopback IPv4 address, the APIService with the cluster CA as
+// caBundle). It scrapes kubelets as user system:metrics-server with a
+// client certificate of the cluster CA. Without a non-loopback address it
+// is not started, and skiff up logs why.
+//
 // Invariants: cmd/skiff only fills these Configs; everything a cluster
 // keeps across restarts (PKI, etcd data, kubeconfig) lives in DataDir and
 // is reused, never regenerated while still valid.

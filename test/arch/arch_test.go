@@ -62,6 +62,9 @@ func TestDependencyRules(t *testing.T) {
 		// Controllers and the controller manager (prefix "pkg/controller")
 		// reach the API only through pkg/client.
 		{from: mod + "pkg/controller", forbidden: []string{mod + "pkg/storage", mod + "pkg/apiserver", mod + "pkg/registry", mod + "pkg/cluster", mod + "pkg/testenv"}},
+		// The metrics-server is an aggregated API server of its own: the
+		// API server only through pkg/client, kubelets over HTTPS.
+		{from: mod + "pkg/metricsserver", forbidden: []string{mod + "pkg/storage", mod + "pkg/apiserver", mod + "pkg/registry", mod + "pkg/cluster", mod + "pkg/kubelet", mod + "pkg/controller"}},
 		// What the controller manager and the scheduler share (serving,
 		// delegated auth, leader election) reaches the API only through
 		// pkg/client and knows neither component.
