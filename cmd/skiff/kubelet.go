@@ -34,6 +34,7 @@ func newKubelet(logger func() *slog.Logger) *cobra.Command {
 		nodeIP     string
 		podLogDir  string
 		rootDir    string
+		reqTimeout time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "kubelet",
@@ -93,7 +94,7 @@ func newKubelet(logger func() *slog.Logger) *cobra.Command {
 			if runtime == "remote" {
 				name := cfg.NodeName(0)
 				fmt.Fprintf(os.Stderr, "skiff kubelet: node %s on the container runtime at %s, as the kubeconfig's user\n", name, endpoint)
-				err := standalone.Run(ctx, standalone.Config{Client: c, Endpoint: endpoint, Events: cfg.Events, Logger: cfg.Logger,
+				err := standalone.Run(ctx, standalone.Config{Client: c, Endpoint: endpoint, RuntimeRequestTimeout: reqTimeout, Events: cfg.Events, Logger: cfg.Logger,
 					Kubelet: kubelet.Config{NodeName: name, NodeLabels: cfg.Labels, NodeIP: nodeIP, Capacity: cfg.Capacity,
 						PodLogDir: podLogDir, RootDir: rootDir, Volumes: &volume.Config{}}})
 				if err != nil && !errors.Is(err, ctx.Err()) {
@@ -115,6 +116,7 @@ func newKubelet(logger func() *slog.Logger) *cobra.Command {
 	f.StringVar(&endpoint, "container-runtime-endpoint", standalone.DefaultEndpoint, "The endpoint of the CRI runtime (--runtime=remote): unix:///path or a path.")
 	f.StringVar(&rootDir, "root-dir", kubelet.DefaultRootDir, "Directory for the kubelet's files (--runtime=remote): the pods' volumes under <dir>/pods/<uid>/volumes.")
 	f.StringVar(&podLogDir, "pod-log-dir", "/var/log/pods", "Where containers' logs go (--runtime=remote): <dir>/<namespace>_<pod>_<uid>/<container>/<restart>.log.")
+	f.DurationVar(&reqTimeout, "runtime-request-timeout", 2*time.Minute, "Timeout of every runtime request except pulls (--runtime=remote).")
 	f.StringVar(&nodeIP, "node-ip", "", "IP address of the node (--runtime=remote; default 127.0.0.1).")
 	f.IntVar(&cfg.Nodes, "nodes", 1, "How many simulated nodes to run in this process (--runtime=sim).")
 	f.StringVar(&cfg.NamePrefix, "node-name-prefix", "sim-node-", "Simulated nodes are named <prefix><index> (a single node without this flag is named after the host).")

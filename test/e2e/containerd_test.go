@@ -98,7 +98,7 @@ func TestContainerdKubelet(t *testing.T) {
 	c := ownCluster(t, "memory", "--disable=kubelet")
 	k := c.k()
 	kubelet := exec.Command(skiffBin, "kubelet", "--kubeconfig", c.kubeconfig, "--container-runtime-endpoint", sup.Endpoint(),
-		"--hostname-override", "ctd-node", "--pod-log-dir", filepath.Join(base, "pods"))
+		"--hostname-override", "ctd-node", "--pod-log-dir", filepath.Join(base, "pods"), "--root-dir", filepath.Join(base, "kubelet"))
 	out := lockedBuf{mu: new(sync.Mutex), b: new(bytes.Buffer)}
 	kubelet.Stdout, kubelet.Stderr = out, out
 	if err := kubelet.Start(); err != nil {

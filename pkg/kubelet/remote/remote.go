@@ -56,10 +56,23 @@ func SocketPath(endpoint string) (string, error) {
 	return endpoint, nil
 }
 
+// Option tunes a client Dial makes.
+type Option func(*Client)
+
+// WithTimeout sets the runtime request timeout (upstream's
+// --runtime-request-timeout; ≤ 0: DefaultTimeout).
+func WithTimeout(d time.Duration) Option {
+	return func(c *Client) {
+		if d > 0 {
+			c.timeout = d
+		}
+	}
+}
+
 // Dial connects to the CRI runtime at endpoint ("unix:///path" or a path)
 // and checks, within ctx, that it answers Version on CRI v1. Close the
 // client when done.
-func Dial(ctx context.Context, endpoint string) (*Client, error) {
+func Dial(ctx context.Context, endpoint string, opts ...Option) (*Client, error) {
 	path, err := SocketPath(endpoint)
 	if err != nil {
 		return nil, err
@@ -77,6 +90,9 @@ func Dial(ctx context.Context, endpoint string) (*Client, error) {
 	}
 	c := New(conn, DefaultTimeout)
 	c.conn = conn
+	for _, o := range opts {
+		o(c)
+	}
 	if _, err := c.Version(ctx, &runtimeapi.VersionRequest{Version: "v1"}); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("remote: container runtime at %s does not answer on CRI v1: %w", endpoint, err)

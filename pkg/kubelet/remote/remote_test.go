@@ -28,6 +28,7 @@ type fakeRuntime struct {
 	mu        sync.Mutex
 	deadlines map[string]time.Duration // remaining time at arrival; -1: none
 	manyConts int                      // ListContainers returns this many
+	sock      string                   // where serve listens
 }
 
 func (f *fakeRuntime) record(ctx context.Context, method string) {
@@ -105,6 +106,7 @@ func serve(t *testing.T, f *fakeRuntime) string {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	sock := filepath.Join(dir, "cri.sock")
+	f.sock = sock
 	l, err := net.Listen("unix", sock)
 	if err != nil {
 		t.Fatal(err)
@@ -259,6 +261,20 @@ func TestTimeouts(t *testing.T) {
 		if got > tc.want || got < tc.want-slack {
 			t.Errorf("%s: deadline in %v, want about %v", tc.method, got, tc.want)
 		}
+	}
+	// WithTimeout changes the request timeout.
+	ctx2, cancel2 := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel2()
+	c2, err := Dial(ctx2, "unix://"+f.sock, WithTimeout(5*time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	if _, err := c2.ContainerStatus(ctx, &runtimeapi.ContainerStatusRequest{ContainerId: "c1"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.deadline("ContainerStatus"); got > 5*time.Minute || got < 5*time.Minute-slack {
+		t.Errorf("ContainerStatus WithTimeout(5m): deadline in %v", got)
 	}
 	// The caller's shorter deadline wins.
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)

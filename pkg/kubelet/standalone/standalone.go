@@ -27,6 +27,9 @@ type Config struct {
 	Endpoint string
 	// DialTimeout bounds connecting to the runtime (default 10 s).
 	DialTimeout time.Duration
+	// RuntimeRequestTimeout bounds each runtime call but image pulls
+	// (default remote.DefaultTimeout, 2 min).
+	RuntimeRequestTimeout time.Duration
 	// Kubelet is the kubelet's configuration; its Client, Runtime, Images,
 	// Logger and (when Events) Recorder are filled in.
 	Kubelet kubelet.Config
@@ -54,7 +57,7 @@ func Run(ctx context.Context, cfg Config) error {
 		cfg.Logger = slog.Default()
 	}
 	dctx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
-	rt, err := remote.Dial(dctx, cfg.Endpoint)
+	rt, err := remote.Dial(dctx, cfg.Endpoint, remote.WithTimeout(cfg.RuntimeRequestTimeout))
 	cancel()
 	if err != nil {
 		return err
