@@ -23,6 +23,7 @@ func (s *Server) actionHandlers() map[string]actionFunc {
 		"pods/portforward":      s.servePodStream,
 		"serviceaccounts/token": s.serveTokenRequest,
 		"namespaces/finalize":   s.serveFinalize,
+		"nodes/proxy":           s.serveNodeProxy,
 	}
 }
 

@@ -1,6 +1,7 @@
 package apiserver_test
 
 import (
+	"net"
 	"net/http"
 	"testing"
 
@@ -19,8 +20,16 @@ func TestPodStreamSubresources(t *testing.T) {
 	spec["containers"] = append(spec["containers"].([]any), map[string]any{"name": "side", "image": "busybox"})
 	spec["nodeName"] = "node-1"
 	c.call(http.MethodPost, "/api/v1/namespaces/"+ns+"/pods", two, http.StatusCreated, nil)
+	// A node whose kubelet port nobody listens on.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
 	c.call(http.MethodPost, "/api/v1/nodes", map[string]any{"apiVersion": "v1", "kind": "Node", "metadata": map[string]any{"name": "node-1"},
-		"status": map[string]any{"addresses": []any{map[string]any{"type": "InternalIP", "address": "10.0.0.7"}}}}, http.StatusCreated, nil)
+		"status": map[string]any{"addresses": []any{map[string]any{"type": "InternalIP", "address": "127.0.0.1"}},
+			"daemonEndpoints": map[string]any{"kubeletEndpoint": map[string]any{"Port": closed}}}}, http.StatusCreated, nil)
 
 	tests := []struct {
 		name, method, path string
@@ -34,7 +43,10 @@ func TestPodStreamSubresources(t *testing.T) {
 		{"wrong container", http.MethodGet, "p1/log?container=nope", 400, metav1.StatusReasonBadRequest, "container nope is not valid for pod p1"},
 		{"container must be chosen", http.MethodGet, "p2/log", 400, metav1.StatusReasonBadRequest, "a container name must be specified for pod p2, choose one of: [" + c.containerName(ns, "p2") + " side]"},
 		{"missing pod", http.MethodGet, "nope/log", 404, metav1.StatusReasonNotFound, `pods "nope" not found`},
-		{"on a node without a kubelet", http.MethodPost, "p2/exec?container=side&command=ls", 500, metav1.StatusReasonInternalError, ""},
+		{"exec that is not an upgrade", http.MethodPost, "p2/exec?container=side&command=ls", 400, metav1.StatusReasonBadRequest, "Upgrade request required"},
+		{"log on a node without a kubelet", http.MethodGet, "p2/log?container=side", 500, metav1.StatusReasonInternalError, ""},
+		{"invalid log options", http.MethodGet, "p2/log?container=side&tailLines=-1&limitBytes=0", 422, metav1.StatusReasonInvalid,
+			`PodLogOptions "p2" is invalid: [tailLines: Invalid value: -1: must be greater than or equal to 0, limitBytes: Invalid value: 0: must be greater than 0]`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -67,7 +67,9 @@ func parseRequestInfo(r *http.Request) *RequestInfo {
 	if len(parts) > 2 {
 		info.Subresource = parts[2]
 	}
-	if len(parts) > 3 {
+	// Only a proxy subresource has a path of its own after it
+	// (nodes/<name>/proxy/<path>).
+	if len(parts) > 3 && info.Subresource != "proxy" {
 		info.IsResourceRequest = false
 		return info
 	}

@@ -116,6 +116,20 @@ type Config struct {
 	RequestHeaderCAPEM        []byte
 	RequestHeaderAllowedNames []string
 
+	// KubeletClientCert is the client certificate the API server presents
+	// to kubelets for logs, exec, attach, port-forward and nodes/proxy
+	// (upstream's --kubelet-client-certificate/--kubelet-client-key; kubeadm
+	// issues CN kube-apiserver-kubelet-client); nil: none. KubeletCAPEM
+	// verifies the kubelets' serving certificates
+	// (--kubelet-certificate-authority); nil: not verified, as upstream
+	// without that flag.
+	KubeletClientCert *tls.Certificate
+	KubeletCAPEM      []byte
+	// KubeletPreferredAddressTypes is the order in which a node's addresses
+	// are tried to reach its kubelet (--kubelet-preferred-address-types;
+	// default InternalIP, ExternalIP, Hostname, as kubeadm sets it).
+	KubeletPreferredAddressTypes []string
+
 	// CompactionInterval is how often old revisions are compacted (5 min).
 	CompactionInterval time.Duration
 
@@ -244,6 +258,12 @@ type Server struct {
 	codecs    *codecs
 	env       *registry.Env
 	endpoints map[schema.GroupVersionResource]*endpoint
+
+	// kubeletRT is the transport to kubelets (podstreams.go), made once.
+	kubeletOnce sync.Once
+	kubeletRT   *http.Transport
+	kubeletErr  error
+
 	// byGroupResource finds the storage Store of a resource.
 	stores    map[schema.GroupResource]*registry.Store
 	cachers   []*cacher.Cacher

@@ -20,6 +20,7 @@ import (
 	"github.com/skiff-sh/skiff/pkg/apiserver"
 	"github.com/skiff-sh/skiff/pkg/apiserver/admission"
 	"github.com/skiff-sh/skiff/pkg/auth/authorizer"
+	"github.com/skiff-sh/skiff/pkg/auth/bootstrappolicy"
 	"github.com/skiff-sh/skiff/pkg/client"
 	"github.com/skiff-sh/skiff/pkg/clock"
 	"github.com/skiff-sh/skiff/pkg/component"
@@ -249,6 +250,12 @@ func (u *Up) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("scheduler certificate: %w", err)
 	}
+	// The API server's client certificate toward kubelets, as kubeadm
+	// issues apiserver-kubelet-client (bound to system:kubelet-api-admin).
+	kubeletClient, err := pki.EnsureClient(pkiDir, "apiserver-kubelet-client", ca, bootstrappolicy.KubeletAPIClientUser, nil, now)
+	if err != nil {
+		return fmt.Errorf("kubelet client certificate: %w", err)
+	}
 	saKey, err := pki.EnsureSigningKey(pkiDir, "sa")
 	if err != nil {
 		return fmt.Errorf("service account signing key: %w", err)
@@ -302,7 +309,8 @@ func (u *Up) Run(ctx context.Context) error {
 		ServiceAccountSigner: saKey, ClientCAPEM: ca.CertPEM, Profiling: cfg.Profiling,
 		ProxyClientCert:    &tls.Certificate{Certificate: [][]byte{frontProxy.Cert.Raw}, PrivateKey: frontProxy.Key, Leaf: frontProxy.Cert},
 		RequestHeaderCAPEM: frontProxyCA.CertPEM, RequestHeaderAllowedNames: []string{"front-proxy-client"},
-		Clock: cfg.Clock, Logger: cfg.Logger,
+		KubeletClientCert: &tls.Certificate{Certificate: [][]byte{kubeletClient.Cert.Raw}, PrivateKey: kubeletClient.Key, Leaf: kubeletClient.Cert},
+		Clock:             cfg.Clock, Logger: cfg.Logger,
 		EnableAdmissionPlugins: cfg.EnableAdmissionPlugins, DisableAdmissionPlugins: cfg.DisableAdmissionPlugins,
 	})
 	if err != nil {

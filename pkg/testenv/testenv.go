@@ -129,6 +129,10 @@ func Start(ctx context.Context, cfg Config) (*Environment, error) {
 	if err != nil {
 		return nil, err
 	}
+	kubeletClient, err := pki.EnsureClient(dir, "apiserver-kubelet-client", ca, "kube-apiserver-kubelet-client", nil, now)
+	if err != nil {
+		return nil, err
+	}
 	saKey, err := pki.EnsureSigningKey(dir, "sa")
 	if err != nil {
 		return nil, err
@@ -177,6 +181,8 @@ func Start(ctx context.Context, cfg Config) (*Environment, error) {
 		ServiceAccountSigner: saKey,
 		ProxyClientCert:      &tls.Certificate{Certificate: [][]byte{frontProxy.Cert.Raw}, PrivateKey: frontProxy.Key, Leaf: frontProxy.Cert},
 		RequestHeaderCAPEM:   frontProxyCA.CertPEM, RequestHeaderAllowedNames: []string{"front-proxy-client"},
+		// Toward kubelets (pods/log, exec, nodes/proxy): kubeadm's identity.
+		KubeletClientCert: &tls.Certificate{Certificate: [][]byte{kubeletClient.Cert.Raw}, PrivateKey: kubeletClient.Key, Leaf: kubeletClient.Cert},
 	}
 	if cfg.RBAC {
 		acfg.AuthorizationModes, acfg.AnonymousAuth = []string{"Node", "RBAC"}, true

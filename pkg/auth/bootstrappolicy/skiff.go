@@ -12,6 +12,10 @@ import rbacv1 "k8s.io/api/rbac/v1"
 // manager uses service account credentials.
 const LocalPathProvisionerServiceAccount = "local-path-provisioner"
 
+// KubeletAPIClientUser is the identity of the API server's client
+// certificate toward kubelets (kubeadm's apiserver-kubelet-client CN).
+const KubeletAPIClientUser = "kube-apiserver-kubelet-client"
+
 // SkiffClusterRoles returns the ClusterRoles of skiff's own controllers.
 func SkiffClusterRoles() []rbacv1.ClusterRole {
 	return []rbacv1.ClusterRole{
@@ -30,9 +34,17 @@ func SkiffClusterRoles() []rbacv1.ClusterRole {
 }
 
 // SkiffClusterRoleBindings binds SkiffClusterRoles to their controllers'
-// service accounts.
+// service accounts, and the API server's kubelet client to
+// system:kubelet-api-admin.
 func SkiffClusterRoleBindings() []rbacv1.ClusterRoleBinding {
 	return []rbacv1.ClusterRoleBinding{
 		clusterRoleBinding("skiff:local-path-provisioner", serviceAccount(ControllerNamespace, LocalPathProvisionerServiceAccount)),
+		// The API server's kubelet client (logs, exec, attach,
+		// port-forward, nodes/proxy) may use every kubelet API, as
+		// upstream's system:kubelet-api-admin allows (kubeadm makes that
+		// identity a cluster admin instead; this is the least it needs).
+		{ObjectMeta: objectMeta("", "skiff:kube-apiserver-kubelet-client"),
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "system:kubelet-api-admin"},
+			Subjects: []rbacv1.Subject{user(KubeletAPIClientUser)}},
 	}
 }

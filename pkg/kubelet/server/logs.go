@@ -178,8 +178,20 @@ func (s *Server) serveContainerLogs(w http.ResponseWriter, r *http.Request) {
 		writeText(w, http.StatusBadRequest, fmt.Sprintf("failed to open log file %q: %v", path, err))
 		return
 	}
+	// Where to start is settled before the answer starts: a line written
+	// once the client has the headers is never skipped by the tail.
+	start, err := tailStart(f, opts.tail)
+	if err == nil {
+		_, err = f.Seek(start, io.SeekStart)
+	}
+	if err != nil {
+		f.Close()
+		writeText(w, http.StatusBadRequest, fmt.Sprintf("failed to read log file %q: %v", path, err))
+		return
+	}
 	w.WriteHeader(http.StatusOK)
 	fw := &flushWriter{w: w, rc: http.NewResponseController(w), limit: opts.limitBytes}
+	_ = fw.rc.Flush() // the answer starts before the first line (follow)
 	s.readLogs(r.Context(), f, path, id, opts, fw)
 }
 
@@ -360,19 +372,12 @@ func tailStart(f *os.File, n int64) (int64, error) {
 	return 0, nil
 }
 
-// readLogs writes the container's log from f (the file at path) to w as
-// opts asks; following, it waits for more until the container is no
+// readLogs writes the container's log from f (the file at path, at the
+// offset the tail starts) to w as opts asks; following, it waits for more until the container is no
 // longer running or ctx ends, and moves to the new file when the log is
 // rotated (the file at path replaced).
 func (s *Server) readLogs(ctx context.Context, f *os.File, path, containerID string, opts logOptions, w io.Writer) {
 	defer func() { f.Close() }()
-	start, err := tailStart(f, opts.tail)
-	if err != nil {
-		return
-	}
-	if _, err := f.Seek(start, io.SeekStart); err != nil {
-		return
-	}
 	br := bufio.NewReader(f)
 	var pending []byte // a line whose end is not written yet
 	emit := func(line []byte) error {

@@ -240,6 +240,9 @@ func nodes() *registry.Definition {
 			}),
 		})
 	d.ShortNames = []string{"no"}
+	// nodes/proxy reaches the node's kubelet (the API server proxies).
+	d.Actions = []registry.Action{{Name: "proxy", Kind: schema.GroupVersionKind{Version: "v1", Kind: "NodeProxyOptions"},
+		Verbs: []string{"create", "delete", "get", "patch", "update"}}}
 	d.ValidateStatus = registry.ValidateUpdate(ValidateNodeStatusUpdate)
 	return d
 }
