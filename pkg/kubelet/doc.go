@@ -71,9 +71,19 @@
 // goroutine each. Hollow nodes simulate probes and skip hooks
 // (Config.SimulateHandlers: readiness after initialDelaySeconds).
 //
+// Garbage collection (pkg/kubelet/gc, upstream's policies): every minute
+// dead containers beyond the newest per (pod, container name) and all of
+// those of pods that are gone, evicted or deleted, then empty sandboxes
+// and removable pods' log directories; every 5 minutes unused images
+// (never the sandbox image, Config.SandboxImage) least recently used
+// first when the image fs is 85 % full, down to 80 %. The filesystems,
+// memory and PIDs come from Config.Machine: HostMachine for a real node
+// (statfs, /proc), else a simulated machine of Config.Capacity whose usage
+// is what the runtime reports.
+//
 // Not yet: removing orphaned pod directories after a kubelet restart
 // (upstream's housekeeping),
-// eviction, garbage collection, the kubelet's own
+// eviction, the kubelet's own
 // HTTPS API, a node identity of its own (the kubelet runs with its
 // client's identity).
 package kubelet

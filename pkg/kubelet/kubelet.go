@@ -88,6 +88,13 @@ type Config struct {
 	// the containers, refreshed, and torn down once the pod's containers
 	// and sandboxes are removed. Nil: no volume work (hollow nodes).
 	Volumes *volume.Config
+
+	// SandboxImage is never garbage collected (DefaultSandboxImage).
+	SandboxImage string
+	// Machine is the host for garbage collection and eviction (memory,
+	// filesystems, PIDs); nil: a simulated machine of Capacity whose usage
+	// is what the runtime reports (HostMachine reads the real one).
+	Machine Machine
 }
 
 // Kubelet is one node's agent.
@@ -146,6 +153,9 @@ func New(cfg Config) (*Kubelet, error) {
 	if cfg.NodeIP == "" {
 		cfg.NodeIP = "127.0.0.1"
 	}
+	if cfg.SandboxImage == "" {
+		cfg.SandboxImage = DefaultSandboxImage
+	}
 	k := &Kubelet{cfg: cfg, log: cfg.Logger.With("node", cfg.NodeName), clock: cfg.Clock,
 		nodes:   client.For[*corev1.Node, *corev1.NodeList](cfg.Client),
 		pods:    client.For[*corev1.Pod, *corev1.PodList](cfg.Client),
@@ -169,6 +179,9 @@ func New(cfg Config) (*Kubelet, error) {
 		if k.cfg.Mounts == nil {
 			k.cfg.Mounts = k.volumeMounts
 		}
+	}
+	if k.cfg.Machine == nil {
+		k.cfg.Machine = simMachine{k}
 	}
 	k.podCfg = k.newPodConfig()
 	k.status = &statusManager{pods: k.pods, last: map[types.UID]corev1.PodStatus{}}
@@ -224,6 +237,7 @@ func (k *Kubelet) Run(ctx context.Context) error {
 	cache.WaitForCacheSync(ctx, k.cfg.Services.HasSynced)
 	k.cfg.PodSource.Register(k.cfg.NodeName, k)
 	run(k.pleg.run)
+	run(k.runGC)
 	<-ctx.Done()
 	k.cfg.PodSource.Unregister(k.cfg.NodeName)
 	wg.Wait()

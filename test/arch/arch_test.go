@@ -101,6 +101,9 @@ func TestDependencyRules(t *testing.T) {
 			mod + "pkg/client", mod + "pkg/controller", mod + "pkg/scheduler", mod + "pkg/cluster"}},
 		// Probes know the runtime and the clock, nothing of the API server or client.
 		{from: mod + "pkg/kubelet/prober", forbidden: []string{mod + "pkg/"}, except: []string{mod + "pkg/kubelet/cri", mod + "pkg/clock"}},
+		// Garbage collection knows the runtime and the clock, nothing of the
+		// API server, the client or the kubelet.
+		{from: mod + "pkg/kubelet/gc", forbidden: []string{mod + "pkg/"}, except: []string{mod + "pkg/kubelet/cri", mod + "pkg/clock"}},
 		// The volume manager reaches the API through pkg/client and knows
 		// nothing of the kubelet that calls it (nor of its runtime).
 		{from: mod + "pkg/kubelet/volume", forbidden: []string{mod + "pkg/kubelet"}},

@@ -65,6 +65,9 @@ func Run(ctx context.Context, cfg Config) error {
 	defer rt.Close()
 	kc := cfg.Kubelet
 	kc.Client, kc.Runtime, kc.Images, kc.Clock, kc.Logger = cfg.Client, rt, rt, cfg.Clock, cfg.Logger
+	if kc.Machine == nil {
+		kc.Machine = kubelet.HostMachine{RootDir: kc.RootDir} // garbage collection and eviction read the host
+	}
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	if cfg.Events {

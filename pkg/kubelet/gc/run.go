@@ -1,0 +1,63 @@
+package gc
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Upstream's periods.
+const (
+	ContainerGCPeriod = time.Minute
+	ImageGCPeriod     = 5 * time.Minute
+)
+
+// Run collects containers every period until ctx ends; a failure records
+// ContainerGCFailed (upstream's StartGarbageCollection).
+func (g *ContainerGC) Run(ctx context.Context, period time.Duration, event func(eventtype, reason, message string), log *slog.Logger) {
+	t := g.Clock.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+		}
+		if err := g.GarbageCollect(ctx); err != nil && ctx.Err() == nil {
+			log.Warn("container garbage collection failed", "err", err)
+			if event != nil {
+				event(corev1.EventTypeWarning, ReasonContainerGCFailed, err.Error())
+			}
+		}
+	}
+}
+
+// Run collects images every period until ctx ends; a failure twice in a
+// row records ImageGCFailed (the first may be stats not being ready yet,
+// as upstream says).
+func (g *ImageGC) Run(ctx context.Context, period time.Duration, log *slog.Logger) {
+	t := g.Clock.NewTicker(period)
+	defer t.Stop()
+	failed := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+		}
+		err := g.GarbageCollect(ctx)
+		if err == nil || ctx.Err() != nil {
+			failed = false
+			continue
+		}
+		if failed {
+			log.Warn("image garbage collection failed multiple times in a row", "err", err)
+			g.event(corev1.EventTypeWarning, ReasonImageGCFailed, err.Error())
+		} else {
+			log.Info("image garbage collection failed once; stats initialization may not have completed yet", "err", err)
+		}
+		failed = true
+	}
+}
