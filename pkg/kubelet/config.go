@@ -6,8 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/skiff-sh/skiff/pkg/kubelet/cri"
@@ -35,6 +37,25 @@ type podConfig struct {
 	PodLogDir string
 	// Mounts are the container's volume mounts (nil: none).
 	Mounts MountsFunc
+
+	// ClusterDNS servers and ClusterDomain for dnsPolicy ClusterFirst.
+	ClusterDNS    []string
+	ClusterDomain string
+	// ResolvConf is the node's resolver configuration for dnsPolicy
+	// Default ("": none, the pod gets 127.0.0.1, as upstream's).
+	ResolvConf string
+	// SeccompDefault: containers without a seccomp profile get
+	// RuntimeDefault instead of Unconfined.
+	SeccompDefault bool
+	// SeccompProfileRoot holds Localhost seccomp profiles.
+	SeccompProfileRoot string
+	// MemoryCapacity of the node in bytes (OOM score adjustment; 0: the
+	// allocatable memory).
+	MemoryCapacity int64
+	// CgroupsPerQOS puts each pod under /kubepods/<qos>/pod<uid> (the
+	// runtime creates the directories; the kubelet removes them with the
+	// pod). Off: the runtime's default cgroup.
+	CgroupsPerQOS bool
 }
 
 // podLogDir is the log directory of pod's sandbox ("" without PodLogDir).
@@ -55,11 +76,20 @@ type containerRun struct {
 	PodIPs []string
 	// ImageRef is the image the runtime resolved ("" : c.Image).
 	ImageRef string
+	// ImageUser is the user the image runs as (nil UID and no name: root).
+	ImageUser imageUser
 }
 
 // containerConfig is the CRI configuration of container c of pod; an
 // error is a CreateContainerConfigError.
 func (b *podConfig) containerConfig(ctx context.Context, pod *corev1.Pod, c *corev1.Container, run containerRun) (*runtimeapi.ContainerConfig, error) {
+	user := run.ImageUser
+	if user.UID == nil && user.Username == "" {
+		user.UID = new(int64) // upstream: an image without a user runs as root
+	}
+	if err := verifyRunAsNonRoot(pod, c, user); err != nil {
+		return nil, err
+	}
 	env, err := makeEnvironment(ctx, pod, c, envInput{Lookups: b.Lookups, PodIPs: run.PodIPs, HostIPs: b.HostIPs, Allocatable: b.Allocatable})
 	if err != nil {
 		return nil, err
@@ -84,6 +114,11 @@ func (b *podConfig) containerConfig(ctx context.Context, pod *corev1.Pod, c *cor
 			"io.kubernetes.pod.terminationGracePeriod":         strconv.FormatInt(podTerminationGrace(pod), 10)},
 		Tty: c.TTY, Stdin: c.Stdin, StdinOnce: c.StdinOnce,
 	}
+	sc, err := b.containerSecurityContext(pod, c, user)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Linux = &runtimeapi.LinuxContainerConfig{Resources: b.containerResources(pod, c), SecurityContext: sc}
 	for _, e := range env {
 		cfg.Envs = append(cfg.Envs, &runtimeapi.KeyValue{Key: e.Name, Value: []byte(e.Value)})
 	}
@@ -112,8 +147,9 @@ func podTerminationGrace(pod *corev1.Pod) int64 {
 	return corev1.DefaultTerminationGracePeriodSeconds
 }
 
-// sandboxConfig is the CRI sandbox configuration of pod.
-func (b *podConfig) sandboxConfig(pod *corev1.Pod, attempt uint32) (*runtimeapi.PodSandboxConfig, error) {
+// sandboxConfig is the CRI sandbox configuration of pod, as upstream's
+// generatePodSandboxConfig; warnings are events to record about the pod.
+func (b *podConfig) sandboxConfig(pod *corev1.Pod, attempt uint32) (*runtimeapi.PodSandboxConfig, []dnsWarning, error) {
 	labels := map[string]string{}
 	for k, v := range pod.Labels {
 		labels[k] = v
@@ -124,14 +160,106 @@ func (b *podConfig) sandboxConfig(pod *corev1.Pod, attempt uint32) (*runtimeapi.
 		annotations[k] = v
 	}
 	annotations[cri.AnnotationPodRestartPolicy] = string(restartPolicy(pod))
-	hostname := pod.Name
-	if pod.Spec.Hostname != "" {
-		hostname = pod.Spec.Hostname
-	}
-	return &runtimeapi.PodSandboxConfig{
+	cfg := &runtimeapi.PodSandboxConfig{
 		Metadata: &runtimeapi.PodSandboxMetadata{Name: pod.Name, Namespace: pod.Namespace, Uid: string(pod.UID), Attempt: attempt},
-		Hostname: hostname, Labels: labels, Annotations: annotations, LogDirectory: b.podLogDir(pod),
-		Linux: &runtimeapi.LinuxPodSandboxConfig{SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
-			NamespaceOptions: &runtimeapi.NamespaceOption{Network: networkMode(pod)}}},
-	}, nil
+		Labels:   labels, Annotations: annotations, LogDirectory: b.podLogDir(pod),
+	}
+	dns, warnings, err := b.podDNS(pod)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg.DnsConfig = dns
+	if !pod.Spec.HostNetwork {
+		hostname, domain, err := b.hostnameAndDomain(pod)
+		if err != nil {
+			return nil, nil, err
+		}
+		if cfg.Hostname, err = kernelHostname(hostname, domain, pod.Spec.SetHostnameAsFQDN); err != nil {
+			return nil, nil, err
+		}
+	}
+	cfg.PortMappings = portMappings(pod)
+
+	sc := &runtimeapi.LinuxSandboxSecurityContext{
+		Privileged:       hasPrivilegedContainer(pod),
+		Seccomp:          &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_RuntimeDefault},
+		NamespaceOptions: namespaceOptions(pod),
+	}
+	lc := &runtimeapi.LinuxPodSandboxConfig{SecurityContext: sc, Sysctls: map[string]string{}}
+	if b.CgroupsPerQOS {
+		lc.CgroupParent = cgroupParent(pod)
+	}
+	if ps := pod.Spec.SecurityContext; ps != nil {
+		for _, s := range ps.Sysctls {
+			lc.Sysctls[s.Name] = s.Value
+		}
+		if ps.RunAsUser != nil {
+			sc.RunAsUser = &runtimeapi.Int64Value{Value: *ps.RunAsUser}
+		}
+		if ps.RunAsGroup != nil {
+			sc.RunAsGroup = &runtimeapi.Int64Value{Value: *ps.RunAsGroup}
+		}
+		if ps.FSGroup != nil {
+			sc.SupplementalGroups = append(sc.SupplementalGroups, *ps.FSGroup)
+		}
+		sc.SupplementalGroups = append(sc.SupplementalGroups, ps.SupplementalGroups...)
+		if p := ps.SupplementalGroupsPolicy; p != nil {
+			v, ok := runtimeapi.SupplementalGroupsPolicy_value[string(*p)]
+			if !ok {
+				return nil, nil, fmt.Errorf("unsupported supplementalGroupsPolicy: %s", string(*p))
+			}
+			sc.SupplementalGroupsPolicy = runtimeapi.SupplementalGroupsPolicy(v)
+		}
+		if o := ps.SELinuxOptions; o != nil {
+			sc.SelinuxOptions = &runtimeapi.SELinuxOption{User: o.User, Role: o.Role, Type: o.Type, Level: o.Level}
+		}
+	}
+	requests, limits := podResources(pod)
+	var cpuRequest *resource.Quantity
+	if q, ok := requests[corev1.ResourceCPU]; ok {
+		cpuRequest = &q
+	}
+	lc.Resources = linuxResources(cpuRequest, limits[corev1.ResourceCPU], limits[corev1.ResourceMemory])
+	if oh := pod.Spec.Overhead; oh != nil {
+		cpu := oh[corev1.ResourceCPU]
+		lc.Overhead = linuxResources(&cpu, cpu, oh[corev1.ResourceMemory])
+	}
+	cfg.Linux = lc
+	return cfg, warnings, nil
+}
+
+// portMappings are the containers' ports for the sandbox, as upstream's
+// MakePortMappings (a port name, or the port's identity when unnamed,
+// counts once per container).
+func portMappings(pod *corev1.Pod) []*runtimeapi.PortMapping {
+	var out []*runtimeapi.PortMapping
+	for i := range pod.Spec.Containers {
+		names := map[string]bool{}
+		for _, p := range pod.Spec.Containers[i].Ports {
+			name := p.Name
+			if name == "" {
+				family := "any"
+				if p.HostIP != "" {
+					family = "v4"
+					if strings.Contains(p.HostIP, ":") {
+						family = "v6"
+					}
+				}
+				name = fmt.Sprintf("%s-%s-%s:%d:%d", family, p.Protocol, p.HostIP, p.ContainerPort, p.HostPort)
+			}
+			if names[name] {
+				continue
+			}
+			names[name] = true
+			proto := runtimeapi.Protocol_TCP
+			switch p.Protocol {
+			case corev1.ProtocolUDP:
+				proto = runtimeapi.Protocol_UDP
+			case corev1.ProtocolSCTP:
+				proto = runtimeapi.Protocol_SCTP
+			}
+			out = append(out, &runtimeapi.PortMapping{Protocol: proto, ContainerPort: p.ContainerPort, HostPort: p.HostPort, HostIp: p.HostIP})
+		}
+	}
+	return out
 }

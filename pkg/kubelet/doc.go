@@ -47,6 +47,24 @@
 //     doubling to 5 min); waiting reasons ErrImagePull, ImagePullBackOff,
 //     ErrImageNeverPull, InvalidImageName with upstream's messages and
 //     events (Pulling, Pulled, Failed, BackOff, ErrImageNeverPull);
+//   - containers as upstream's generateContainerConfig: the effective
+//     security context (pod values under the container's; runAsUser,
+//     runAsGroup, capabilities, privileged, readOnlyRootFilesystem,
+//     allowPrivilegeEscalation as no_new_privs, supplementalGroups and
+//     fsGroup, seccomp with Config.SeccompDefault, moby's masked and
+//     read-only paths unless procMount Unmasked, the image's user when
+//     runAsUser is unset, the runAsNonRoot check with upstream's errors),
+//     resources (CPU shares from the request min 2, CFS quota over 100 ms
+//     from the limit, memory limit, oom_score_adj by QoS class; hugepages
+//     ignored); sandboxes as generatePodSandboxConfig: hostname/subdomain
+//     (setHostnameAsFQDN), DNS (ClusterFirst/Default/None/
+//     ClusterFirstWithHostNet, dnsConfig merged, resolv.conf limits),
+//     port mappings, host network/PID/IPC namespaces, sysctls, the pod's
+//     summed resources, the log directory. Cgroup parents
+//     (/kubepods/<qos>/pod<uid>) only with Config.CgroupsPerQOS: the
+//     runtime (runc, cgroupfs) creates the directories, the kubelet
+//     writes no pod-level limits and removes the empty directories once
+//     the pod is gone;
 //   - the node status loop posts status on change or every
 //     NodeStatusReportFrequency; the lease loop renews
 //     kube-node-lease/<node> every leaseDuration/4 (10 s).

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -95,6 +97,31 @@ type Config struct {
 	// filesystems, PIDs); nil: a simulated machine of Capacity whose usage
 	// is what the runtime reports (HostMachine reads the real one).
 	Machine Machine
+	// ClusterDNS are the DNS servers of pods with dnsPolicy ClusterFirst
+	// (upstream's --cluster-dns; none: such pods fall back to Default
+	// with a MissingClusterDNS event, as upstream's); ClusterDomain their
+	// search domain (--cluster-domain, e.g. cluster.local).
+	ClusterDNS    []string
+	ClusterDomain string
+	// ResolvConf is the node's resolver configuration that pods with
+	// dnsPolicy Default get (default /etc/resolv.conf; a missing file
+	// reads as empty).
+	ResolvConf string
+	// SeccompDefault: containers without a seccomp profile run with the
+	// runtime's default profile (upstream's --seccomp-default).
+	SeccompDefault bool
+	// SeccompProfileRoot holds Localhost seccomp profiles (default
+	// <RootDir>/seccomp).
+	SeccompProfileRoot string
+	// CgroupsPerQOS gives each pod the cgroup parent
+	// /kubepods[/burstable|/besteffort]/pod<uid> (cgroupfs names; the
+	// runtime creates the directories, the kubelet removes them under
+	// CgroupRoot when the pod is gone; no pod-level limits are written).
+	// Off (the default): the runtime's default cgroup.
+	CgroupsPerQOS bool
+	// CgroupRoot is where the cgroup filesystems are mounted (default
+	// /sys/fs/cgroup).
+	CgroupRoot string
 }
 
 // Kubelet is one node's agent.
@@ -274,12 +301,32 @@ func (k *Kubelet) newPodConfig() *podConfig {
 	cms := client.For[*corev1.ConfigMap, *corev1.ConfigMapList](k.cfg.Client)
 	secrets := client.For[*corev1.Secret, *corev1.SecretList](k.cfg.Client)
 	services := k.cfg.Services
+	resolv := k.cfg.ResolvConf
+	if resolv == "" {
+		resolv = "/etc/resolv.conf"
+	}
+	if _, err := os.Stat(resolv); err != nil {
+		k.log.Warn("the resolver configuration for dnsPolicy Default is missing; such pods get 127.0.0.1", "path", resolv, "err", err)
+		resolv = ""
+	}
+	seccompRoot := k.cfg.SeccompProfileRoot
+	if seccompRoot == "" {
+		seccompRoot = filepath.Join(defaultRootDir(k.cfg.RootDir), "seccomp")
+	}
+	capacity := k.capacity()
 	return &podConfig{
-		NodeName:    k.cfg.NodeName,
-		HostIPs:     []string{k.cfg.NodeIP},
-		Allocatable: k.capacity(),
-		PodLogDir:   k.cfg.PodLogDir,
-		Mounts:      k.cfg.Mounts,
+		ClusterDNS:         k.cfg.ClusterDNS,
+		ClusterDomain:      k.cfg.ClusterDomain,
+		ResolvConf:         resolv,
+		SeccompDefault:     k.cfg.SeccompDefault,
+		SeccompProfileRoot: seccompRoot,
+		MemoryCapacity:     capacity.Memory().Value(),
+		CgroupsPerQOS:      k.cfg.CgroupsPerQOS,
+		NodeName:           k.cfg.NodeName,
+		HostIPs:            []string{k.cfg.NodeIP},
+		Allocatable:        capacity,
+		PodLogDir:          k.cfg.PodLogDir,
+		Mounts:             k.cfg.Mounts,
 		Lookups: Lookups{
 			ConfigMap: func(ctx context.Context, ns, name string) (*corev1.ConfigMap, error) {
 				return cms.Namespace(ns).Get(ctx, name, metav1.GetOptions{})
@@ -293,4 +340,11 @@ func (k *Kubelet) newPodConfig() *podConfig {
 			ServicesSynced: services.HasSynced,
 		},
 	}
+}
+
+func (k *Kubelet) cgroupRoot() string {
+	if k.cfg.CgroupRoot != "" {
+		return k.cfg.CgroupRoot
+	}
+	return "/sys/fs/cgroup"
 }

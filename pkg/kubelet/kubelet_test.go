@@ -55,7 +55,7 @@ func newHarnessProbing(t *testing.T, simCfg sim.Config, probeRunner prober.Runne
 	rec := record.NewFakeRecorder(10000)
 	rr := &recordingRuntime{Runtime: rt}
 	cfg := Config{Client: c, NodeName: nodeName, Runtime: rr, Images: rr, Clock: clk, NodeIP: "10.0.0.7", Recorder: rec,
-		NodeLabels: map[string]string{"skiff.sh/runtime": "sim"}, SimulateHandlers: probeRunner == nil, ProbeRunner: probeRunner}
+		NodeLabels: map[string]string{"skiff.sh/runtime": "sim"}, ClusterDNS: []string{"10.96.0.10"}, ClusterDomain: "cluster.local", SimulateHandlers: probeRunner == nil, ProbeRunner: probeRunner}
 	for _, o := range opts {
 		o(&cfg)
 	}

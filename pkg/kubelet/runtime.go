@@ -152,13 +152,6 @@ func (k *Kubelet) podStatusFromRuntime(ctx context.Context, uid types.UID) (*pod
 	return st, nil
 }
 
-func networkMode(pod *corev1.Pod) runtimeapi.NamespaceMode {
-	if pod.Spec.HostNetwork {
-		return runtimeapi.NamespaceMode_NODE
-	}
-	return runtimeapi.NamespaceMode_POD
-}
-
 func restartPolicy(pod *corev1.Pod) corev1.RestartPolicy {
 	if pod.Spec.RestartPolicy == "" {
 		return corev1.RestartPolicyAlways

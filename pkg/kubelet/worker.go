@@ -142,6 +142,9 @@ func (k *Kubelet) syncPod(ctx context.Context, w *podWorker, pod *corev1.Pod, re
 		}
 		k.status.forget(w.uid)
 		k.imageBackOff.forget(string(w.uid) + "_")
+		if k.cfg.CgroupsPerQOS {
+			removePodCgroups(k.cgroupRoot(), w.uid)
+		}
 		if k.probes != nil {
 			k.probes.Remove(w.uid)
 		}
@@ -300,11 +303,21 @@ func (k *Kubelet) execute(ctx context.Context, w *podWorker, pod *corev1.Pod, st
 	if len(acts.ContainersToStart) == 0 && !acts.CreateSandbox {
 		return did
 	}
-	sandboxCfg, err := k.podCfg.sandboxConfig(pod, acts.SandboxAttempt)
+	sandboxCfg, dnsWarnings, err := k.podCfg.sandboxConfig(pod, acts.SandboxAttempt)
 	if err != nil {
 		k.event(pod, "", corev1.EventTypeWarning, "FailedCreatePodSandBox", fmt.Sprintf("Failed to create pod sandbox: %v", err))
 		k.log.Warn("generating sandbox config", "pod", klogPod(pod), "err", err)
 		return did
+	}
+	if acts.CreateSandbox {
+		for _, dw := range dnsWarnings {
+			msg := dw.Message
+			if dw.Node {
+				k.nodeEvent(corev1.EventTypeWarning, dw.Reason, msg)
+				msg = fmt.Sprintf("pod: %q. %s", podString(pod), msg)
+			}
+			k.event(pod, "", corev1.EventTypeWarning, dw.Reason, msg)
+		}
 	}
 	if acts.CreateSandbox {
 		if st.SandboxID != "" && st.SandboxReady {
@@ -377,10 +390,35 @@ func (k *Kubelet) startContainer(ctx context.Context, pod *corev1.Pod, sandboxID
 	if err != nil {
 		return err.Error(), msg, err
 	}
-	cfg, err := k.podCfg.containerConfig(ctx, pod, c, containerRun{Type: s.Type, Attempt: s.Attempt, PodIPs: podIPs, ImageRef: imageRef})
-	if err != nil {
-		return errCreateContainerConfig.Error(), err.Error(), err
+	user, err := k.imageUser(ctx, imageRef)
+	if err == nil {
+		var cfg *runtimeapi.ContainerConfig
+		cfg, err = k.podCfg.containerConfig(ctx, pod, c, containerRun{Type: s.Type, Attempt: s.Attempt, PodIPs: podIPs, ImageRef: imageRef, ImageUser: user})
+		if err == nil {
+			return k.createAndStart(ctx, pod, sandboxID, sandboxCfg, c, cfg)
+		}
 	}
+	return errCreateContainerConfig.Error(), err.Error(), err
+}
+
+// imageUser is the user image runs as, from the runtime's image status.
+func (k *Kubelet) imageUser(ctx context.Context, image string) (imageUser, error) {
+	st, err := k.cfg.Images.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: image}})
+	if err != nil {
+		return imageUser{}, err
+	}
+	if img := st.GetImage(); img != nil {
+		if img.Uid != nil {
+			uid := img.Uid.Value
+			return imageUser{UID: &uid}, nil
+		}
+		return imageUser{Username: img.Username}, nil
+	}
+	return imageUser{}, nil
+}
+
+// createAndStart creates the container of cfg and starts it.
+func (k *Kubelet) createAndStart(ctx context.Context, pod *corev1.Pod, sandboxID string, sandboxCfg *runtimeapi.PodSandboxConfig, c *corev1.Container, cfg *runtimeapi.ContainerConfig) (string, string, error) {
 	resp, err := k.cfg.Runtime.CreateContainer(ctx, &runtimeapi.CreateContainerRequest{PodSandboxId: sandboxID,
 		Config: cfg, SandboxConfig: sandboxCfg})
 	if err != nil {
@@ -475,5 +513,14 @@ func (k *Kubelet) event(pod *corev1.Pod, name, eventtype, reason, message string
 	}
 	ref := &corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID,
 		ResourceVersion: pod.ResourceVersion, FieldPath: field}
+	k.cfg.Recorder.Event(ref, eventtype, reason, message)
+}
+
+// nodeEvent records an event about the node.
+func (k *Kubelet) nodeEvent(eventtype, reason, message string) {
+	if k.cfg.Recorder == nil {
+		return
+	}
+	ref := &corev1.ObjectReference{Kind: "Node", Name: k.cfg.NodeName, UID: types.UID(k.cfg.NodeName)}
 	k.cfg.Recorder.Event(ref, eventtype, reason, message)
 }
