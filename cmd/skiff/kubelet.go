@@ -1,18 +1,22 @@
 package main
 
 import (
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/skiff-sh/skiff/pkg/client"
 	"github.com/skiff-sh/skiff/pkg/kubelet"
 	"github.com/skiff-sh/skiff/pkg/kubelet/hollow"
+	"github.com/skiff-sh/skiff/pkg/kubelet/server"
 	"github.com/skiff-sh/skiff/pkg/kubelet/standalone"
 	"github.com/skiff-sh/skiff/pkg/kubelet/volume"
 )
@@ -35,6 +39,7 @@ func newKubelet(logger func() *slog.Logger) *cobra.Command {
 		podLogDir  string
 		rootDir    string
 		reqTimeout time.Duration
+		serving    kubeletServing
 	)
 	cmd := &cobra.Command{
 		Use:   "kubelet",
@@ -89,12 +94,31 @@ func newKubelet(logger func() *slog.Logger) *cobra.Command {
 				cfg.Name = strings.ToLower(cfg.Name)
 			}
 			cfg.Client, cfg.Logger = c, logger()
+			// The kubelet's HTTPS API: a remote runtime's node serves it
+			// unless --port=0; simulated nodes only when --port is given
+			// (and --nodes=1), so that many simulations share a host.
+			var srvCfg *server.Config
+			if runtime == "remote" && serving.port != 0 || runtime == "sim" && cmd.Flags().Changed("port") && serving.port != 0 {
+				if runtime == "sim" && cfg.Nodes != 1 {
+					return errors.New("--port: simulated nodes serve the kubelet API only with --nodes=1")
+				}
+				if srvCfg, err = serving.config(c, cc); err != nil {
+					return err
+				}
+				if runtime == "sim" {
+					cfg.Server, cfg.NodeIP = srvCfg, nodeIP
+				}
+			}
 			ctx, stop := signalContext()
 			defer stop()
 			if runtime == "remote" {
 				name := cfg.NodeName(0)
 				fmt.Fprintf(os.Stderr, "skiff kubelet: node %s on the container runtime at %s, as the kubeconfig's user\n", name, endpoint)
+				if srvCfg != nil && srvCfg.CertDirectory == "" {
+					srvCfg.CertDirectory = filepath.Join(rootDir, "pki")
+				}
 				err := standalone.Run(ctx, standalone.Config{Client: c, Endpoint: endpoint, RuntimeRequestTimeout: reqTimeout, Events: cfg.Events, Logger: cfg.Logger,
+					Server: srvCfg,
 					Kubelet: kubelet.Config{NodeName: name, NodeLabels: cfg.Labels, NodeIP: nodeIP, Capacity: cfg.Capacity,
 						PodLogDir: podLogDir, RootDir: rootDir, Volumes: &volume.Config{}}})
 				if err != nil && !errors.Is(err, ctx.Err()) {
@@ -117,7 +141,8 @@ func newKubelet(logger func() *slog.Logger) *cobra.Command {
 	f.StringVar(&rootDir, "root-dir", kubelet.DefaultRootDir, "Directory for the kubelet's files (--runtime=remote): the pods' volumes under <dir>/pods/<uid>/volumes.")
 	f.StringVar(&podLogDir, "pod-log-dir", "/var/log/pods", "Where containers' logs go (--runtime=remote): <dir>/<namespace>_<pod>_<uid>/<container>/<restart>.log.")
 	f.DurationVar(&reqTimeout, "runtime-request-timeout", 2*time.Minute, "Timeout of every runtime request except pulls (--runtime=remote).")
-	f.StringVar(&nodeIP, "node-ip", "", "IP address of the node (--runtime=remote; default 127.0.0.1).")
+	f.StringVar(&nodeIP, "node-ip", "", "IP address of the node (--runtime=remote, or a simulated node serving --port; default 127.0.0.1).")
+	serving.addFlags(f)
 	f.IntVar(&cfg.Nodes, "nodes", 1, "How many simulated nodes to run in this process (--runtime=sim).")
 	f.StringVar(&cfg.NamePrefix, "node-name-prefix", "sim-node-", "Simulated nodes are named <prefix><index> (a single node without this flag is named after the host).")
 	f.StringVar(&cfg.Name, "hostname-override", "", "The name of the node when --nodes=1.")
@@ -130,4 +155,69 @@ func newKubelet(logger func() *slog.Logger) *cobra.Command {
 	f.Float32Var(&qps, "kube-api-qps", 0, "QPS to use while talking with the API server (unset: 50 per node; negative: no limit).")
 	f.IntVar(&burst, "kube-api-burst", 0, "Burst to use while talking with the API server (unset: 100 per node).")
 	return cmd
+}
+
+// kubeletServing holds the flags of the kubelet's HTTPS API (upstream's
+// names and, where the kubelet configuration file's defaults differ from
+// the flags', the file's: anonymous off, Webhook authorization).
+type kubeletServing struct {
+	port              int
+	address           string
+	certFile, keyFile string
+	certDir           string
+	clientCAFile      string
+	anonymous         bool
+	authzMode         string
+	tokenWebhook      bool
+}
+
+func (s *kubeletServing) addFlags(f *pflag.FlagSet) {
+	f.IntVar(&s.port, "port", server.DefaultPort, "The port for the kubelet's HTTPS API (logs, exec, attach, port-forward, stats, metrics); 0 disables it. Simulated nodes serve it only when this is given (and --nodes=1).")
+	f.StringVar(&s.address, "address", "0.0.0.0", "The IP address for the kubelet to serve on.")
+	f.StringVar(&s.certFile, "tls-cert-file", "", "The kubelet's serving certificate (without it a self-signed one is made and kept in --cert-dir).")
+	f.StringVar(&s.keyFile, "tls-private-key-file", "", "The key of --tls-cert-file.")
+	f.StringVar(&s.certDir, "cert-dir", "", "Where the self-signed serving certificate is kept (default <root-dir>/pki for --runtime=remote; in memory for simulated nodes).")
+	f.StringVar(&s.clientCAFile, "client-ca-file", "", "The CA that client certificates (the API server's kubelet client) must be signed by (default: the kubeconfig's certificate authority, which is skiff's cluster CA).")
+	f.BoolVar(&s.anonymous, "anonymous-auth", false, "Let requests without credentials in as system:anonymous.")
+	f.StringVar(&s.authzMode, "authorization-mode", "Webhook", "Webhook (SubjectAccessReview through the API server) or AlwaysAllow.")
+	f.BoolVar(&s.tokenWebhook, "authentication-token-webhook", true, "Authenticate bearer tokens with TokenReview through the API server.")
+}
+
+// config is the server configuration of the flags; c reviews, cc's CA is
+// the default client CA.
+func (s *kubeletServing) config(c *client.Client, cc *client.Config) (*server.Config, error) {
+	if (s.certFile == "") != (s.keyFile == "") {
+		return nil, errors.New("--tls-cert-file and --tls-private-key-file go together")
+	}
+	sc := &server.Config{Address: s.address, Port: s.port, TLSCertFile: s.certFile, TLSKeyFile: s.keyFile, CertDirectory: s.certDir, Anonymous: s.anonymous}
+	caPEM := cc.CAData
+	if s.clientCAFile != "" || len(caPEM) == 0 && cc.CAFile != "" {
+		path := s.clientCAFile
+		if path == "" {
+			path = cc.CAFile
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("--client-ca-file: %w", err)
+		}
+		caPEM = data
+	}
+	if len(caPEM) > 0 {
+		sc.ClientCA = x509.NewCertPool()
+		if !sc.ClientCA.AppendCertsFromPEM(caPEM) {
+			return nil, errors.New("--client-ca-file: no certificates")
+		}
+	}
+	wh := server.NewWebhook(c, nil)
+	if s.tokenWebhook {
+		sc.Authenticator = wh
+	}
+	switch s.authzMode {
+	case "Webhook":
+		sc.Authorizer = wh
+	case "AlwaysAllow":
+	default:
+		return nil, fmt.Errorf("--authorization-mode=%s: must be Webhook or AlwaysAllow", s.authzMode)
+	}
+	return sc, nil
 }

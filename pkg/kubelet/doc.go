@@ -101,7 +101,12 @@
 //
 // Not yet: removing orphaned pod directories after a kubelet restart
 // (upstream's housekeeping),
-// eviction, the kubelet's own
-// HTTPS API, a node identity of its own (the kubelet runs with its
+// eviction, a node identity of its own (the kubelet runs with its
 // client's identity).
+//
+// The kubelet's HTTPS API (pkg/kubelet/server) runs beside a Kubelet
+// (pkg/kubelet/standalone, pkg/kubelet/hollow for a single node): the
+// Kubelet is its Host (serverhost.go: pods by name with the status it
+// last wrote) and reports the server's port as
+// status.daemonEndpoints.kubeletEndpoint (Config.KubeletPort).
 package kubelet

@@ -43,6 +43,9 @@ type Config struct {
 	Capacity corev1.ResourceList
 	// NodeIP is the node's InternalIP (default 127.0.0.1).
 	NodeIP string
+	// KubeletPort is the port of the kubelet's HTTPS API the node reports
+	// (status.daemonEndpoints.kubeletEndpoint; default 10250).
+	KubeletPort int32
 	// NodeStatusUpdateFrequency: how often status is computed (10 s).
 	NodeStatusUpdateFrequency time.Duration
 	// NodeStatusReportFrequency: how often unchanged status is posted (5 min).
@@ -182,6 +185,9 @@ func New(cfg Config) (*Kubelet, error) {
 	}
 	if cfg.SandboxImage == "" {
 		cfg.SandboxImage = DefaultSandboxImage
+	}
+	if cfg.KubeletPort <= 0 {
+		cfg.KubeletPort = 10250
 	}
 	k := &Kubelet{cfg: cfg, log: cfg.Logger.With("node", cfg.NodeName), clock: cfg.Clock,
 		nodes:   client.For[*corev1.Node, *corev1.NodeList](cfg.Client),

@@ -87,7 +87,7 @@ func (k *Kubelet) nodeStatus(ctx context.Context, old *corev1.Node, now time.Tim
 	capacity := k.capacity()
 	s := corev1.NodeStatus{Capacity: capacity, Allocatable: capacity.DeepCopy(), Phase: "",
 		Addresses:       []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: k.cfg.NodeIP}, {Type: corev1.NodeHostName, Address: k.cfg.NodeName}},
-		DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: 10250}},
+		DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: k.cfg.KubeletPort}},
 		NodeInfo: corev1.NodeSystemInfo{MachineID: idFor("machine", k.cfg.NodeName), SystemUUID: idFor("system", k.cfg.NodeName),
 			BootID: idFor("boot", k.cfg.NodeName), KernelVersion: "", OSImage: "skiff " + k.runtimeID, OperatingSystem: "linux",
 			Architecture: goruntime.GOARCH, ContainerRuntimeVersion: k.runtimeID + "://" + k.runtimeVersion, KubeletVersion: Version},

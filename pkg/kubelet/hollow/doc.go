@@ -6,7 +6,12 @@
 // Node i (0-based) is named <NamePrefix><i>, has InternalIP
 // 10.255.<(i+1)/256>.<(i+1)%256> and hands out pod IPs from
 // 10.<64+i/256>.<i%256>.0/24 (up to 16384 nodes), and carries the label
-// skiff.sh/runtime=sim. A single node may be given its own Name.
+// skiff.sh/runtime=sim. A single node may be given its own Name, and may
+// serve its kubelet HTTPS API (Config.Server, pkg/kubelet/server; then it
+// reports Config.NodeIP, default 127.0.0.1, so that the API server reaches
+// it): simulated containers have empty logs and refuse exec, attach and
+// port-forward (the simulated runtime's ErrUnsupported, a 500 with its
+// message as upstream's kubelet answers an unsupported runtime call).
 //
 // Invariants: every kubelet shares the client's identity (no per-node
 // system:node:<name> credentials yet); Run returns when ctx ends, after

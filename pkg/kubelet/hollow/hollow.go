@@ -15,6 +15,7 @@ import (
 	"github.com/skiff-sh/skiff/pkg/client/record"
 	"github.com/skiff-sh/skiff/pkg/clock"
 	"github.com/skiff-sh/skiff/pkg/kubelet"
+	"github.com/skiff-sh/skiff/pkg/kubelet/server"
 	"github.com/skiff-sh/skiff/pkg/kubelet/sim"
 )
 
@@ -44,6 +45,15 @@ type Config struct {
 	Events bool
 	Clock  clock.Clock
 	Logger *slog.Logger
+	// Server, for a single node (Nodes 1), serves its kubelet HTTPS API
+	// (pkg/kubelet/server; NodeName, Host, Runtime, Images, Clock and
+	// Logger filled in): /healthz, /pods, stats and metrics from the
+	// simulated runtime, empty container logs (simulated containers print
+	// nothing), exec/attach/port-forward refused as the runtime does not
+	// support them. NodeIP is then the address the node reports (default
+	// 127.0.0.1) so that the API server reaches it.
+	Server *server.Config
+	NodeIP string
 }
 
 // NodeName is the name of node i.
@@ -104,6 +114,9 @@ func Run(ctx context.Context, cfg Config) error {
 		broadcaster.StartRecordingToSink(record.NewClientSink(cfg.Client))
 		defer broadcaster.Shutdown()
 	}
+	if cfg.Server != nil && cfg.Nodes != 1 {
+		return errors.New("hollow: serving the kubelet API needs a single node")
+	}
 	var wg sync.WaitGroup
 	errs := make(chan error, cfg.Nodes)
 	for i := 0; i < cfg.Nodes; i++ {
@@ -114,16 +127,29 @@ func Run(ctx context.Context, cfg Config) error {
 		if broadcaster != nil {
 			rec = broadcaster.NewRecorder(corev1.EventSource{Component: "kubelet", Host: cfg.NodeName(i)})
 		}
-		k, err := kubelet.New(kubelet.Config{Client: cfg.Client, NodeName: cfg.NodeName(i), Runtime: rt, Images: rt,
+		kc := kubelet.Config{Client: cfg.Client, NodeName: cfg.NodeName(i), Runtime: rt, Images: rt,
 			Clock: cfg.Clock, Logger: cfg.Logger, NodeLabels: labels, Capacity: cfg.Capacity, NodeIP: NodeIP(i), PodSource: source,
-			Recorder: rec, SimulateHandlers: true, Services: services})
+			Recorder: rec, SimulateHandlers: true, Services: services}
+		if cfg.Server != nil {
+			kc.NodeIP, kc.KubeletPort = cfg.NodeIP, server.PortOf(cfg.Server)
+			if kc.NodeIP == "" {
+				kc.NodeIP = "127.0.0.1"
+			}
+		}
+		k, err := kubelet.New(kc)
 		if err != nil {
 			return err
+		}
+		run := k.Run
+		if cfg.Server != nil {
+			sc := *cfg.Server
+			sc.NodeName, sc.Host, sc.Runtime, sc.Images, sc.Clock, sc.Logger = kc.NodeName, k, rt, rt, cfg.Clock, cfg.Logger
+			run = func(ctx context.Context) error { return server.RunAlongside(ctx, sc, k.Run) }
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := k.Run(ctx); err != nil {
+			if err := run(ctx); err != nil {
 				errs <- err
 				cancel()
 			}

@@ -298,3 +298,48 @@ func selfSigned(host, address string, now time.Time) (tls.Certificate, []byte, [
 	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
 	return tls.Certificate{Certificate: [][]byte{der, caDER}, PrivateKey: key}, certPEM, keyPEM, nil
 }
+
+// PortOf is the port cfg serves: its Listener's, else Port (default
+// DefaultPort).
+func PortOf(cfg *Config) int32 {
+	if cfg.Listener != nil {
+		if a, ok := cfg.Listener.Addr().(*net.TCPAddr); ok {
+			return int32(a.Port)
+		}
+	}
+	if cfg.Port == 0 {
+		return DefaultPort
+	}
+	return int32(cfg.Port)
+}
+
+// RunAlongside serves cfg while run runs, until run returns (then serving
+// stops) or serving fails (then run's context ends and its return is
+// awaited); it returns run's error, else serving's.
+func RunAlongside(ctx context.Context, cfg Config, run func(context.Context) error) error {
+	srv, err := New(cfg)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Run(ctx) }()
+	runErr := make(chan error, 1)
+	go func() { runErr <- run(ctx) }()
+	select {
+	case err := <-runErr:
+		cancel()
+		<-serveErr
+		return err
+	case err := <-serveErr:
+		cancel()
+		if rerr := <-runErr; rerr != nil {
+			return rerr
+		}
+		if err != nil {
+			return fmt.Errorf("kubelet server: %w", err)
+		}
+		return nil
+	}
+}

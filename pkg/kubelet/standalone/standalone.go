@@ -13,6 +13,7 @@ import (
 	"github.com/skiff-sh/skiff/pkg/clock"
 	"github.com/skiff-sh/skiff/pkg/kubelet"
 	"github.com/skiff-sh/skiff/pkg/kubelet/remote"
+	"github.com/skiff-sh/skiff/pkg/kubelet/server"
 )
 
 // DefaultEndpoint is upstream's default CRI endpoint (the machine's
@@ -37,6 +38,13 @@ type Config struct {
 	Events bool
 	Clock  clock.Clock
 	Logger *slog.Logger
+	// Server, when set, serves the kubelet's HTTPS API
+	// (pkg/kubelet/server) with this configuration while the kubelet
+	// runs: NodeName, Host, Runtime, Images, Clock and Logger are filled
+	// in; the port it serves (Port, or Listener's) is the one the node
+	// reports. A server that cannot serve (the port taken) stops the
+	// kubelet with its error.
+	Server *server.Config
 }
 
 // Run connects to the runtime and runs the kubelet until ctx ends.
@@ -76,10 +84,18 @@ func Run(ctx context.Context, cfg Config) error {
 		defer b.Shutdown()
 		kc.Recorder = b.NewRecorder(corev1.EventSource{Component: "kubelet", Host: kc.NodeName})
 	}
+	if cfg.Server != nil {
+		kc.KubeletPort = server.PortOf(cfg.Server)
+	}
 	k, err := kubelet.New(kc)
 	if err != nil {
 		return err
 	}
 	cfg.Logger.Info("kubelet running on a CRI runtime", "node", kc.NodeName, "endpoint", cfg.Endpoint)
-	return k.Run(ctx)
+	if cfg.Server == nil {
+		return k.Run(ctx)
+	}
+	sc := *cfg.Server
+	sc.NodeName, sc.Host, sc.Runtime, sc.Images, sc.Clock, sc.Logger = kc.NodeName, k, rt, rt, cfg.Clock, cfg.Logger
+	return server.RunAlongside(ctx, sc, k.Run)
 }
