@@ -515,12 +515,3 @@ func (k *Kubelet) event(pod *corev1.Pod, name, eventtype, reason, message string
 		ResourceVersion: pod.ResourceVersion, FieldPath: field}
 	k.cfg.Recorder.Event(ref, eventtype, reason, message)
 }
-
-// nodeEvent records an event about the node.
-func (k *Kubelet) nodeEvent(eventtype, reason, message string) {
-	if k.cfg.Recorder == nil {
-		return
-	}
-	ref := &corev1.ObjectReference{Kind: "Node", Name: k.cfg.NodeName, UID: types.UID(k.cfg.NodeName)}
-	k.cfg.Recorder.Event(ref, eventtype, reason, message)
-}
