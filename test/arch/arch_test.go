@@ -104,6 +104,9 @@ func TestDependencyRules(t *testing.T) {
 		// Garbage collection knows the runtime and the clock, nothing of the
 		// API server, the client or the kubelet.
 		{from: mod + "pkg/kubelet/gc", forbidden: []string{mod + "pkg/"}, except: []string{mod + "pkg/kubelet/cri", mod + "pkg/clock"}},
+		// Eviction decides from observations and pods: no client, no API
+		// server, no runtime, no kubelet.
+		{from: mod + "pkg/kubelet/eviction", forbidden: []string{mod + "pkg/"}, except: []string{mod + "pkg/clock", mod + "pkg/componenthelpers/scheduling/corev1helpers"}},
 		// The volume manager reaches the API through pkg/client and knows
 		// nothing of the kubelet that calls it (nor of its runtime).
 		{from: mod + "pkg/kubelet/volume", forbidden: []string{mod + "pkg/kubelet"}},
