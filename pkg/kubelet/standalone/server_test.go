@@ -1,0 +1,220 @@
+package standalone
+
+import (
+	"bytes"
+	"context"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/skiff-sh/skiff/pkg/client"
+	"github.com/skiff-sh/skiff/pkg/containerd"
+	"github.com/skiff-sh/skiff/pkg/kubelet"
+	"github.com/skiff-sh/skiff/pkg/kubelet/server"
+	"github.com/skiff-sh/skiff/pkg/testenv"
+)
+
+// Real kubectl against a real containerd through the API server and the
+// kubelet's HTTPS API: logs (--tail, -f), exec with and without stdin,
+// port-forward. The API server presents its kubelet client certificate,
+// the kubelet checks it against the cluster CA and reviews access with
+// SubjectAccessReviews (RBAC on: the bootstrap policy's binding).
+func TestKubectlThroughTheKubeletOnContainerd(t *testing.T) {
+	for _, bin := range []string{"containerd", "runc", "ctr", "kubectl"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			t.Skipf("%s is not installed: this test runs a real containerd and kubectl", bin)
+		}
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("not root: containerd and runc need root here")
+	}
+	if testing.Short() {
+		t.Skip("-short: this test runs a real containerd")
+	}
+	base, err := os.MkdirTemp("", "ctk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := os.RemoveAll(base); err != nil {
+			t.Errorf("removing %s: %v", base, err)
+		}
+	})
+	env := testenv.StartT(t, testenv.Config{RBAC: true})
+	if err := env.EnsureServiceAccount(context.Background(), "default", "default"); err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(&client.Config{Host: env.URL, CAData: env.CAData, CertData: env.CertData, KeyData: env.KeyData, QPS: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bridge, subnet := fmt.Sprintf("skk%d", os.Getpid()%100000), fmt.Sprintf("10.252.%d.0/24", os.Getpid()%250)
+	conflist := fmt.Sprintf(`{"cniVersion": "0.4.0", "name": "skiff-test", "plugins": [{"type": "bridge", "bridge": %q,
+  "isGateway": true, "ipMasq": false, "ipam": {"type": "host-local", "ranges": [[{"subnet": %q}]],
+  "routes": [{"dst": "0.0.0.0/0"}], "dataDir": %q}}]}`, bridge, subnet, filepath.Join(base, "cni", "ipam"))
+	must(t, os.MkdirAll(filepath.Join(base, "cni", "net.d"), 0o755))
+	must(t, os.WriteFile(filepath.Join(base, "cni", "net.d", "10-test.conflist"), []byte(conflist), 0o644))
+	t.Cleanup(func() { exec.Command("ip", "link", "del", bridge).Run() })
+
+	sup, err := containerd.New(containerd.Config{Dir: filepath.Join(base, "containerd"), RemovePodsOnStop: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	supDone, kDone := make(chan error, 1), make(chan error, 1)
+	go func() { supDone <- sup.Run(ctx) }()
+	kctx, kcancel := context.WithCancel(ctx)
+	t.Cleanup(func() {
+		kcancel()
+		if err := <-kDone; err != nil {
+			t.Errorf("kubelet: %v", err)
+		}
+		cancel()
+		if err := <-supDone; err != nil {
+			t.Errorf("containerd: %v", err)
+		}
+	})
+	wctx, wcancel := context.WithTimeout(ctx, time.Minute)
+	defer wcancel()
+	if err := sup.WaitReady(wctx); err != nil {
+		kDone <- nil
+		t.Fatal(err)
+	}
+	writeImages(t, filepath.Join(base, "images.tar"))
+	if _, err := containerd.ImportImage(ctx, sup.Socket(), filepath.Join(base, "images.tar")); err != nil {
+		kDone <- nil
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		kDone <- nil
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(env.CAData)
+	wh := server.NewWebhook(c, nil)
+	go func() {
+		kDone <- Run(kctx, Config{Client: c, Endpoint: sup.Endpoint(),
+			Kubelet: kubelet.Config{NodeName: "node-1", PodLogDir: filepath.Join(base, "pods"), RootDir: filepath.Join(base, "kubelet")},
+			Server:  &server.Config{Listener: ln, ClientCA: pool, Authenticator: wh, Authorizer: wh}})
+	}()
+
+	pods := client.For[*corev1.Pod, *corev1.PodList](c).Namespace("default")
+	grace := int64(1)
+	pod := func(name string, cmd ...string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.PodSpec{
+			NodeName: "node-1", TerminationGracePeriodSeconds: &grace,
+			Containers: []corev1.Container{{Name: "main", Image: "busybox:test", Command: cmd}}}}
+	}
+	// "talker" prints a line a second; "web" serves HTTP on 8080.
+	for _, p := range []*corev1.Pod{
+		pod("talker", "/bin/sh", "-c", "echo first; echo second; i=0; while true; do i=$((i+1)); echo tick $i; sleep 1; done"),
+		pod("web", "/bin/sh", "-c", "mkdir -p /www && echo pong > /www/ping && exec httpd -f -p 8080 -h /www"),
+	} {
+		if _, err := pods.Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, 90*time.Second, "pods talker and web Running", func() bool {
+		n := 0
+		for _, name := range []string{"talker", "web"} {
+			if p, err := pods.Get(ctx, name, metav1.GetOptions{}); err == nil && p.Status.Phase == corev1.PodRunning {
+				n++
+			}
+		}
+		return n == 2
+	}, nil)
+
+	kubectl := func(stdin string, args ...string) (string, error) {
+		cctx, ccancel := context.WithTimeout(ctx, 30*time.Second)
+		defer ccancel()
+		cmd := exec.CommandContext(cctx, "kubectl", append([]string{"--kubeconfig", env.KubeconfigPath, "-n", "default"}, args...)...)
+		cmd.Stdin = strings.NewReader(stdin)
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		if err != nil {
+			return out.String(), fmt.Errorf("kubectl %s: %v: %s", strings.Join(args, " "), err, errb.String())
+		}
+		return out.String(), nil
+	}
+	out, err := kubectl("", "logs", "talker", "--tail=-1")
+	if err != nil || !strings.HasPrefix(out, "first\nsecond\n") {
+		t.Errorf("kubectl logs: %q %v", out, err)
+	}
+	out, err = kubectl("", "logs", "talker", "--tail=1")
+	if err != nil || !strings.HasPrefix(out, "tick ") || strings.Count(out, "\n") != 1 {
+		t.Errorf("kubectl logs --tail=1: %q %v", out, err)
+	}
+	// -f: new lines keep coming.
+	fctx, fcancel := context.WithTimeout(ctx, 30*time.Second)
+	follow := exec.CommandContext(fctx, "kubectl", "--kubeconfig", env.KubeconfigPath, "-n", "default", "logs", "-f", "talker", "--tail=0")
+	fout, _ := follow.StdoutPipe()
+	must(t, follow.Start())
+	buf := make([]byte, 64)
+	var got string
+	for !strings.Contains(got, "tick") {
+		n, err := fout.Read(buf)
+		got += string(buf[:n])
+		if err != nil {
+			t.Errorf("kubectl logs -f: %q %v", got, err)
+			break
+		}
+	}
+	fcancel()
+	_ = follow.Wait()
+
+	out, err = kubectl("", "exec", "talker", "--", "echo", "hello from exec")
+	if err != nil || out != "hello from exec\n" {
+		t.Errorf("kubectl exec: %q %v", out, err)
+	}
+	t.Logf("exec said %q", out)
+	out, err = kubectl("piped in\n", "exec", "-i", "talker", "--", "cat")
+	t.Logf("exec -i said %q", out)
+	if err != nil || out != "piped in\n" {
+		t.Errorf("kubectl exec -i: %q %v", out, err)
+	}
+	out, err = kubectl("", "exec", "talker", "--", "sh", "-c", "exit 3")
+	if err == nil || !strings.Contains(err.Error(), "exit status 3") {
+		t.Errorf("kubectl exec of a failing command: %q %v", out, err)
+	}
+
+	// port-forward to the pod's 8080.
+	pfl, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, err)
+	local := pfl.Addr().(*net.TCPAddr).Port
+	pfl.Close()
+	pctx, pcancel := context.WithTimeout(ctx, 60*time.Second)
+	defer pcancel()
+	pf := exec.CommandContext(pctx, "kubectl", "--kubeconfig", env.KubeconfigPath, "-n", "default", "port-forward", "pod/web", fmt.Sprintf("%d:8080", local))
+	var pfErr bytes.Buffer
+	pf.Stderr = &pfErr
+	must(t, pf.Start())
+	defer func() { pcancel(); _ = pf.Wait() }()
+	var body string
+	waitFor(t, 30*time.Second, "an answer through kubectl port-forward", func() bool {
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/ping", local))
+		if err != nil {
+			return false
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		body = string(b)
+		return true
+	}, func() any { return pfErr.String() })
+	t.Logf("port-forward got %q; kubectl logs -f got %q", body, got)
+	if body != "pong\n" {
+		t.Errorf("through port-forward: %q (%s)", body, pfErr.String())
+	}
+}
