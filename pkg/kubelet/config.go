@@ -16,9 +16,10 @@ import (
 )
 
 // MountsFunc returns the CRI mounts of container c of pod (its volumes'
-// host directories; pkg/kubelet/volume provides them). An error keeps the
-// container from being created (CreateContainerConfigError).
-type MountsFunc func(ctx context.Context, pod *corev1.Pod, c *corev1.Container) ([]*runtimeapi.Mount, error)
+// host directories; pkg/kubelet/volume provides them); env is the
+// container's resolved environment (subPathExpr expands from it). An
+// error keeps the container from being created (CreateContainerConfigError).
+type MountsFunc func(ctx context.Context, pod *corev1.Pod, c *corev1.Container, env map[string]string) ([]*runtimeapi.Mount, error)
 
 // podConfig builds the CRI sandbox and container configurations of a
 // node's pods, as upstream's kuberuntime does: pure functions of the pod,
@@ -131,7 +132,11 @@ func (b *podConfig) containerConfig(ctx context.Context, pod *corev1.Pod, c *cor
 		cfg.LogPath = filepath.Join(c.Name, strconv.Itoa(int(run.Attempt))+".log")
 	}
 	if b.Mounts != nil {
-		mounts, err := b.Mounts(ctx, pod, c)
+		vars := make(map[string]string, len(env))
+		for _, e := range env {
+			vars[e.Name] = e.Value
+		}
+		mounts, err := b.Mounts(ctx, pod, c, vars)
 		if err != nil {
 			return nil, err
 		}

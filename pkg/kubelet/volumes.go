@@ -41,8 +41,8 @@ func (k *Kubelet) newVolumeManager() (*volume.Manager, error) {
 
 // volumeMounts is the container configuration's mounts hook when the
 // kubelet manages volumes.
-func (k *Kubelet) volumeMounts(ctx context.Context, pod *corev1.Pod, c *corev1.Container) ([]*runtimeapi.Mount, error) {
-	return k.volumes.Mounts(pod, c)
+func (k *Kubelet) volumeMounts(ctx context.Context, pod *corev1.Pod, c *corev1.Container, env map[string]string) ([]*runtimeapi.Mount, error) {
+	return k.volumes.MountsEnv(pod, c, env)
 }
 
 // setUpVolumes sets up the volumes of a pod that is to run (upstream's

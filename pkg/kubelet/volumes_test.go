@@ -121,3 +121,28 @@ func TestVolumesReleasedWhenThePodFinishes(t *testing.T) {
 		t.Errorf("volumes of a finished pod set up again: %v", err)
 	}
 }
+
+// subPathExpr expands from the container's whole environment (here a
+// configMapKeyRef), as upstream's.
+func TestSubPathExprFromTheEnvironment(t *testing.T) {
+	root := t.TempDir()
+	h := newHarness(t, sim.Config{}, func(c *Config) { c.RootDir = root; c.Volumes = &volume.Config{} })
+	cms := client.For[*corev1.ConfigMap, *corev1.ConfigMapList](h.c).Namespace("default")
+	if _, err := cms.Create(h.ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings"}, Data: map[string]string{"dir": "tenant-a"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p := simplePod("web", "app")
+	p.Spec.AutomountServiceAccountToken = new(bool)
+	p.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	p.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "DIR", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
+		LocalObjectReference: corev1.LocalObjectReference{Name: "settings"}, Key: "dir"}}}}
+	p.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data", SubPathExpr: "$(DIR)/logs"}}
+	h.create(t, p)
+	p = h.podWhere(t, "web", 0, isReady)
+	want := filepath.Join(root, "pods", string(p.UID), "volumes", "kubernetes.io~empty-dir", "data", "tenant-a", "logs")
+	h.cri.mu.Lock()
+	defer h.cri.mu.Unlock()
+	if len(h.cri.creates) != 1 || len(h.cri.creates[0].Config.Mounts) != 1 || h.cri.creates[0].Config.Mounts[0].HostPath != want {
+		t.Fatalf("container created with %v, want the mount from %s", h.cri.creates, want)
+	}
+}

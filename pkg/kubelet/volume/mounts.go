@@ -13,7 +13,8 @@ import (
 // Mounts are the CRI mounts of container c of pod (whose volumes SetUp
 // set up), with the $(VAR) references of subPathExpr expanded from the
 // container's literal env values and its fieldRefs to the pod's metadata
-// and spec (MountsEnv takes a fully resolved environment).
+// and spec; MountsEnv takes the fully resolved environment (what the
+// kubelet passes).
 func (m *Manager) Mounts(pod *corev1.Pod, c *corev1.Container) ([]*runtimeapi.Mount, error) {
 	return m.MountsEnv(pod, c, simpleEnv(pod, c))
 }
