@@ -73,6 +73,12 @@ type UpConfig struct {
 	// node a /NodeCIDRMaskSize of it (default 24) as spec.podCIDR.
 	ClusterCIDR      string
 	NodeCIDRMaskSize int
+	// ContainerRuntime is what the node runs pods on: "" (containerd
+	// when it is installed, else simulated), "sim" or "containerd".
+	// ContainerRuntimeEndpoint is a CRI runtime already running to use
+	// instead (upstream's --container-runtime-endpoint).
+	ContainerRuntime         string
+	ContainerRuntimeEndpoint string
 	// Out receives the one-line "ready" message.
 	Out    io.Writer
 	Logger *slog.Logger
@@ -80,9 +86,9 @@ type UpConfig struct {
 }
 
 // Components are the parts of a cluster `skiff up` runs besides the API
-// server, by the names --disable takes. Those skiff does not have yet
-// (kubelet, proxy, dns) are accepted so that scripts written for them
-// keep working; disabling them changes nothing today.
+// server, by the names --disable takes (kubelet: the node, node.go).
+// Those skiff does not have yet (proxy, dns) are accepted so that scripts
+// written for them keep working; disabling them changes nothing today.
 var Components = []string{"controller-manager", "scheduler", "kubelet", "metrics-server", "proxy", "dns"}
 
 // Up is a running all-in-one cluster.
@@ -120,6 +126,11 @@ func NewUp(cfg UpConfig) (*Up, error) {
 	}
 	if cfg.ClusterCIDR == "" {
 		cfg.ClusterCIDR = DefaultClusterCIDR
+	}
+	switch cfg.ContainerRuntime {
+	case "", "sim", "containerd":
+	default:
+		return nil, fmt.Errorf("--container-runtime must be sim or containerd, not %q", cfg.ContainerRuntime)
 	}
 	cidrs, err := nodeipam.ParseClusterCIDRs(cfg.ClusterCIDR)
 	if err != nil {
@@ -311,7 +322,9 @@ func (u *Up) Run(ctx context.Context) error {
 		RequestHeaderCAPEM: frontProxyCA.CertPEM, RequestHeaderAllowedNames: []string{"front-proxy-client"},
 		KubeletClientCert: &tls.Certificate{Certificate: [][]byte{kubeletClient.Cert.Raw}, PrivateKey: kubeletClient.Key, Leaf: kubeletClient.Cert},
 		Clock:             cfg.Clock, Logger: cfg.Logger,
-		EnableAdmissionPlugins: cfg.EnableAdmissionPlugins, DisableAdmissionPlugins: cfg.DisableAdmissionPlugins,
+		// NodeRestriction on, as kubeadm has it: a kubelet may change only
+		// its own Node and the pods bound to it.
+		EnableAdmissionPlugins: withNodeRestriction(cfg.EnableAdmissionPlugins, cfg.DisableAdmissionPlugins), DisableAdmissionPlugins: cfg.DisableAdmissionPlugins,
 	})
 	if err != nil {
 		ln.Close()
@@ -366,6 +379,14 @@ func (u *Up) Run(ctx context.Context) error {
 			return fmt.Errorf("controller manager: %w", err)
 		}
 		comps = append(comps, inProcess{"controller manager", m.Run})
+	}
+	var node *nodePlan
+	if !u.disabled["kubelet"] {
+		if node, err = u.planNode(server, ca, endpointIP, now); err != nil {
+			ln.Close()
+			return err
+		}
+		comps = append(comps, inProcess{"kubelet", node.run})
 	}
 	if !u.disabled["scheduler"] {
 		cc := schedconfig.Default()
@@ -442,6 +463,9 @@ func (u *Up) Run(ctx context.Context) error {
 		select {
 		case <-srv.Ready():
 			fmt.Fprintf(cfg.Out, "skiff is up at %s (storage: %s). Kubeconfig: %s\n", server, cfg.Storage, kcPath)
+			if node != nil {
+				fmt.Fprintln(cfg.Out, node.message)
+			}
 			if off := u.disabledList(); off != "" {
 				fmt.Fprintf(cfg.Out, "Disabled: %s (run your own against this API server)\n", off)
 			}

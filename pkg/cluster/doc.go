@@ -15,6 +15,17 @@
 // up has no such mode.) A standalone `skiff controller-manager` elects by
 // default, as upstream.
 //
+// Up runs a node of its own (component "kubelet", node.go) unless
+// --disable=kubelet: one in-process kubelet named after the host
+// (lowercase), as system:node:<host> in system:nodes with a client
+// certificate of the cluster CA (DataDir/kubelet/pki, kubeconfig
+// DataDir/kubelet.kubeconfig); Up enables NodeRestriction admission for it
+// (as kubeadm does), the default --authorization-mode has the Node
+// authorizer. Without a container runtime (or with
+// --container-runtime=sim) it runs the simulated runtime, labelled
+// skiff.sh/runtime=sim, and Up's output says so; its network waits for the
+// node's pod CIDR when the in-process controller manager assigns one.
+//
 // Up's controller manager allocates node pod CIDRs (node IPAM, on as k3s
 // has it) from --cluster-cidr, default 10.42.0.0/16 (k3s's; kubeadm has no
 // default and the common network plugin choice is 10.244.0.0/16), /24 per

@@ -76,7 +76,10 @@ func TestUpComponentsWorkWithBootstrapPolicy(t *testing.T) {
 	logs, forbidden := testenv.RecordForbidden(slog.DiscardHandler)
 	var out bytes.Buffer
 	up, err := cluster.NewUp(cluster.UpConfig{DataDir: dir, Storage: "memory", SecurePort: port, Out: &out,
-		AuthorizationMode: "Node,RBAC", AnonymousAuth: true, Logger: slog.New(logs)})
+		AuthorizationMode: "Node,RBAC", AnonymousAuth: true, Logger: slog.New(logs),
+		// The test plays the kubelet of its node n1 (node_test.go has skiff
+		// up's own).
+		Disable: []string{"kubelet"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -99,10 +99,21 @@
 // (statfs, /proc), else a simulated machine of Config.Capacity whose usage
 // is what the runtime reports.
 //
+// The pod CIDR (podcidr.go), as upstream's: a spec.podCIDRs the kubelet
+// sees on its Node (registration, status posts; while the node is not
+// Ready and has none, a read of the Node every status period) is passed
+// to the runtime with UpdateRuntimeConfig when it changed; after
+// registration a fast loop (100 ms, at most 2 min) posts the status as
+// soon as the node can turn Ready. Node status is written as a merge
+// patch of the status subresource (NodeRestriction refuses a kubelet's
+// write carrying stale taints).
+//
+// Identity: the kubelet runs with its client's identity; `skiff up` gives
+// its node system:node:<name> in system:nodes (pkg/cluster), standalone
+// `skiff kubelet` uses its --kubeconfig's.
+//
 // Not yet: removing orphaned pod directories after a kubelet restart
-// (upstream's housekeeping),
-// eviction, a node identity of its own (the kubelet runs with its
-// client's identity).
+// (upstream's housekeeping), eviction.
 //
 // The kubelet's HTTPS API (pkg/kubelet/server) runs beside a Kubelet
 // (pkg/kubelet/standalone, pkg/kubelet/hollow for a single node): the

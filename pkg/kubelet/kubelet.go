@@ -141,6 +141,7 @@ type Kubelet struct {
 	mu             sync.Mutex
 	workers        map[types.UID]*podWorker
 	node           *corev1.Node // last registered or posted
+	podCIDR        string       // last given to the runtime (podcidr.go)
 	runtimeID      string       // e.g. "skiff-sim" (container IDs' scheme)
 	runtimeVersion string
 	lastReport     time.Time // last node status post
@@ -265,6 +266,7 @@ func (k *Kubelet) Run(ctx context.Context) error {
 	}
 	run(k.leaseLoop)
 	run(k.nodeStatusLoop)
+	run(k.fastStatusUpdate)
 	// Containers' service variables need the services listed once
 	// (upstream refuses to build an environment before).
 	cache.WaitForCacheSync(ctx, k.cfg.Services.HasSynced)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	goruntime "runtime"
 	"time"
@@ -14,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -73,6 +75,7 @@ func (k *Kubelet) registerNode(ctx context.Context) error {
 	k.mu.Lock()
 	k.node = node
 	k.mu.Unlock()
+	k.updatePodCIDR(ctx, node)
 	return k.postNodeStatus(ctx, true)
 }
 
@@ -168,13 +171,23 @@ func (k *Kubelet) postNodeStatus(ctx context.Context, force bool) error {
 		return nil
 	}
 	for attempt := 0; ; attempt++ {
-		n := node.DeepCopy()
-		n.Status = status
-		updated, err := k.nodes.UpdateStatus(ctx, n, metav1.UpdateOptions{})
+		// A merge patch of the status alone, as upstream's kubelet patches
+		// it: an update would carry the node's spec as the kubelet last
+		// saw it, and NodeRestriction refuses a kubelet's write whose
+		// taints differ from the stored ones (the node lifecycle
+		// controller changes them).
+		body, err := json.Marshal(map[string]any{"status": status})
+		if err != nil {
+			return err
+		}
+		updated, err := k.nodes.Patch(ctx, k.cfg.NodeName, types.MergePatchType, body, metav1.PatchOptions{}, "status")
 		if err == nil {
 			k.mu.Lock()
 			k.node, k.lastReport = updated, now
 			k.mu.Unlock()
+			if k.updatePodCIDR(ctx, updated) {
+				return k.postNodeStatus(ctx, false) // the network may be ready now
+			}
 			return nil
 		}
 		if !apierrors.IsConflict(err) || attempt == 4 {
@@ -197,6 +210,9 @@ func (k *Kubelet) nodeStatusLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C():
+		}
+		if k.notReadyWithoutCIDR() {
+			k.readNode(ctx)
 		}
 		k.mu.Lock()
 		due := k.clock.Since(k.lastReport) >= k.cfg.NodeStatusReportFrequency

@@ -299,6 +299,10 @@ func shared(t *testing.T) *cluster {
 	sharedOnce.Do(func() {
 		c, err := newCluster(filepath.Join(workDir, "shared"), "etcd")
 		if err == nil {
+			// No node of its own: the shared cluster's tests play the
+			// kubelet themselves (pod status through the API) or create
+			// Node objects; skiff up's node has tests of its own.
+			c.extraArgs = []string{"--disable=kubelet"}
 			err = c.start()
 		}
 		sharedCluster, sharedErr = c, err

@@ -56,6 +56,8 @@ func TestSimulatedKubelets(t *testing.T) {
 		}
 		return ready == 3, o
 	})
+	// --disable=kubelet: skiff up's own node is not there, only the three.
+	wantEqual(t, "nodes", strings.Join(strings.Fields(k.ok(t, "get", "nodes", "-o", "jsonpath={.items[*].metadata.name}")), " "), "sim-node-0 sim-node-1 sim-node-2")
 	wantLines(t, k.ok(t, "create", "deployment", "web", "--image=registry.k8s.io/pause:3.10", "--replicas=6"), "deployment.apps/web created")
 	eventually(t, 90*time.Second, "6 Running pods with IPs on the 3 nodes", func() (bool, string) {
 		o, _, _ := k.run(t, "get", "pods", "-l", "app=web", "-o", `jsonpath={range .items[*]}{.status.phase} {.spec.nodeName} {.status.podIP}{"\n"}{end}`)

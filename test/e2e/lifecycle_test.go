@@ -43,7 +43,7 @@ func TestRestart(t *testing.T) {
 	t.Parallel()
 	// Without controllers, which would keep writing (pods, status) while
 	// the deployment settles: this is about what storage keeps.
-	c := ownCluster(t, "etcd", "--disable=controller-manager")
+	c := ownCluster(t, "etcd", "--disable=controller-manager,kubelet")
 	k := c.k()
 	const ns = "e2e-restart"
 	setupApp(t, c, ns)

@@ -15,7 +15,7 @@ import (
 // takes it off; a Ready=False status brings not-ready back.
 func TestNodeLifecycle(t *testing.T) {
 	t.Parallel()
-	c := ownCluster(t, "memory")
+	c := ownCluster(t, "memory", "--disable=kubelet") // only the test's nodes
 	k := c.k()
 	k.withStdin(`apiVersion: v1
 kind: Node

@@ -14,7 +14,7 @@ import (
 // describe.
 func TestScheduler(t *testing.T) {
 	t.Parallel()
-	c := ownCluster(t, "memory")
+	c := ownCluster(t, "memory", "--disable=kubelet") // exactly the two nodes of the test
 	k := c.k()
 	for _, n := range []string{"worker-a", "worker-b"} {
 		k.withStdin("apiVersion: v1\nkind: Node\nmetadata: {name: "+n+", labels: {pool: e2e}}\n").ok(t, "apply", "-f", "-")

@@ -159,7 +159,7 @@ spec:
 // undo` work; a node that stops matching loses its pod.
 func TestDaemonSets(t *testing.T) {
 	t.Parallel()
-	c := ownCluster(t, "memory")
+	c := ownCluster(t, "memory", "--disable=kubelet") // only the test's two nodes
 	k := c.k()
 	const ns = "e2e-daemonsets"
 	createNS(t, c, ns)

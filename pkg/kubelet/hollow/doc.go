@@ -13,7 +13,10 @@
 // port-forward (the simulated runtime's ErrUnsupported, a 500 with its
 // message as upstream's kubelet answers an unsupported runtime call).
 //
-// Invariants: every kubelet shares the client's identity (no per-node
-// system:node:<name> credentials yet); Run returns when ctx ends, after
+// Invariants: every kubelet shares the client's identity, the
+// --kubeconfig's of `skiff kubelet` (per-node system:node:<name>
+// certificates would need one client, and one connection, per node; skiff
+// up's own node has one); hollow nodes keep their own pod subnets unless
+// a pod CIDR from node IPAM reaches them through a status post; Run returns when ctx ends, after
 // every kubelet has stopped, or at the first kubelet that fails to start.
 package hollow

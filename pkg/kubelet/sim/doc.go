@@ -29,6 +29,14 @@
 //     restartPolicy Always) and containers of restartPolicy Always pods
 //     without the annotation run until stopped.
 //
+// Network: pod IPs come from Config.PodSubnet, replaced by the node's pod
+// CIDR when the kubelet calls UpdateRuntimeConfig (new pods get IPs from
+// it; the first IPv4 CIDR of a dual-stack list). With
+// Config.WaitForPodCIDR (skiff up's node) Status reports NetworkReady=false
+// (NetworkPluginNotReady) until then, as a CNI runtime whose network
+// config is written from the pod CIDR, so the node turns Ready only once
+// node IPAM gave it one.
+//
 // Usage: a running container uses the pod annotations
 // sim.skiff.sh/cpu-usage (default 1m) and sim.skiff.sh/memory-usage
 // (default 4Mi), reported by the CRI stats calls, so that `kubectl top`

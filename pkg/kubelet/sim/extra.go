@@ -3,6 +3,8 @@ package sim
 import (
 	"context"
 	"fmt"
+	"net/netip"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -195,7 +197,27 @@ func (r *Runtime) ListPodSandboxStats(_ context.Context, req *runtimeapi.ListPod
 	return &runtimeapi.ListPodSandboxStatsResponse{Stats: out}, nil
 }
 
-func (r *Runtime) UpdateRuntimeConfig(context.Context, *runtimeapi.UpdateRuntimeConfigRequest) (*runtimeapi.UpdateRuntimeConfigResponse, error) {
+// UpdateRuntimeConfig takes the node's pod CIDR (comma separated, the
+// first IPv4 one, else the first) as the subnet of new pods' IPs; pods
+// already running keep theirs.
+func (r *Runtime) UpdateRuntimeConfig(_ context.Context, req *runtimeapi.UpdateRuntimeConfigRequest) (*runtimeapi.UpdateRuntimeConfigResponse, error) {
+	cidrs := req.GetRuntimeConfig().GetNetworkConfig().GetPodCidr()
+	if cidrs == "" {
+		return &runtimeapi.UpdateRuntimeConfigResponse{}, nil
+	}
+	var chosen netip.Prefix
+	for _, c := range strings.Split(cidrs, ",") {
+		p, err := netip.ParsePrefix(strings.TrimSpace(c))
+		if err != nil {
+			return nil, fmt.Errorf("pod CIDR %q: %w", c, err)
+		}
+		if !chosen.IsValid() || (p.Addr().Is4() && !chosen.Addr().Is4()) {
+			chosen = p.Masked()
+		}
+	}
+	r.mu.Lock()
+	r.cfg.PodSubnet, r.podCIDR = chosen, true
+	r.mu.Unlock()
 	return &runtimeapi.UpdateRuntimeConfigResponse{}, nil
 }
 

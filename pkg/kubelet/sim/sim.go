@@ -39,8 +39,14 @@ type Config struct {
 	RunDuration time.Duration
 	// InitRunDuration is how long an init container runs.
 	InitRunDuration time.Duration
-	// PodSubnet is where pod IPs come from (default 10.88.0.0/16).
+	// PodSubnet is where pod IPs come from (default 10.88.0.0/16);
+	// UpdateRuntimeConfig replaces it with the node's pod CIDR.
 	PodSubnet netip.Prefix
+	// WaitForPodCIDR keeps the network not ready (NetworkReady=false,
+	// NetworkPluginNotReady) until UpdateRuntimeConfig gives a pod CIDR, as
+	// a CNI runtime whose network config is written from the node's
+	// spec.podCIDR.
+	WaitForPodCIDR bool
 }
 
 // Runtime is the simulated runtime.
@@ -54,6 +60,7 @@ type Runtime struct {
 	images     map[string]*runtimeapi.Image // by ref (id)
 	imageNames map[string]string            // tag → id
 	usedIPs    map[netip.Addr]bool
+	podCIDR    bool // UpdateRuntimeConfig gave a pod CIDR
 }
 
 type sandbox struct {
@@ -144,10 +151,18 @@ func (r *Runtime) Version(context.Context, *runtimeapi.VersionRequest) (*runtime
 	return &runtimeapi.VersionResponse{Version: "0.1.0", RuntimeName: RuntimeName, RuntimeVersion: "0.1.0", RuntimeApiVersion: "v1"}, nil
 }
 
-// Status implements cri.RuntimeService: always ready.
+// Status implements cri.RuntimeService: always ready, the network too
+// unless it waits for a pod CIDR (Config.WaitForPodCIDR).
 func (r *Runtime) Status(context.Context, *runtimeapi.StatusRequest) (*runtimeapi.StatusResponse, error) {
+	r.mu.Lock()
+	netReady := !r.cfg.WaitForPodCIDR || r.podCIDR
+	r.mu.Unlock()
+	network := &runtimeapi.RuntimeCondition{Type: runtimeapi.NetworkReady, Status: true}
+	if !netReady {
+		network.Status, network.Reason, network.Message = false, "NetworkPluginNotReady", "Network plugin returns error: no pod CIDR assigned to the node yet"
+	}
 	return &runtimeapi.StatusResponse{Status: &runtimeapi.RuntimeStatus{Conditions: []*runtimeapi.RuntimeCondition{
-		{Type: runtimeapi.RuntimeReady, Status: true}, {Type: runtimeapi.NetworkReady, Status: true}}}}, nil
+		{Type: runtimeapi.RuntimeReady, Status: true}, network}}}, nil
 }
 
 func (r *Runtime) allocateIP() (netip.Addr, error) {
