@@ -28,7 +28,9 @@
 //     memory_working_set_bytes, container_start_time_seconds,
 //     resource_scrape_error), both from the runtime's container stats (a
 //     pod is the sum of its running containers; the node the sum of its
-//     pods unless Config.NodeStats measures the machine), and /metrics
+//     pods unless Config.NodeStats measures the machine — MachineStats:
+//     the root cgroup's CPU and the host's memory, which
+//     pkg/kubelet/standalone uses), and /metrics
 //     (kubelet_running_pods, kubelet_running_containers,
 //     kubelet_http_requests_total, Go and process metrics).
 //

@@ -94,3 +94,27 @@ func TestWebhookReviewsAndCaches(t *testing.T) {
 		t.Errorf("%d access reviews after 31 s, want 3 (only the denial asked again)", n)
 	}
 }
+
+type fixedMemory struct{ capacity, ws uint64 }
+
+func (f fixedMemory) Memory(context.Context) (uint64, uint64, error) { return f.capacity, f.ws, nil }
+
+// The machine's CPU is cumulative; its rate needs two samples.
+func TestMachineStats(t *testing.T) {
+	clk := clock.NewFake(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	measure := server.MachineStats(fixedMemory{8 << 30, 3 << 30}, clk)
+	n, err := measure(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.CPU == nil || n.CPU.UsageCoreNanoSeconds == nil || *n.CPU.UsageCoreNanoSeconds == 0 || n.CPU.UsageNanoCores != nil {
+		t.Errorf("first sample: %+v", n.CPU)
+	}
+	if n.Memory == nil || *n.Memory.WorkingSetBytes != 3<<30 || *n.Memory.AvailableBytes != 5<<30 {
+		t.Errorf("memory: %+v", n.Memory)
+	}
+	clk.Step(10 * time.Second)
+	if n, err = measure(context.Background()); err != nil || n.CPU.UsageNanoCores == nil {
+		t.Errorf("second sample: %+v %v", n, err)
+	}
+}

@@ -175,6 +175,17 @@ func TestKubectlThroughTheKubeletOnContainerd(t *testing.T) {
 	fcancel()
 	_ = follow.Wait()
 
+	// The runtime's statistics through nodes/proxy: the pods' and the machine's.
+	waitFor(t, 30*time.Second, "talker's CPU in the summary and the resource metrics", func() bool {
+		sum, err := kubectl("", "get", "--raw", "/api/v1/nodes/node-1/proxy/stats/summary")
+		if err != nil || !strings.Contains(sum, `"name":"talker"`) || !strings.Contains(sum, `"usageCoreNanoSeconds"`) {
+			return false
+		}
+		res, err := kubectl("", "get", "--raw", "/api/v1/nodes/node-1/proxy/metrics/resource")
+		return err == nil && strings.Contains(res, `container_cpu_usage_seconds_total{container="main",namespace="default",pod="talker"}`) &&
+			strings.Contains(res, "node_cpu_usage_seconds_total ") && strings.Contains(res, "node_memory_working_set_bytes ")
+	}, nil)
+
 	out, err = kubectl("", "exec", "talker", "--", "echo", "hello from exec")
 	if err != nil || out != "hello from exec\n" {
 		t.Errorf("kubectl exec: %q %v", out, err)

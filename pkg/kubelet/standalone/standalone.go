@@ -97,5 +97,10 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	sc := *cfg.Server
 	sc.NodeName, sc.Host, sc.Runtime, sc.Images, sc.Clock, sc.Logger = kc.NodeName, k, rt, rt, cfg.Clock, cfg.Logger
+	if sc.NodeStats == nil {
+		// The node's own usage, not only its pods' (what metrics-server
+		// and kubectl top nodes read).
+		sc.NodeStats = server.MachineStats(kubelet.HostMachine{RootDir: kc.RootDir}, cfg.Clock)
+	}
 	return server.RunAlongside(ctx, sc, k.Run)
 }
