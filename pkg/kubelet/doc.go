@@ -36,7 +36,10 @@
 //     their contents, releases them when the pod finished (Succeeded or
 //     Failed, no container running; as upstream's syncTerminatedPod) and
 //     tears them down once the pod is gone from the API server and its
-//     containers and sandboxes are removed; without it (hollow nodes)
+//     containers and sandboxes are removed; every minute, once the pod
+//     source has listed the pods, it removes pod directories of pods the
+//     kubelet does not have (seen so in two rounds in a row), as
+//     upstream's housekeeping; without Config.Volumes (hollow nodes)
 //     there is no volume work;
 //   - images as upstream's image manager: the pull policy (defaulted
 //     from the tag when empty), ImageStatus before pulling unless Always,
@@ -112,8 +115,7 @@
 // its node system:node:<name> in system:nodes (pkg/cluster), standalone
 // `skiff kubelet` uses its --kubeconfig's.
 //
-// Not yet: removing orphaned pod directories after a kubelet restart
-// (upstream's housekeeping), eviction.
+// Not yet: eviction.
 //
 // The kubelet's HTTPS API (pkg/kubelet/server) runs beside a Kubelet
 // (pkg/kubelet/standalone, pkg/kubelet/hollow for a single node): the

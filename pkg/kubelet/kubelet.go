@@ -263,6 +263,7 @@ func (k *Kubelet) Run(ctx context.Context) error {
 	}
 	if k.volumes != nil {
 		run(k.volumes.Run)
+		run(k.cleanupOrphanedVolumes)
 	}
 	run(k.leaseLoop)
 	run(k.nodeStatusLoop)

@@ -3,8 +3,10 @@ package kubelet
 import (
 	"context"
 	"path/filepath"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/skiff-sh/skiff/pkg/kubelet/volume"
@@ -80,6 +82,58 @@ func (k *Kubelet) releaseVolumes(ctx context.Context, pod *corev1.Pod, phase cor
 	}
 	if err := k.volumes.Release(ctx, pod.UID); err != nil {
 		k.log.Warn("tearing down the volumes of a finished pod", "pod", klogPod(pod), "err", err)
+	}
+}
+
+// orphanCleanupPeriod is how often pod directories without a pod are
+// looked for.
+const orphanCleanupPeriod = time.Minute
+
+// cleanupOrphanedVolumes removes, every orphanCleanupPeriod, the pod
+// directories under the root dir of pods the kubelet does not have (left
+// by a kubelet that stopped before tearing them down), as upstream's
+// housekeeping (cleanupOrphanedPodDirs) does once its pod sources are
+// ready: only after the pod source has listed the pods, and only a
+// directory found orphaned in two rounds in a row (so that a pod being
+// delivered is never mistaken for an orphan).
+func (k *Kubelet) cleanupOrphanedVolumes(ctx context.Context) {
+	synced := func() bool {
+		if s, ok := k.cfg.PodSource.(interface{ HasSynced() bool }); ok {
+			return s.HasSynced()
+		}
+		return false
+	}
+	t := k.clock.NewTicker(orphanCleanupPeriod)
+	defer t.Stop()
+	suspects := map[types.UID]bool{}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+		}
+		if !synced() {
+			continue
+		}
+		next := map[types.UID]bool{}
+		err := k.volumes.CleanupOrphans(ctx, func(uid types.UID) bool {
+			k.mu.Lock()
+			_, known := k.workers[uid]
+			k.mu.Unlock()
+			if known {
+				return true
+			}
+			if !suspects[uid] {
+				next[uid] = true
+				return true
+			}
+			k.log.Info("removing the volumes of an orphaned pod", "podUID", uid)
+			return false
+		})
+		if err != nil {
+			k.log.Warn("removing orphaned pod directories", "err", err)
+		}
+		suspects = next
 	}
 }
 

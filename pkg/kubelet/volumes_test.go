@@ -146,3 +146,30 @@ func TestSubPathExprFromTheEnvironment(t *testing.T) {
 		t.Fatalf("container created with %v, want the mount from %s", h.cri.creates, want)
 	}
 }
+
+// The directory of a pod the kubelet does not have (left by an earlier
+// kubelet) is removed after two cleanup rounds; a running pod's stays.
+func TestOrphanedPodDirectoriesRemoved(t *testing.T) {
+	root := t.TempDir()
+	orphan := filepath.Join(root, "pods", "0000-orphan", "volumes", "kubernetes.io~empty-dir", "x")
+	if err := os.MkdirAll(orphan, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, sim.Config{}, func(c *Config) { c.RootDir = root; c.Volumes = &volume.Config{} })
+	p := simplePod("web", "app")
+	p.Spec.AutomountServiceAccountToken = new(bool)
+	p.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	h.create(t, p)
+	p = h.podWhere(t, "web", 0, isReady)
+	mine := filepath.Join(root, "pods", string(p.UID))
+	gone := func() bool { _, err := os.Stat(filepath.Join(root, "pods", "0000-orphan")); return os.IsNotExist(err) }
+	h.clk.Step(orphanCleanupPeriod)
+	time.Sleep(100 * time.Millisecond)
+	if gone() {
+		t.Fatal("an orphan removed at its first sighting")
+	}
+	h.waitStepping(t, "the orphan removed", orphanCleanupPeriod, func() (bool, error) { return gone(), nil })
+	if _, err := os.Stat(mine); err != nil {
+		t.Errorf("the running pod's directory: %v", err)
+	}
+}

@@ -62,8 +62,7 @@
 // the volumes of terminated pods: a tmpfs gives its memory back); SetUp
 // does nothing for a released pod. TearDown is for a pod that is gone.
 // CleanupOrphans tears down pod directories of pods the caller does not
-// know (the kubelet does not call it yet: it needs a complete view of its
-// pods after a restart, which upstream's housekeeping has).
+// know (the kubelet calls it once its pod source has listed the pods).
 //
 // Invariants: SetUp is idempotent (a set-up volume is never set up again;
 // a tmpfs is mounted only when not mounted yet, so a restarted kubelet
