@@ -40,9 +40,13 @@
 // skiff killed without stopping its containerd), and moves a
 // containerd.log over 10 MiB to containerd.log.1 at start.
 //
+// Config.Images (skiff up: the pause image of pkg/image) are imported
+// after every start, those containerd lacks, before Ready.
+//
 // Images: ImportImage puts a docker-archive or OCI tar into the CRI
 // namespace (k8s.io) with ctr, as `k3s ctr images import` and
-// `kind load image-archive` do; ListImages lists what the CRI plugin sees.
+// `kind load image-archive` do; EnsureImages imports pkg/image images
+// the runtime lacks; ListImages lists what the CRI plugin sees.
 // Nothing is pulled from a registry: the sandbox image
 // (localhost/skiff/pause:3.10) is built by pkg/image and imported.
 //

@@ -13,6 +13,7 @@ import (
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/skiff-sh/skiff/pkg/image"
 	"github.com/skiff-sh/skiff/pkg/kubelet/remote"
 )
 
@@ -111,4 +112,45 @@ func firstOr(s []string) string {
 		return "\xff" // untagged images last
 	}
 	return s[0]
+}
+
+// EnsureImages imports those of images the CRI runtime at socket does not
+// know by their first name, through a docker-archive written in tmpDir
+// (removed afterwards), and returns the names imported. skiff builds the
+// images it needs itself (pkg/image): the pod sandbox image above all.
+func EnsureImages(ctx context.Context, socket, tmpDir string, images ...image.Image) ([]string, error) {
+	if len(images) == 0 {
+		return nil, nil
+	}
+	c, err := remote.Dial(ctx, socket)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	var missing []image.Image
+	for _, im := range images {
+		if len(im.Names) == 0 {
+			return nil, errors.New("containerd: an image to import has no name")
+		}
+		st, err := c.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: im.Names[0]}})
+		if err != nil {
+			return nil, err
+		}
+		if st.Image == nil {
+			missing = append(missing, im)
+		}
+	}
+	if len(missing) == 0 {
+		return nil, nil
+	}
+	f, err := os.CreateTemp(tmpDir, "images-*.tar")
+	if err != nil {
+		return nil, fmt.Errorf("containerd: %w", err)
+	}
+	f.Close()
+	defer os.Remove(f.Name())
+	if err := image.WriteDockerArchiveFile(f.Name(), missing...); err != nil {
+		return nil, fmt.Errorf("containerd: %w", err)
+	}
+	return ImportImage(ctx, socket, f.Name())
 }

@@ -15,6 +15,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/skiff-sh/skiff/pkg/clock"
+	"github.com/skiff-sh/skiff/pkg/image"
 	"github.com/skiff-sh/skiff/pkg/kubelet/remote"
 )
 
@@ -45,6 +46,11 @@ type Config struct {
 	// StopTimeout is how long containerd gets after SIGTERM before
 	// SIGKILL (default 10 s).
 	StopTimeout time.Duration
+	// Images are imported, those containerd does not have yet, after
+	// every start and before Ready (skiff up: the pod sandbox image,
+	// image.PauseImage; nothing can be pulled). A failed import fails the
+	// first start; after a restart it is logged.
+	Images []image.Image
 	// RemovePodsOnStop stops and removes every pod sandbox (and so every
 	// container and its shim) through CRI before containerd is stopped;
 	// otherwise containers keep running, as they do across a containerd
@@ -298,6 +304,18 @@ func (s *Supervisor) runOnce(ctx context.Context, bin string, first bool) (exite
 		select {
 		case v := <-answered:
 			startTimeout = nil
+			if names, err := EnsureImages(ctx, s.layout.Socket, s.layout.Dir, s.cfg.Images...); err != nil {
+				if ctx.Err() != nil {
+					continue // stopping: the next round stops containerd
+				}
+				if first && !isClosed(s.ready) {
+					s.stop(cmd, waited)
+					return nil, fmt.Errorf("containerd: importing images: %w", err)
+				}
+				s.log.Error("importing images after a restart", "err", err)
+			} else if len(names) > 0 {
+				s.log.Info("images imported", "images", names)
+			}
 			s.mu.Lock()
 			s.version = v
 			s.mu.Unlock()

@@ -181,7 +181,8 @@ func TestRunWithoutBinary(t *testing.T) {
 func TestContainerd(t *testing.T) {
 	needContainerd(t)
 	base := shortTempDir(t)
-	s, err := New(Config{Dir: filepath.Join(base, "containerd"), RemovePodsOnStop: true})
+	pause, busybox := testImages(t)
+	s, err := New(Config{Dir: filepath.Join(base, "containerd"), RemovePodsOnStop: true, Images: []image.Image{pause}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,16 +229,19 @@ func TestContainerd(t *testing.T) {
 		t.Errorf("config.toml:\n%s", conf)
 	}
 
-	// Images: a pause image and a busybox image, from one docker-archive.
+	// Images: the supervisor imported the pause image (Config.Images)
+	// before Ready; busybox comes from a docker-archive.
 	tarPath := filepath.Join(base, "images.tar")
-	writeImages(t, tarPath)
+	must(t, image.WriteDockerArchiveFile(tarPath, busybox))
 	names, err := ImportImage(ctx, s.Socket(), tarPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	slices.Sort(names)
-	if want := []string{"docker.io/library/busybox:test", SandboxImage}; !slices.Equal(names, want) {
+	if want := []string{"docker.io/library/busybox:test"}; !slices.Equal(names, want) {
 		t.Errorf("ImportImage = %q, want %q", names, want)
+	}
+	if names, err := EnsureImages(ctx, s.Socket(), base, pause, busybox); err != nil || len(names) != 0 {
+		t.Errorf("EnsureImages of present images = %q, %v; want nothing imported", names, err)
 	}
 	images, err := ListImages(ctx, s.Endpoint())
 	must(t, err)
@@ -401,25 +405,21 @@ func running(pid int) bool {
 
 func remoteNotFound() error { return cri.ErrNotFound }
 
-// writeImages writes a docker-archive of skiff's pause image (on other
-// architectures than amd64, a busybox sleeping in its place) and busybox
-// as busybox:test.
-func writeImages(t *testing.T, path string) {
+// testImages are skiff's pause image (on other architectures than amd64,
+// a busybox sleeping in its place) and busybox as busybox:test.
+func testImages(t *testing.T) (pause, busybox image.Image) {
 	t.Helper()
 	busybox, err := image.BusyboxImage("", []string{"busybox:test"})
 	if err != nil {
 		t.Skip(err)
 	}
-	pause, err := image.PauseImage(runtime.GOARCH)
+	pause, err = image.PauseImage(runtime.GOARCH)
 	if err != nil {
 		t.Logf("no pause image here (%v): a busybox sleeping stands in", err)
 		pause = busybox
 		pause.Names, pause.Entrypoint, pause.Cmd = []string{SandboxImage}, []string{"/bin/sleep", "1000000000"}, nil
 	}
-	f, err := os.Create(path)
-	must(t, err)
-	defer f.Close()
-	must(t, image.WriteDockerArchive(f, pause, busybox))
+	return pause, busybox
 }
 
 func must(t *testing.T, err error) {
