@@ -16,7 +16,7 @@ func newBench() *cobra.Command {
 		Short: "Measure skiff components from the client side",
 		Args:  cobra.NoArgs,
 	}
-	cmd.AddCommand(newBenchAPIServer(), newBenchControllers(), newBenchScheduler())
+	cmd.AddCommand(newBenchAPIServer(), newBenchControllers(), newBenchScheduler(), newBenchKubelet())
 	return cmd
 }
 
@@ -153,5 +153,53 @@ func newBenchScheduler() *cobra.Command {
 	f.BoolVar(&cfg.Precreate, "precreate", false, "also measure each scheduler with every pending pod created before it starts (from its first binding to its last), reported beside the issue's runs")
 	f.StringVar(&cfg.ProfileDir, "cpu-profile-dir", "", "write CPU profiles of the API server and the scheduler over the first --cpu-profile-seconds of each measured phase to this directory (<shape>-<scheduler>-{apiserver,scheduler}.pprof)")
 	f.IntVar(&cfg.ProfileSeconds, "cpu-profile-seconds", 5, "length of the CPU profiles of --cpu-profile-dir")
+	return cmd
+}
+
+func newBenchKubelet() *cobra.Command {
+	cfg := bench.KubeletConfig{}
+	cmd := &cobra.Command{
+		Use:   "kubelet",
+		Short: "Measure pod start-up on skiff's kubelet: pods/s to Running and created → Running latency, on simulated nodes or containerd",
+		Long: "Start a control plane (`skiff up` with its components disabled, `skiff controller-manager` and `skiff scheduler`\n" +
+			"as child processes with unthrottled clients), then the node agent as a child process:\n" +
+			"  --runtime=sim (default): `skiff kubelet --runtime=sim --nodes=N --record-events=false` (hollow nodes);\n" +
+			"  --runtime=containerd: one `skiff kubelet --container-runtime-endpoint` node on a containerd this command\n" +
+			"  supervises (busybox image built from the host's static busybox and imported; skipped when containerd\n" +
+			"  or runc is missing).\n" +
+			"Once the nodes are Ready and a warm-up pod runs, --pods pods are created (as Deployments or bare pods) and a\n" +
+			"watch records when each pod appears, is bound and is Running: pods/s to Running (first create → last Running),\n" +
+			"start-up latency created → Running p50/p90/p99, time to 1000 and to all Running, and the resident memory of the\n" +
+			"kubelet process and of the control plane's. --compare=kwok measures upstream's kwok on the same workload.\n" +
+			"See docs/benchmarks.md.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg.Out, cfg.Progress = cmd.OutOrStdout(), cmd.ErrOrStderr()
+			ctx, stop := signalContext()
+			defer stop()
+			_, err := bench.RunKubelet(ctx, cfg)
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.Runtime, "runtime", "sim", "sim (hollow nodes, no containers) or containerd (one real node on a supervised containerd)")
+	f.IntVar(&cfg.Nodes, "nodes", 1000, "simulated nodes (--runtime=sim)")
+	f.IntVar(&cfg.Pods, "pods", 0, "pods timed (default: 10000 with --runtime=sim, 100 with containerd)")
+	f.StringVar(&cfg.Workload, "workload", "", "deployments (pods made by the controller manager from Deployments of --replicas) or pods (bare pods created by the bench); default: deployments for sim, pods for containerd (as upstream's node density test)")
+	f.IntVar(&cfg.Replicas, "replicas", 100, "replicas per Deployment (--workload=deployments)")
+	f.StringVar(&cfg.Storage, "storage", "memory", "the API server's storage: memory or etcd (embedded)")
+	f.StringSliceVar(&cfg.Compare, "compare", nil, "also measure these node agents on the same workload, each against a fresh control plane: kwok")
+	f.StringVar(&cfg.Kwok, "kwok", "", "kwok binary (default: $KWOK, else ~/.cache/skiff-upstream-v1.34.4/kwok, what ../shared/tools/build-upstream.sh builds)")
+	f.StringVar(&cfg.KwokStages, "kwok-stages", "", "YAML file of kwok Stages (default: kwokctl's defaults, node-initialize, node-heartbeat-with-lease and the pod fast stages, read from the Go module cache)")
+	f.DurationVar(&cfg.SimStartLatency, "sim-start-latency", 0, "the hollow nodes' --sim-start-latency")
+	f.StringSliceVar(&cfg.KubeletArgs, "kubelet-args", nil, "more arguments for `skiff kubelet`")
+	f.IntVar(&cfg.Clients, "clients", 32, "concurrent clients creating pods or Deployments")
+	f.Float64Var(&cfg.QPS, "kube-api-qps", 100000, "the controller manager's --kube-api-qps (the scheduler's clientConnection.qps: at most 5000)")
+	f.IntVar(&cfg.Burst, "kube-api-burst", 100000, "the controller manager's --kube-api-burst (the scheduler's: at most 5000)")
+	f.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "bound of the measured phase")
+	f.StringVar(&cfg.Containerd, "containerd", "", "containerd binary (--runtime=containerd; default: containerd on PATH)")
+	f.StringVar(&cfg.BusyboxPath, "busybox", "", "static busybox packed as the pods' image (--runtime=containerd; default /bin/busybox)")
+	f.BoolVar(&cfg.JSON, "json", false, "print the report as JSON")
+	f.BoolVar(&cfg.Keep, "keep", false, "keep the data directories and logs")
 	return cmd
 }

@@ -37,6 +37,9 @@ func runChild(args []string) int {
 	if len(args) > 0 && args[0] == "scheduler" {
 		return runFakeScheduler(args[1:])
 	}
+	if len(args) > 0 && args[0] == "kubelet" {
+		return runChildKubelet(args[1:])
+	}
 	if len(args) == 0 || args[0] != "up" {
 		fmt.Fprintln(os.Stderr, "child: want `up` flags, got", args)
 		return 2

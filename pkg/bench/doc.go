@@ -60,6 +60,28 @@
 // competing for the machine. ProfileDir collects CPU profiles of the API
 // server and the scheduler over each measured phase's first seconds.
 //
+// RunKubelet (`skiff bench kubelet`) measures pod start-up on skiff's
+// kubelet: a fresh `skiff up` with every component disabled, skiff's
+// controller manager (client throttling off) and scheduler
+// (scheduler_perf's qps/burst 5000) as child processes, and the node agent
+// as one more child: `<Command> kubelet --runtime=sim --nodes=N
+// --record-events=false` (hollow nodes, Runtime "sim") or one `<Command>
+// kubelet --container-runtime-endpoint` node on a containerd this process
+// supervises through pkg/containerd with a CNI bridge and pkg/image's
+// pause and busybox images imported (Runtime "containerd"; skipped when
+// containerd, runc or ctr is missing, or not root). Once every node is
+// Ready and untainted and a warm-up pod runs, Pods pods are created
+// (Deployments of Replicas, or bare pods) while a protobuf watch of their
+// namespace records when each pod was first seen, seen bound and seen
+// Running: pods/s from the first create to the last Running, per-second
+// throughput, start-up latency created → Running and created → bound
+// (both as the watch saw them), the time to 1000 Running (kwok's CI gate)
+// and the RSS and CPU of each process. With Compare "kwok", upstream's
+// kwok (its kwokctl default stages, nodes created by the benchmark)
+// replaces the kubelet on a second, fresh control plane. A containerd run
+// deletes its pods through the API at the end and stops containerd with
+// every remaining sandbox removed.
+//
 // The phase functions (CreatePods, ListPods, WatchFanout, …) take a
 // Client, so Go benchmarks can drive an in-process pkg/testenv server with
 // the same code.
