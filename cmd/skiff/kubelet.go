@@ -15,6 +15,7 @@ import (
 
 	"github.com/skiff-sh/skiff/pkg/client"
 	"github.com/skiff-sh/skiff/pkg/kubelet"
+	"github.com/skiff-sh/skiff/pkg/kubelet/eviction"
 	"github.com/skiff-sh/skiff/pkg/kubelet/hollow"
 	"github.com/skiff-sh/skiff/pkg/kubelet/server"
 	"github.com/skiff-sh/skiff/pkg/kubelet/standalone"
@@ -40,6 +41,7 @@ func newKubelet(logger func() *slog.Logger) *cobra.Command {
 		rootDir    string
 		reqTimeout time.Duration
 		serving    kubeletServing
+		evictFlags evictionFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "kubelet",
@@ -117,10 +119,16 @@ func newKubelet(logger func() *slog.Logger) *cobra.Command {
 				if srvCfg != nil && srvCfg.CertDirectory == "" {
 					srvCfg.CertDirectory = filepath.Join(rootDir, "pki")
 				}
-				err := standalone.Run(ctx, standalone.Config{Client: c, Endpoint: endpoint, RuntimeRequestTimeout: reqTimeout, Events: cfg.Events, Logger: cfg.Logger,
+				thresholds, err := evictFlags.thresholds(cmd.Flags())
+				if err != nil {
+					return err
+				}
+				err = standalone.Run(ctx, standalone.Config{Client: c, Endpoint: endpoint, RuntimeRequestTimeout: reqTimeout, Events: cfg.Events, Logger: cfg.Logger,
 					Server: srvCfg,
 					Kubelet: kubelet.Config{NodeName: name, NodeLabels: cfg.Labels, NodeIP: nodeIP, Capacity: cfg.Capacity,
-						PodLogDir: podLogDir, RootDir: rootDir, Volumes: &volume.Config{}}})
+						PodLogDir: podLogDir, RootDir: rootDir, Volumes: &volume.Config{},
+						EvictionThresholds: thresholds, EvictionPressureTransitionPeriod: evictFlags.transition,
+						EvictionMaxPodGracePeriod: evictFlags.maxPodGrace}})
 				if err != nil && !errors.Is(err, ctx.Err()) {
 					return err
 				}
@@ -143,6 +151,7 @@ func newKubelet(logger func() *slog.Logger) *cobra.Command {
 	f.DurationVar(&reqTimeout, "runtime-request-timeout", 2*time.Minute, "Timeout of every runtime request except pulls (--runtime=remote).")
 	f.StringVar(&nodeIP, "node-ip", "", "IP address of the node (--runtime=remote, or a simulated node serving --port; default 127.0.0.1).")
 	serving.addFlags(f)
+	evictFlags.addFlags(f)
 	f.IntVar(&cfg.Nodes, "nodes", 1, "How many simulated nodes to run in this process (--runtime=sim).")
 	f.StringVar(&cfg.NamePrefix, "node-name-prefix", "sim-node-", "Simulated nodes are named <prefix><index> (a single node without this flag is named after the host).")
 	f.StringVar(&cfg.Name, "hostname-override", "", "The name of the node when --nodes=1.")
@@ -220,4 +229,51 @@ func (s *kubeletServing) config(c *client.Client, cc *client.Config) (*server.Co
 		return nil, fmt.Errorf("--authorization-mode=%s: must be Webhook or AlwaysAllow", s.authzMode)
 	}
 	return sc, nil
+}
+
+// evictionFlags are upstream's node-pressure eviction flags (--runtime=remote).
+type evictionFlags struct {
+	hard, soft, softGrace, minReclaim string
+	transition                        time.Duration
+	maxPodGrace                       int64
+}
+
+func (e *evictionFlags) addFlags(f *pflag.FlagSet) {
+	f.StringVar(&e.hard, "eviction-hard", "imagefs.available<15%,imagefs.inodesFree<5%,memory.available<100Mi,nodefs.available<10%,nodefs.inodesFree<5%",
+		"Hard eviction thresholds (e.g. memory.available<1Gi): a pod is evicted at once when one is met (--runtime=remote; empty: none).")
+	f.StringVar(&e.soft, "eviction-soft", "", "Soft eviction thresholds (e.g. memory.available<1.5Gi), met for their grace period before a pod is evicted.")
+	f.StringVar(&e.softGrace, "eviction-soft-grace-period", "", "Grace periods of the soft thresholds (e.g. memory.available=1m30s).")
+	f.StringVar(&e.minReclaim, "eviction-minimum-reclaim", "", "Minimum reclaims (e.g. imagefs.available=2Gi): how far above a met threshold the signal must get back.")
+	f.DurationVar(&e.transition, "eviction-pressure-transition-period", 5*time.Minute, "How long the kubelet waits before a node pressure condition goes back to False.")
+	f.Int64Var(&e.maxPodGrace, "eviction-max-pod-grace-period", 0, "Most grace period (seconds) a pod evicted for a soft threshold gets.")
+}
+
+// thresholds parses the flags (upstream's defaults when none is given).
+func (e *evictionFlags) thresholds(f *pflag.FlagSet) ([]eviction.Threshold, error) {
+	if !f.Changed("eviction-hard") && !f.Changed("eviction-soft") {
+		return nil, nil // the kubelet's defaults
+	}
+	maps := make([]map[string]string, 4)
+	for i, v := range []string{e.hard, e.soft} {
+		m, err := eviction.ParseLangleMap(v)
+		if err != nil {
+			return nil, fmt.Errorf("--eviction-hard/--eviction-soft: %w", err)
+		}
+		maps[i] = m
+	}
+	for i, v := range []string{e.softGrace, e.minReclaim} {
+		m, err := eviction.ParseEqualsMap(v)
+		if err != nil {
+			return nil, fmt.Errorf("--eviction-soft-grace-period/--eviction-minimum-reclaim: %w", err)
+		}
+		maps[2+i] = m
+	}
+	th, err := eviction.ParseThresholds(maps[0], maps[1], maps[2], maps[3])
+	if err != nil {
+		return nil, err
+	}
+	if th == nil {
+		th = []eviction.Threshold{} // none: no eviction
+	}
+	return th, nil
 }

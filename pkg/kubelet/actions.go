@@ -27,6 +27,8 @@ type containerToStart struct {
 type podActions struct {
 	// KillPod: stop every container (the pod is being deleted, or done).
 	KillPod bool
+	// KillGrace overrides the pod's grace period for KillPod (eviction).
+	KillGrace *int64
 	// CreateSandbox: (re)create the sandbox with SandboxAttempt; old
 	// sandboxes are stopped first.
 	CreateSandbox  bool

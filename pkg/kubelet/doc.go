@@ -115,7 +115,24 @@
 // its node system:node:<name> in system:nodes (pkg/cluster), standalone
 // `skiff kubelet` uses its --kubeconfig's.
 //
-// Not yet: eviction.
+// Node-pressure eviction (pkg/kubelet/eviction, upstream's manager):
+// every 10 s the signals (memory.available, nodefs/imagefs available and
+// inodesFree, pid.available from Config.Machine; pods' usage from the
+// runtime's container stats) are checked against Config.EvictionThresholds
+// (upstream's default hard thresholds); the node's MemoryPressure,
+// DiskPressure and PIDPressure conditions come from it (held 5 min after
+// the pressure, upstream's reasons and messages); for a disk signal dead
+// containers and unused images go first; else the first ranked pod that
+// is not critical is evicted: a Warning Evicted event, its containers
+// killed with 1 s (hard threshold), status Failed, reason Evicted,
+// upstream's message and the DisruptionTarget condition. A pod the
+// runtime holds nothing of is admitted through the eviction admit
+// handler (BestEffort refused under MemoryPressure, all but critical
+// pods under other pressure: Failed, reason Evicted, "The node had
+// condition: [MemoryPressure]. ").
+//
+// Not yet: local-storage limit evictions (emptyDir sizeLimit, ephemeral
+// storage limits); logs and volumes in the pods' disk usage for eviction.
 //
 // The kubelet's HTTPS API (pkg/kubelet/server) runs beside a Kubelet
 // (pkg/kubelet/standalone, pkg/kubelet/hollow for a single node): the

@@ -21,6 +21,7 @@ import (
 	"github.com/skiff-sh/skiff/pkg/client/record"
 	"github.com/skiff-sh/skiff/pkg/clock"
 	"github.com/skiff-sh/skiff/pkg/kubelet/cri"
+	"github.com/skiff-sh/skiff/pkg/kubelet/eviction"
 	"github.com/skiff-sh/skiff/pkg/kubelet/prober"
 	"github.com/skiff-sh/skiff/pkg/kubelet/volume"
 )
@@ -94,6 +95,16 @@ type Config struct {
 	// and sandboxes are removed. Nil: no volume work (hollow nodes).
 	Volumes *volume.Config
 
+	// EvictionThresholds are the node-pressure eviction thresholds
+	// (pkg/kubelet/eviction); nil: upstream's default hard thresholds,
+	// empty: no eviction.
+	EvictionThresholds []eviction.Threshold
+	// EvictionPressureTransitionPeriod (5 min): how long a pressure
+	// condition stays after its signal recovered.
+	EvictionPressureTransitionPeriod time.Duration
+	// EvictionMaxPodGracePeriod bounds soft evictions' grace periods.
+	EvictionMaxPodGracePeriod int64
+
 	// SandboxImage is never garbage collected (DefaultSandboxImage).
 	SandboxImage string
 	// Machine is the host for garbage collection and eviction (memory,
@@ -147,11 +158,12 @@ type Kubelet struct {
 	lastReport     time.Time // last node status post
 	ctx            context.Context
 
-	status  *statusManager
-	pleg    *pleg
-	probes  *prober.Manager // nil with SimulateHandlers
-	volumes *volume.Manager // nil without Config.Volumes
-	podCfg  *podConfig
+	evictions *eviction.Manager // nil without thresholds
+	status    *statusManager
+	pleg      *pleg
+	probes    *prober.Manager // nil with SimulateHandlers
+	volumes   *volume.Manager // nil without Config.Volumes
+	podCfg    *podConfig
 	// imageBackOff: failed pulls per pod and image.
 	imageBackOff imageBackOff
 
@@ -217,6 +229,9 @@ func New(cfg Config) (*Kubelet, error) {
 	if k.cfg.Machine == nil {
 		k.cfg.Machine = simMachine{k}
 	}
+	if k.evictions, err = k.newEvictionManager(); err != nil {
+		return nil, err
+	}
 	k.podCfg = k.newPodConfig()
 	k.status = &statusManager{pods: k.pods, last: map[types.UID]corev1.PodStatus{}}
 	k.pleg = &pleg{k: k, last: map[string]string{}}
@@ -274,6 +289,9 @@ func (k *Kubelet) Run(ctx context.Context) error {
 	k.cfg.PodSource.Register(k.cfg.NodeName, k)
 	run(k.pleg.run)
 	run(k.runGC)
+	if k.evictions != nil {
+		run(func(ctx context.Context) { k.evictions.Run(ctx, eviction.MonitoringInterval) })
+	}
 	<-ctx.Done()
 	k.cfg.PodSource.Unregister(k.cfg.NodeName)
 	wg.Wait()

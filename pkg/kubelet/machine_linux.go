@@ -1,6 +1,7 @@
 package kubelet
 
 import (
+	"os"
 	"syscall"
 
 	"github.com/skiff-sh/skiff/pkg/kubelet/gc"
@@ -12,7 +13,16 @@ func statfs(path string) (gc.FsStats, error) {
 		return gc.FsStats{}, err
 	}
 	bs := uint64(st.Bsize)
-	return gc.FsStats{CapacityBytes: st.Blocks * bs, AvailableBytes: st.Bavail * bs, Inodes: st.Files, InodesFree: st.Ffree}, nil
+	// What the kubelet's user may use: a root kubelet (and its root
+	// containers) may use the blocks reserved for root too (upstream's
+	// cAdvisor reports Bavail whoever runs it; on machines reserving
+	// much of the disk for root that reads as DiskPressure on an
+	// almost empty disk).
+	avail := st.Bavail
+	if os.Geteuid() == 0 {
+		avail = st.Bfree
+	}
+	return gc.FsStats{CapacityBytes: st.Blocks * bs, AvailableBytes: avail * bs, Inodes: st.Files, InodesFree: st.Ffree}, nil
 }
 
 func runningProcesses() (uint64, error) {

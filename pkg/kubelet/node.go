@@ -120,10 +120,14 @@ func (k *Kubelet) nodeStatus(ctx context.Context, old *corev1.Node, now time.Tim
 		}
 		return c
 	}
+	pressure := func(t corev1.NodeConditionType) corev1.NodeCondition {
+		st, reason, msg := k.pressureCondition(t)
+		return cond(t, st, reason, msg)
+	}
 	s.Conditions = []corev1.NodeCondition{
-		cond(corev1.NodeMemoryPressure, corev1.ConditionFalse, "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
-		cond(corev1.NodeDiskPressure, corev1.ConditionFalse, "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
-		cond(corev1.NodePIDPressure, corev1.ConditionFalse, "KubeletHasSufficientPID", "kubelet has sufficient PID available"),
+		pressure(corev1.NodeMemoryPressure),
+		pressure(corev1.NodeDiskPressure),
+		pressure(corev1.NodePIDPressure),
 		k.readyCondition(ctx, cond),
 	}
 	return s

@@ -24,6 +24,7 @@ type podWorker struct {
 	mu      sync.Mutex
 	pod     *corev1.Pod
 	removed bool
+	failure *podFailure // evicted or refused at admission (evict.go)
 
 	signal chan struct{}
 	done   chan struct{}
@@ -33,6 +34,7 @@ type podWorker struct {
 	stops    sync.WaitGroup         // stops in progress
 	waiting  map[string]waitingInfo // start failures per container name
 	deleted  bool                   // the final delete was sent
+	admitted bool                   // the admit handlers ran
 	// backOffReported: exited containers whose BackOff event was recorded.
 	backOffReported map[string]bool
 }
@@ -150,8 +152,16 @@ func (k *Kubelet) syncPod(ctx context.Context, w *podWorker, pod *corev1.Pod, re
 		}
 		return 0, true
 	}
+	if !w.admitted {
+		w.admitted = true
+		k.admitNew(ctx, w, pod)
+	}
+	failure := w.failed()
 	// Volumes first (nothing starts before they are ready).
-	mountErr := k.setUpVolumes(ctx, pod)
+	var mountErr error
+	if failure == nil {
+		mountErr = k.setUpVolumes(ctx, pod)
+	}
 	var st *podRuntimeStatus
 	var acts podActions
 	for i := 0; ; i++ {
@@ -163,6 +173,9 @@ func (k *Kubelet) syncPod(ctx context.Context, w *podWorker, pod *corev1.Pod, re
 		}
 		k.updateProbes(pod, st)
 		acts = computePodActions(pod, st, k.clock.Now())
+		if failure != nil {
+			acts = podActions{KillPod: true, KillGrace: &failure.gracePeriod}
+		}
 		if mountErr != nil || i == 10 || !k.execute(ctx, w, pod, st, acts) {
 			break
 		}
@@ -175,6 +188,9 @@ func (k *Kubelet) syncPod(ctx context.Context, w *podWorker, pod *corev1.Pod, re
 		}
 	}
 	status := k.generateAPIStatus(pod, st, acts, w.waiting)
+	if failure != nil {
+		status = k.failedStatus(pod, st, status, failure)
+	}
 	if err := k.status.set(ctx, pod, status); err != nil {
 		k.log.Warn("updating pod status", "pod", klogPod(pod), "err", err)
 		return time.Second, false
@@ -277,7 +293,11 @@ func (k *Kubelet) execute(ctx context.Context, w *podWorker, pod *corev1.Pod, st
 	if acts.KillPod {
 		for _, c := range st.Containers {
 			if active(c) {
-				stop(c.ID, gracePeriod(pod))
+				g := gracePeriod(pod)
+				if acts.KillGrace != nil {
+					g = *acts.KillGrace
+				}
+				stop(c.ID, g)
 			}
 		}
 		if !anyActive(st) && st.SandboxReady {

@@ -1,0 +1,113 @@
+package kubelet
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/skiff-sh/skiff/pkg/client"
+	"github.com/skiff-sh/skiff/pkg/kubelet/sim"
+)
+
+// Pods whose simulated memory usage pushes memory.available under the
+// 100Mi hard threshold: the pod using more than it requested is evicted
+// (Failed/Evicted with upstream's message, a Warning event, the
+// DisruptionTarget condition), the node reports MemoryPressure, new
+// BestEffort pods are refused while it lasts and it clears 5 min after
+// the pressure is gone.
+func TestMemoryPressureEvictsThePodOverItsRequest(t *testing.T) {
+	h := newHarness(t, sim.Config{}, func(c *Config) {
+		c.Capacity = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("1Gi"),
+			corev1.ResourcePods: resource.MustParse("110"), corev1.ResourceEphemeralStorage: resource.MustParse("100Gi")}
+	})
+	nodes := client.For[*corev1.Node, *corev1.NodeList](h.c)
+	memoryPressure := func() *corev1.NodeCondition {
+		n, err := nodes.Get(h.ctx, nodeName, metav1.GetOptions{})
+		if err != nil {
+			return nil
+		}
+		for i := range n.Status.Conditions {
+			if n.Status.Conditions[i].Type == corev1.NodeMemoryPressure {
+				return &n.Status.Conditions[i]
+			}
+		}
+		return nil
+	}
+	small := simplePod("small", "app")
+	small.Annotations = map[string]string{sim.AnnotationMemoryUsage: "50Mi"}
+	small.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("100Mi")}
+	h.create(t, small)
+	h.podWhere(t, "small", time.Second, isReady)
+	if c := memoryPressure(); c == nil || c.Status != corev1.ConditionFalse || c.Reason != "KubeletHasSufficientMemory" {
+		t.Fatalf("MemoryPressure %+v before the hog", c)
+	}
+
+	hog := simplePod("hog", "app")
+	hog.Annotations = map[string]string{sim.AnnotationMemoryUsage: "950Mi"}
+	h.create(t, hog)
+	want := "The node was low on resource: memory. Threshold quantity: 100Mi, available: 24Mi. Container app was using 950Mi, request is 0, has larger consumption of memory. "
+	p := h.podWhere(t, "hog", 2*time.Second, func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodFailed })
+	if p.Status.Reason != "Evicted" || p.Status.Message != want {
+		t.Errorf("hog status %q %q, want Evicted %q", p.Status.Reason, p.Status.Message, want)
+	}
+	if c := condition(p, corev1.DisruptionTarget); c == nil || c.Status != corev1.ConditionTrue || c.Reason != "TerminationByKubelet" || c.Message != want {
+		t.Errorf("DisruptionTarget %+v", c)
+	}
+	h.waitStepping(t, "MemoryPressure True", time.Second, func() (bool, error) {
+		c := memoryPressure()
+		return c != nil && c.Status == corev1.ConditionTrue && c.Reason == "KubeletHasInsufficientMemory" &&
+			c.Message == "kubelet has insufficient memory available", nil
+	})
+	var evicted, met bool
+	for _, e := range h.events() {
+		evicted = evicted || e == "Warning Evicted "+want
+		met = met || e == "Warning EvictionThresholdMet Attempting to reclaim memory"
+	}
+	if !evicted || !met {
+		t.Errorf("Evicted event %v, EvictionThresholdMet %v", evicted, met)
+	}
+	// The hog's container is killed; the small pod runs on.
+	h.waitStepping(t, "the hog's container stopped", time.Second, func() (bool, error) {
+		p, err := h.pods.Get(h.ctx, "hog", metav1.GetOptions{})
+		return err == nil && len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].State.Terminated != nil, err
+	})
+	if p, _ := h.pods.Get(h.ctx, "small", metav1.GetOptions{}); !isReady(p) {
+		t.Errorf("small is %s", p.Status.Phase)
+	}
+
+	// Under MemoryPressure a BestEffort pod is refused, a Burstable one runs.
+	h.create(t, simplePod("late", "app"))
+	p = h.podWhere(t, "late", 0, func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodFailed })
+	if p.Status.Reason != "Evicted" || p.Status.Message != "The node had condition: [MemoryPressure]. " {
+		t.Errorf("late: %q %q", p.Status.Reason, p.Status.Message)
+	}
+	burstable := simplePod("late-burstable", "app")
+	burstable.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("10Mi")}
+	h.create(t, burstable)
+	h.podWhere(t, "late-burstable", 0, isReady)
+	refused := false
+	for _, e := range h.events() {
+		refused = refused || strings.HasPrefix(e, "Warning Evicted The node had condition: [MemoryPressure]. ")
+	}
+	if !refused {
+		t.Error("no Evicted event for the refused pod")
+	}
+
+	// The pressure is gone; the condition clears after the transition period.
+	h.clk.Step(4 * time.Minute)
+	time.Sleep(50 * time.Millisecond)
+	if c := memoryPressure(); c == nil || c.Status != corev1.ConditionTrue {
+		t.Errorf("MemoryPressure %+v within the transition period", c)
+	}
+	h.waitStepping(t, "MemoryPressure False", 10*time.Second, func() (bool, error) {
+		c := memoryPressure()
+		return c != nil && c.Status == corev1.ConditionFalse && c.Reason == "KubeletHasSufficientMemory", nil
+	})
+	if p, _ := h.pods.Get(h.ctx, "small", metav1.GetOptions{}); !isReady(p) {
+		t.Errorf("small is %s", p.Status.Phase)
+	}
+}
