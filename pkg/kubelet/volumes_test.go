@@ -103,6 +103,7 @@ func TestVolumesReleasedWhenThePodFinishes(t *testing.T) {
 	p.Spec.RestartPolicy = corev1.RestartPolicyNever
 	p.Spec.AutomountServiceAccountToken = new(bool)
 	p.Spec.Volumes = []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	p.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "scratch", MountPath: "/scratch"}}
 	h.create(t, p)
 	p = h.podWhere(t, "job-pod", 0, isReady)
 	dir := filepath.Join(root, "pods", string(p.UID), "volumes", "kubernetes.io~empty-dir", "scratch")
@@ -159,6 +160,7 @@ func TestOrphanedPodDirectoriesRemoved(t *testing.T) {
 	p := simplePod("web", "app")
 	p.Spec.AutomountServiceAccountToken = new(bool)
 	p.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	p.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
 	h.create(t, p)
 	p = h.podWhere(t, "web", 0, isReady)
 	mine := filepath.Join(root, "pods", string(p.UID))

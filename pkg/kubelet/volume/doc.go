@@ -6,6 +6,9 @@
 // container, keeps the written contents up to date, and tears it all
 // down when the pod is gone.
 //
+// Only the volumes some container (init, regular, ephemeral) mounts are
+// set up, as upstream's desired-state populator ignores the others.
+//
 // Volume types, as upstream's plugins:
 //   - emptyDir: a directory (mode 0777); medium Memory mounts a tmpfs
 //     whose size is the node's allocatable memory, the pod's memory limit

@@ -165,8 +165,8 @@ func (m *Manager) state(uid types.UID) *podState {
 	return ps
 }
 
-// SetUp sets up the volumes of pod that are not set up yet; it is
-// idempotent and cheap once they are (volumes of a pod never change), and
+// SetUp sets up the volumes of pod that are not set up yet (those some
+// container mounts: upstream ignores the others); it is idempotent and cheap once they are (volumes of a pod never change), and
 // rewrites the downwardAPI contents when the pod's labels or annotations
 // changed. An error lists the volumes that are not ready (*Error).
 func (m *Manager) SetUp(ctx context.Context, pod *corev1.Pod) error {
@@ -188,8 +188,12 @@ func (m *Manager) SetUp(ctx context.Context, pod *corev1.Pod) error {
 	var msgs []string
 	var unmounted, unprocessed []string
 	var processErr error
+	used := usedVolumes(pod)
 	for i := range pod.Spec.Volumes {
 		v := &pod.Spec.Volumes[i]
+		if !used[v.Name] {
+			continue // as upstream's: a volume no container mounts is ignored
+		}
 		if vs := ps.vols[v.Name]; vs != nil {
 			if metaChanged && vs.downward {
 				if err := m.writeContents(ctx, f, pod, v, ps.vols[v.Name]); err != nil {
@@ -216,6 +220,7 @@ func (m *Manager) SetUp(ctx context.Context, pod *corev1.Pod) error {
 	}
 	if processErr != nil {
 		sort.Strings(unmounted)
+		sort.Strings(unprocessed)
 		msgs = append(msgs, fmt.Sprintf("Unable to attach or mount volumes: unmounted volumes=%v, unattached volumes=[], failed to process volumes=%v: %v",
 			unmounted, unprocessed, processErr))
 	}
@@ -223,6 +228,30 @@ func (m *Manager) SetUp(ctx context.Context, pod *corev1.Pod) error {
 		return &Error{Messages: msgs}
 	}
 	return nil
+}
+
+// usedVolumes are the volumes some container (init, regular or
+// ephemeral) mounts or uses as a device.
+func usedVolumes(pod *corev1.Pod) map[string]bool {
+	used := map[string]bool{}
+	add := func(mounts []corev1.VolumeMount, devices []corev1.VolumeDevice) {
+		for _, m := range mounts {
+			used[m.Name] = true
+		}
+		for _, d := range devices {
+			used[d.Name] = true
+		}
+	}
+	for _, c := range pod.Spec.InitContainers {
+		add(c.VolumeMounts, c.VolumeDevices)
+	}
+	for _, c := range pod.Spec.Containers {
+		add(c.VolumeMounts, c.VolumeDevices)
+	}
+	for _, c := range pod.Spec.EphemeralContainers {
+		add(c.VolumeMounts, c.VolumeDevices)
+	}
+	return used
 }
 
 // setUpVolume sets up one volume.

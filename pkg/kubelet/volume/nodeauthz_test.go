@@ -68,7 +68,8 @@ func TestNodeIdentity(t *testing.T) {
 	pods := client.For[*corev1.Pod, *corev1.PodList](admin).Namespace("default")
 	mk := func(name, nodeName, cm string) *corev1.Pod {
 		p, err := pods.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.PodSpec{NodeName: nodeName,
-			Containers: []corev1.Container{{Name: "c", Image: "busybox"}},
+			Containers: []corev1.Container{{Name: "c", Image: "busybox", VolumeMounts: []corev1.VolumeMount{
+				{Name: "cfg", MountPath: "/cfg"}, {Name: "sec", MountPath: "/sec"}, {Name: "data", MountPath: "/data"}}}},
 			Volumes: []corev1.Volume{
 				{Name: "cfg", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: cm}}}},
 				{Name: "sec", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "sec"}}},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,8 +28,10 @@ func (m *Manager) setUpClaim(ctx context.Context, pod *corev1.Pod, v *corev1.Vol
 	if err != nil {
 		return nil, wrap(fmt.Errorf("failed to fetch PVC from API server: %v", err))
 	}
-	if pvc.DeletionTimestamp != nil {
-		return nil, wrap(fmt.Errorf("can't start pod because PVC %s/%s is being deleted", pod.Namespace, src.ClaimName))
+	// A claim being deleted that the pvc-protection finalizer does not
+	// hold back must not get new pods.
+	if pvc.DeletionTimestamp != nil && !slices.Contains(pvc.Finalizers, "kubernetes.io/pvc-protection") {
+		return nil, wrap(errors.New("PVC is being deleted"))
 	}
 	if pvc.Status.Phase != corev1.ClaimBound {
 		return nil, wrap(errors.New("PVC is not bound"))
@@ -44,7 +47,7 @@ func (m *Manager) setUpClaim(ctx context.Context, pod *corev1.Pod, v *corev1.Vol
 		return nil, wrap(fmt.Errorf("found PV object %s but it has a nil pv.Spec.ClaimRef indicating it is not yet bound to the claim", pv.Name))
 	}
 	if pv.Spec.ClaimRef.UID != pvc.UID {
-		return nil, wrap(fmt.Errorf("found PV object %s but its pv.Spec.ClaimRef.UID (%s) does not point to claim.UID (%s)", pv.Name, pv.Spec.ClaimRef.UID, pvc.UID))
+		return nil, wrap(fmt.Errorf("found PV object %s but its pv.Spec.ClaimRef.UID %s does not point to claim.UID %s", pv.Name, pv.Spec.ClaimRef.UID, pvc.UID))
 	}
 	readOnly := src.ReadOnly
 	switch {

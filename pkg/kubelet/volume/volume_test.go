@@ -76,13 +76,18 @@ func (h *harness) createSecret(t *testing.T, name string, data map[string][]byte
 
 var uidSeq int
 
+// testPod is a pod with vols, all mounted by its container c at /v/<name>.
 func testPod(vols ...corev1.Volume) *corev1.Pod {
 	uidSeq++
+	var mounts []corev1.VolumeMount
+	for _, v := range vols {
+		mounts = append(mounts, corev1.VolumeMount{Name: v.Name, MountPath: "/v/" + v.Name})
+	}
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", UID: types.UID(fmt.Sprintf("uid-%d", uidSeq)),
 			Labels: map[string]string{"app": "web"}, Annotations: map[string]string{"note": "one"}},
 		Spec: corev1.PodSpec{Volumes: vols, ServiceAccountName: "default", NodeName: "n1",
-			Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+			Containers: []corev1.Container{{Name: "c", Image: "busybox", VolumeMounts: mounts}}},
 	}
 }
 
@@ -347,6 +352,7 @@ func TestEmptyDir(t *testing.T) {
 			pod := tc.pod
 			src := tc.src
 			pod.Spec.Volumes = []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &src}}}
+			pod.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "scratch", MountPath: "/scratch"}}
 			for i := 0; i < 2; i++ { // idempotent: mounted once
 				if err := h.m.SetUp(h.ctx, pod); err != nil {
 					t.Fatal(err)
@@ -586,5 +592,26 @@ func TestRelease(t *testing.T) {
 	}
 	if err := h.m.SetUp(h.ctx, pod); err != nil || !exists() {
 		t.Fatalf("SetUp after TearDown: %v, directory there: %v", err, exists())
+	}
+}
+
+// As upstream's, a volume no container uses is not set up (a missing
+// configMap there keeps nothing from starting).
+func TestUnusedVolumesIgnored(t *testing.T) {
+	h := newHarness(t)
+	pod := testPod(corev1.Volume{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+	pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: "unused", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+		LocalObjectReference: corev1.LocalObjectReference{Name: "missing"}}}})
+	if err := h.m.SetUp(h.ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(h.m.VolumeDir(pod.UID, PluginConfigMap, "unused")); !os.IsNotExist(err) {
+		t.Errorf("the unused volume was set up: %v", err)
+	}
+	// An init container's mount counts.
+	pod.Spec.InitContainers = []corev1.Container{{Name: "init", VolumeMounts: []corev1.VolumeMount{{Name: "unused", MountPath: "/x"}}}}
+	want := `MountVolume.SetUp failed for volume "unused" : configmap "missing" not found`
+	if err := h.m.SetUp(h.ctx, pod); err == nil || err.Error() != want {
+		t.Errorf("error %v, want %q", err, want)
 	}
 }
