@@ -23,7 +23,8 @@ import (
 // against `skiff up --disable=kubelet`, on a containerd supervised by
 // pkg/containerd with a CNI bridge network: the node gets Ready, a
 // Deployment's pods run in real containers with pod IPs from the bridge's
-// subnet, and a pod fetches a page from one of them by its pod IP.
+// subnet, a pod fetches a page from one of them by its pod IP (and kubectl
+// logs shows it), and a host-network pod runs to completion.
 func TestContainerdKubelet(t *testing.T) {
 	for _, bin := range []string{"containerd", "runc", "ctr"} {
 		if _, err := exec.LookPath(bin); err != nil {
@@ -97,7 +98,12 @@ func TestContainerdKubelet(t *testing.T) {
 
 	c := ownCluster(t, "memory", "--disable=kubelet")
 	k := c.k()
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
 	kubelet := exec.Command(skiffBin, "kubelet", "--kubeconfig", c.kubeconfig, "--container-runtime-endpoint", sup.Endpoint(),
+		"--port", fmt.Sprint(port), "--address", "127.0.0.1",
 		"--hostname-override", "ctd-node", "--pod-log-dir", filepath.Join(base, "pods"), "--root-dir", filepath.Join(base, "kubelet"))
 	out := lockedBuf{mu: new(sync.Mutex), b: new(bytes.Buffer)}
 	kubelet.Stdout, kubelet.Stderr = out, out
@@ -152,6 +158,14 @@ func TestContainerdKubelet(t *testing.T) {
 	eventually(t, 60*time.Second, "pod fetch Succeeded", func() (bool, string) {
 		o, _, _ := k.run(t, "get", "pod", "fetch", "-o", `jsonpath={.status.phase} {.status.containerStatuses[0].state.terminated.exitCode}`)
 		return o == "Succeeded 0", o
+	})
+	// kubectl logs: the API server asks the kubelet's HTTPS API.
+	wantContains(t, k.ok(t, "logs", "fetch"), "HTTP/1.1 200 OK", "ok")
+	// A host-network pod (the sandbox keeps the host's UTS namespace: no hostname).
+	k.ok(t, "run", "hostnet", "--image=busybox:e2e", "--restart=Never", `--overrides={"spec":{"hostNetwork":true}}`, "--", "true")
+	eventually(t, 60*time.Second, "pod hostnet Succeeded", func() (bool, string) {
+		o, _, _ := k.run(t, "get", "pod", "hostnet", "-o", `jsonpath={.status.phase} {.status.podIP}`)
+		return strings.HasPrefix(o, "Succeeded "), o
 	})
 	logs, _ := filepath.Glob(filepath.Join(base, "pods", "default_fetch_*", "fetch", "0.log"))
 	if len(logs) != 1 {
