@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/skiff-sh/skiff/pkg/kubelet/cri"
@@ -53,6 +54,12 @@ type podConfig struct {
 	// MemoryCapacity of the node in bytes (OOM score adjustment; 0: the
 	// allocatable memory).
 	MemoryCapacity int64
+	// PodDir is the directory of a pod's files, where the kubelet writes
+	// its managed /etc/hosts (nil: no managed hosts file, the runtime's).
+	PodDir func(uid types.UID) string
+	// NodeHostsFile is the node's hosts file that host-network pods get
+	// (default /etc/hosts).
+	NodeHostsFile string
 	// CgroupsPerQOS puts each pod under /kubepods/<qos>/pod<uid> (the
 	// runtime creates the directories; the kubelet removes them with the
 	// pod). Off: the runtime's default cgroup.
@@ -141,6 +148,11 @@ func (b *podConfig) containerConfig(ctx context.Context, pod *corev1.Pod, c *cor
 			return nil, err
 		}
 		cfg.Mounts = mounts
+	}
+	if m, err := b.hostsMount(pod, c, run.PodIPs); err != nil {
+		return nil, err
+	} else if m != nil {
+		cfg.Mounts = append(cfg.Mounts, m)
 	}
 	return cfg, nil
 }
@@ -267,4 +279,81 @@ func portMappings(pod *corev1.Pod) []*runtimeapi.PortMapping {
 		}
 	}
 	return out
+}
+
+const etcHostsPath = "/etc/hosts"
+
+// hostsMount writes the pod's managed hosts file and mounts it at
+// /etc/hosts, as upstream's makeHostsMount: for a pod with IPs (or on the
+// host network) whose container does not mount /etc/hosts itself.
+func (b *podConfig) hostsMount(pod *corev1.Pod, c *corev1.Container, podIPs []string) (*runtimeapi.Mount, error) {
+	if b.PodDir == nil || (len(podIPs) == 0 && !pod.Spec.HostNetwork) {
+		return nil, nil
+	}
+	for _, m := range c.VolumeMounts {
+		if m.MountPath == etcHostsPath {
+			return nil, nil
+		}
+	}
+	content, err := b.hostsFileContent(pod, podIPs)
+	if err != nil {
+		return nil, err
+	}
+	dir := b.PodDir(pod.UID)
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, "etc-hosts")
+	if err := os.WriteFile(path, content, 0o644); err != nil {
+		return nil, err
+	}
+	if err := os.Chmod(path, 0o644); err != nil {
+		return nil, err
+	}
+	return &runtimeapi.Mount{ContainerPath: etcHostsPath, HostPath: path, SelinuxRelabel: true}, nil
+}
+
+// hostsFileContent is the managed hosts file: localhost entries and the
+// pod's IPs with its hostname (and FQDN with a subdomain), or the node's
+// hosts file on the host network; then the pod's hostAliases.
+func (b *podConfig) hostsFileContent(pod *corev1.Pod, podIPs []string) ([]byte, error) {
+	var buf strings.Builder
+	if pod.Spec.HostNetwork {
+		path := b.NodeHostsFile
+		if path == "" {
+			path = etcHostsPath
+		}
+		node, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		buf.WriteString("# Kubernetes-managed hosts file (host network).\n")
+		buf.Write(node)
+	} else {
+		hostname, domain, err := b.hostnameAndDomain(pod)
+		if err != nil {
+			return nil, err
+		}
+		buf.WriteString("# Kubernetes-managed hosts file.\n")
+		buf.WriteString("127.0.0.1\tlocalhost\n")
+		buf.WriteString("::1\tlocalhost ip6-localhost ip6-loopback\n")
+		buf.WriteString("fe00::0\tip6-localnet\n")
+		buf.WriteString("fe00::0\tip6-mcastprefix\n")
+		buf.WriteString("fe00::1\tip6-allnodes\n")
+		buf.WriteString("fe00::2\tip6-allrouters\n")
+		for _, ip := range podIPs {
+			if domain != "" {
+				fmt.Fprintf(&buf, "%s\t%s.%s\t%s\n", ip, hostname, domain, hostname)
+			} else {
+				fmt.Fprintf(&buf, "%s\t%s\n", ip, hostname)
+			}
+		}
+	}
+	if len(pod.Spec.HostAliases) > 0 {
+		buf.WriteString("\n# Entries added by HostAliases.\n")
+		for _, a := range pod.Spec.HostAliases {
+			fmt.Fprintf(&buf, "%s\t%s\n", a.IP, strings.Join(a.Hostnames, "\t"))
+		}
+	}
+	return []byte(buf.String()), nil
 }

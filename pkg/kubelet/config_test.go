@@ -2,6 +2,8 @@ package kubelet
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -9,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/skiff-sh/skiff/pkg/client"
@@ -131,5 +134,54 @@ func TestContainerEnvThroughTheKubelet(t *testing.T) {
 	}
 	if req.Config.LogPath != "app/0.log" || !strings.HasSuffix(req.SandboxConfig.LogDirectory, "/default_envpod_"+string(req.SandboxConfig.Metadata.Uid)) {
 		t.Errorf("log path %q, directory %q", req.Config.LogPath, req.SandboxConfig.LogDirectory)
+	}
+}
+
+func TestManagedHostsFile(t *testing.T) {
+	root := t.TempDir()
+	nodeHosts := filepath.Join(root, "node-hosts")
+	if err := os.WriteFile(nodeHosts, []byte("127.0.0.1 localhost\n10.0.0.7 node-1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := &podConfig{ClusterDomain: "cluster.local", NodeHostsFile: nodeHosts,
+		PodDir: func(uid types.UID) string { return filepath.Join(root, "pods", string(uid)) }}
+	pod := cfgPod(corev1.Container{Name: "c"})
+	pod.Spec.Hostname, pod.Spec.Subdomain = "web-0", "web"
+	pod.Spec.HostAliases = []corev1.HostAlias{{IP: "10.1.2.3", Hostnames: []string{"foo.local", "bar.local"}}}
+	m, err := b.hostsMount(pod, &pod.Spec.Containers[0], []string{"10.244.1.5", "fd00::5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m == nil || m.ContainerPath != "/etc/hosts" || m.HostPath != filepath.Join(root, "pods", "uid-1", "etc-hosts") || m.Readonly {
+		t.Fatalf("mount %+v", m)
+	}
+	got, _ := os.ReadFile(m.HostPath)
+	want := "# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\nfe00::0\tip6-localnet\n" +
+		"fe00::0\tip6-mcastprefix\nfe00::1\tip6-allnodes\nfe00::2\tip6-allrouters\n" +
+		"10.244.1.5\tweb-0.web.ns.svc.cluster.local\tweb-0\nfd00::5\tweb-0.web.ns.svc.cluster.local\tweb-0\n" +
+		"\n# Entries added by HostAliases.\n10.1.2.3\tfoo.local\tbar.local\n"
+	if string(got) != want {
+		t.Errorf("hosts file:\n%s\nwant:\n%s", got, want)
+	}
+	// The host network: the node's file under the header.
+	pod.Spec.HostNetwork, pod.Spec.HostAliases = true, nil
+	m, err = b.hostsMount(pod, &pod.Spec.Containers[0], nil)
+	if err != nil || m == nil {
+		t.Fatal(m, err)
+	}
+	if got, _ := os.ReadFile(m.HostPath); string(got) != "# Kubernetes-managed hosts file (host network).\n127.0.0.1 localhost\n10.0.0.7 node-1\n" {
+		t.Errorf("host network hosts file %q", got)
+	}
+	// No IPs yet, a container mounting /etc/hosts itself, no pod dir: none.
+	pod.Spec.HostNetwork = false
+	if m, _ := b.hostsMount(pod, &pod.Spec.Containers[0], nil); m != nil {
+		t.Errorf("mount without pod IPs: %v", m)
+	}
+	c := corev1.Container{Name: "c", VolumeMounts: []corev1.VolumeMount{{Name: "h", MountPath: "/etc/hosts"}}}
+	if m, _ := b.hostsMount(pod, &c, []string{"10.244.1.5"}); m != nil {
+		t.Errorf("mount over the container's own /etc/hosts: %v", m)
+	}
+	if m, _ := (&podConfig{}).hostsMount(pod, &pod.Spec.Containers[0], []string{"10.244.1.5"}); m != nil {
+		t.Errorf("mount without PodDir: %v", m)
 	}
 }

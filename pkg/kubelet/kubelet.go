@@ -341,7 +341,12 @@ func (k *Kubelet) newPodConfig() *podConfig {
 		seccompRoot = filepath.Join(defaultRootDir(k.cfg.RootDir), "seccomp")
 	}
 	capacity := k.capacity()
+	var podDir func(types.UID) string
+	if k.volumes != nil {
+		podDir = k.volumes.PodDir // the volume manager removes it with the pod
+	}
 	return &podConfig{
+		PodDir:             podDir,
 		ClusterDNS:         k.cfg.ClusterDNS,
 		ClusterDomain:      k.cfg.ClusterDomain,
 		ResolvConf:         resolv,

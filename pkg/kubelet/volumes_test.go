@@ -78,7 +78,7 @@ func TestVolumesSetUpBeforeTheSandbox(t *testing.T) {
 			t.Errorf("mount %v, want %s read-only", m, dir)
 		}
 	}
-	if got := strings.Join(paths, ","); got != "/etc/app,/var/run/secrets/kubernetes.io/serviceaccount" {
+	if got := strings.Join(paths, ","); got != "/etc/app,/var/run/secrets/kubernetes.io/serviceaccount,/etc/hosts" { // the kubelet's managed hosts file last
 		t.Errorf("container mounts %s", got)
 	}
 	if err := h.pods.Delete(h.ctx, "web", metav1.DeleteOptions{}); err != nil {
@@ -143,7 +143,9 @@ func TestSubPathExprFromTheEnvironment(t *testing.T) {
 	want := filepath.Join(root, "pods", string(p.UID), "volumes", "kubernetes.io~empty-dir", "data", "tenant-a", "logs")
 	h.cri.mu.Lock()
 	defer h.cri.mu.Unlock()
-	if len(h.cri.creates) != 1 || len(h.cri.creates[0].Config.Mounts) != 1 || h.cri.creates[0].Config.Mounts[0].HostPath != want {
+	// The volume's mount, then the kubelet's managed /etc/hosts.
+	if len(h.cri.creates) != 1 || len(h.cri.creates[0].Config.Mounts) != 2 || h.cri.creates[0].Config.Mounts[0].HostPath != want ||
+		h.cri.creates[0].Config.Mounts[1].ContainerPath != "/etc/hosts" {
 		t.Fatalf("container created with %v, want the mount from %s", h.cri.creates, want)
 	}
 }
