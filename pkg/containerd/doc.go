@@ -36,6 +36,9 @@
 //     shims' sockets stay in /run/containerd/s (containerd 1.6 fixes that
 //     path; they are named after the containerd's socket).
 //
+// Available says whether a supervised containerd can run here (binaries,
+// root).
+//
 // Run refuses to start when a containerd already answers on the socket (a
 // skiff killed without stopping its containerd), and moves a
 // containerd.log over 10 MiB to containerd.log.1 at start.

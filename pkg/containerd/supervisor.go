@@ -447,3 +447,20 @@ func isClosed(c <-chan struct{}) bool {
 		return false
 	}
 }
+
+// Available says why a supervised containerd cannot run on this machine
+// (nil: it can): containerd, runc and ctr must be on PATH (Debian:
+// apt-get install containerd runc) and the process must be root (no
+// rootless containerd). skiff up falls back to the simulated runtime on an
+// error.
+func Available() error {
+	for _, bin := range []string{"containerd", "runc", "ctr"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			return fmt.Errorf("%s is not installed (apt-get install containerd runc)", bin)
+		}
+	}
+	if os.Geteuid() != 0 {
+		return errors.New("containerd needs root (skiff runs as an unprivileged user)")
+	}
+	return nil
+}

@@ -26,13 +26,8 @@ import (
 // needContainerd skips a test that runs a real containerd where it cannot.
 func needContainerd(t *testing.T) {
 	t.Helper()
-	for _, bin := range []string{"containerd", "runc", "ctr"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("%s is not installed (apt-get install containerd runc): this test runs a real containerd", bin)
-		}
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("not root: containerd and runc need root here")
+	if err := Available(); err != nil {
+		t.Skipf("%v: this test runs a real containerd", err)
 	}
 	if testing.Short() {
 		t.Skip("-short: this test runs a real containerd")
