@@ -97,13 +97,11 @@ func newKubelet(logger func() *slog.Logger) *cobra.Command {
 			}
 			cfg.Client, cfg.Logger = c, logger()
 			// The kubelet's HTTPS API: a remote runtime's node serves it
-			// unless --port=0; simulated nodes only when --port is given
-			// (and --nodes=1), so that many simulations share a host.
+			// unless --port=0; simulated nodes only when --port is given,
+			// so that many simulations share a host (many nodes share one
+			// listener, each at a loopback address of its own).
 			var srvCfg *server.Config
 			if runtime == "remote" && serving.port != 0 || runtime == "sim" && cmd.Flags().Changed("port") && serving.port != 0 {
-				if runtime == "sim" && cfg.Nodes != 1 {
-					return errors.New("--port: simulated nodes serve the kubelet API only with --nodes=1")
-				}
 				if srvCfg, err = serving.config(c, cc); err != nil {
 					return err
 				}
@@ -181,7 +179,7 @@ type kubeletServing struct {
 }
 
 func (s *kubeletServing) addFlags(f *pflag.FlagSet) {
-	f.IntVar(&s.port, "port", server.DefaultPort, "The port for the kubelet's HTTPS API (logs, exec, attach, port-forward, stats, metrics); 0 disables it. Simulated nodes serve it only when this is given (and --nodes=1).")
+	f.IntVar(&s.port, "port", server.DefaultPort, "The port for the kubelet's HTTPS API (logs, exec, attach, port-forward, stats, metrics); 0 disables it. Simulated nodes serve it only when this is given (several nodes on one listener, each reporting an address 127.1.x.y of this host's loopback network).")
 	f.StringVar(&s.address, "address", "0.0.0.0", "The IP address for the kubelet to serve on.")
 	f.StringVar(&s.certFile, "tls-cert-file", "", "The kubelet's serving certificate (without it a self-signed one is made and kept in --cert-dir).")
 	f.StringVar(&s.keyFile, "tls-private-key-file", "", "The key of --tls-cert-file.")

@@ -6,12 +6,18 @@
 // Node i (0-based) is named <NamePrefix><i>, has InternalIP
 // 10.255.<(i+1)/256>.<(i+1)%256> and hands out pod IPs from
 // 10.<64+i/256>.<i%256>.0/24 (up to 16384 nodes), and carries the label
-// skiff.sh/runtime=sim. A single node may be given its own Name, and may
-// serve its kubelet HTTPS API (Config.Server, pkg/kubelet/server; then it
-// reports Config.NodeIP, default 127.0.0.1, so that the API server reaches
-// it): simulated containers have empty logs and refuse exec, attach and
-// port-forward (the simulated runtime's ErrUnsupported, a 500 with its
-// message as upstream's kubelet answers an unsupported runtime call).
+// skiff.sh/runtime=sim. A single node may be given its own Name.
+//
+// With Config.Server the nodes serve their kubelet HTTPS APIs
+// (pkg/kubelet/server) so that the API server (logs, nodes/proxy) and
+// metrics-server reach them: a single node on its own listener, reporting
+// Config.NodeIP (default 127.0.0.1); many nodes on one shared listener,
+// node i reporting LoopbackIP(i) = 127.1.<(i+1)/256>.<(i+1)%256> (all of
+// 127.0.0.0/8 is this host on Linux), the listener telling the nodes apart
+// by the address a connection was made to. Simulated containers have
+// empty logs and refuse exec, attach and port-forward (the simulated
+// runtime's ErrUnsupported, a 500 with its message as upstream's kubelet
+// answers an unsupported runtime call).
 //
 // Invariants: every kubelet shares the client's identity, the
 // --kubeconfig's of `skiff kubelet` (per-node system:node:<name>

@@ -45,13 +45,14 @@ type Config struct {
 	Events bool
 	Clock  clock.Clock
 	Logger *slog.Logger
-	// Server, for a single node (Nodes 1), serves its kubelet HTTPS API
-	// (pkg/kubelet/server; NodeName, Host, Runtime, Images, Clock and
-	// Logger filled in): /healthz, /pods, stats and metrics from the
-	// simulated runtime, empty container logs (simulated containers print
-	// nothing), exec/attach/port-forward refused as the runtime does not
-	// support them. NodeIP is then the address the node reports (default
-	// 127.0.0.1) so that the API server reaches it.
+	// Server serves the nodes' kubelet HTTPS APIs (pkg/kubelet/server;
+	// NodeName, Host, Runtime, Images, Clock and Logger filled in):
+	// /healthz, /pods, stats and metrics from the simulated runtime, empty
+	// container logs (simulated containers print nothing),
+	// exec/attach/port-forward refused as the runtime does not support
+	// them. A single node reports NodeIP (default 127.0.0.1); many nodes
+	// share one listener (Address should then be unspecified) and report
+	// LoopbackIP(i), by which the listener tells them apart.
 	Server *server.Config
 	NodeIP string
 }
@@ -72,6 +73,14 @@ func (c Config) NodeName(i int) string {
 func NodeIP(i int) string {
 	n := i + 1
 	return netip.AddrFrom4([4]byte{10, 255, byte(n / 256), byte(n % 256)}).String()
+}
+
+// LoopbackIP is node i's InternalIP when the nodes serve their kubelet
+// APIs on one shared listener: an address of this host's loopback network
+// (127.1.<(i+1)/256>.<(i+1)%256>), which tells the listener the node.
+func LoopbackIP(i int) string {
+	n := i + 1
+	return netip.AddrFrom4([4]byte{127, 1, byte(n / 256), byte(n % 256)}).String()
 }
 
 // PodSubnet is node i's pod subnet.
@@ -114,8 +123,9 @@ func Run(ctx context.Context, cfg Config) error {
 		broadcaster.StartRecordingToSink(record.NewClientSink(cfg.Client))
 		defer broadcaster.Shutdown()
 	}
-	if cfg.Server != nil && cfg.Nodes != 1 {
-		return errors.New("hollow: serving the kubelet API needs a single node")
+	var shared *server.Shared
+	if cfg.Server != nil && cfg.Nodes > 1 {
+		shared = &server.Shared{}
 	}
 	var wg sync.WaitGroup
 	errs := make(chan error, cfg.Nodes)
@@ -132,7 +142,10 @@ func Run(ctx context.Context, cfg Config) error {
 			Recorder: rec, SimulateHandlers: true, Services: services}
 		if cfg.Server != nil {
 			kc.NodeIP, kc.KubeletPort = cfg.NodeIP, server.PortOf(cfg.Server)
-			if kc.NodeIP == "" {
+			switch {
+			case shared != nil:
+				kc.NodeIP = LoopbackIP(i)
+			case kc.NodeIP == "":
 				kc.NodeIP = "127.0.0.1"
 			}
 		}
@@ -144,13 +157,31 @@ func Run(ctx context.Context, cfg Config) error {
 		if cfg.Server != nil {
 			sc := *cfg.Server
 			sc.NodeName, sc.Host, sc.Runtime, sc.Images, sc.Clock, sc.Logger = kc.NodeName, k, rt, rt, cfg.Clock, cfg.Logger
-			run = func(ctx context.Context) error { return server.RunAlongside(ctx, sc, k.Run) }
+			if shared == nil {
+				run = func(ctx context.Context) error { return server.RunAlongside(ctx, sc, k.Run) }
+			} else {
+				srv, err := server.New(sc)
+				if err != nil {
+					return err
+				}
+				shared.Add(kc.NodeIP, srv)
+			}
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			if err := run(ctx); err != nil {
 				errs <- err
+				cancel()
+			}
+		}()
+	}
+	if shared != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := shared.Run(ctx); err != nil {
+				errs <- fmt.Errorf("kubelet server: %w", err)
 				cancel()
 			}
 		}()

@@ -57,7 +57,7 @@ func TestSingleHollowNodeServesTheKubeletAPI(t *testing.T) {
 	waitFor(t, "the node registered with its kubelet port", func() (bool, error) {
 		n, err := nodes.Get(ctx, "served", metav1.GetOptions{})
 		return err == nil && n.Status.DaemonEndpoints.KubeletEndpoint.Port == int32(ln.Addr().(*net.TCPAddr).Port) &&
-			n.Status.Addresses[0].Address == "127.0.0.1", err
+			len(n.Status.Addresses) > 0 && n.Status.Addresses[0].Address == "127.0.0.1", err
 	})
 	pods := client.For[*corev1.Pod, *corev1.PodList](c).Namespace("default")
 	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "busy", Annotations: map[string]string{"sim.skiff.sh/cpu-usage": "250m", "sim.skiff.sh/memory-usage": "64Mi"}},
@@ -107,5 +107,54 @@ func TestSingleHollowNodeServesTheKubeletAPI(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusInternalServerError || !strings.Contains(string(body), "exec into a simulated container: not supported by this runtime") {
 		t.Errorf("exec on a simulated node: %d %s", resp.StatusCode, body)
+	}
+}
+
+// Many hollow nodes share one listener, each at a loopback address of its
+// own: the API server reaches each node's kubelet through nodes/proxy and
+// gets that node's answers.
+func TestHollowNodesShareOneKubeletListener(t *testing.T) {
+	env := testenv.StartT(t, testenv.Config{})
+	ctx, cancel := context.WithCancel(context.Background())
+	c, err := client.New(&client.Config{Host: env.URL, CAData: env.CAData, CertData: env.CertData, KeyData: env.KeyData, QPS: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(env.CAData)
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, Config{Client: c, Nodes: 3, Server: &server.Config{Listener: ln, ClientCA: pool}})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	nodes := client.For[*corev1.Node, *corev1.NodeList](c)
+	port := int32(ln.Addr().(*net.TCPAddr).Port)
+	for i := 0; i < 3; i++ {
+		name := fmt.Sprintf("sim-node-%d", i)
+		waitFor(t, name+" registered at its loopback address", func() (bool, error) {
+			n, err := nodes.Get(ctx, name, metav1.GetOptions{})
+			return err == nil && len(n.Status.Addresses) > 0 && n.Status.Addresses[0].Address == LoopbackIP(i) && n.Status.DaemonEndpoints.KubeletEndpoint.Port == port, err
+		})
+	}
+	hc := env.HTTPClient()
+	for i := 0; i < 3; i++ {
+		resp, err := hc.Get(fmt.Sprintf("%s/api/v1/nodes/sim-node-%d/proxy/stats/summary", env.URL, i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(body), fmt.Sprintf(`"nodeName":"sim-node-%d"`, i)) {
+			t.Errorf("node %d: %d %s", i, resp.StatusCode, body)
+		}
 	}
 }

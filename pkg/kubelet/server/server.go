@@ -16,10 +16,12 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -125,7 +127,11 @@ func New(cfg Config) (*Server, error) {
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // Run serves HTTPS until ctx ends.
-func (s *Server) Run(ctx context.Context) error {
+func (s *Server) Run(ctx context.Context) error { return s.serve(ctx, s.handler) }
+
+// serve serves h on the server's listener (Listener, else Address:Port)
+// with its certificate until ctx ends.
+func (s *Server) serve(ctx context.Context, h http.Handler) error {
 	cert, err := s.servingCertificate()
 	if err != nil {
 		return fmt.Errorf("kubelet server: serving certificate: %w", err)
@@ -139,7 +145,7 @@ func (s *Server) Run(ctx context.Context) error {
 	tc := &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert},
 		// HTTP/1.1 only: exec, attach and port-forward hijack the connection.
 		NextProtos: []string{"http/1.1"}, ClientAuth: tls.RequestClientCert}
-	srv := &http.Server{Handler: s.handler, ReadHeaderTimeout: 32 * time.Second,
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 32 * time.Second,
 		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(tls.NewListener(ln, tc)) }()
@@ -342,4 +348,64 @@ func RunAlongside(ctx context.Context, cfg Config, run func(context.Context) err
 		}
 		return nil
 	}
+}
+
+// Shared serves the APIs of many kubelets in one process (simulated
+// nodes) on one listener: each node has an address of its own on this
+// host (a loopback address such as 127.1.0.7, all of 127.0.0.0/8 being
+// local on Linux) and a connection goes to the server of the node whose
+// address it was made to. The listener, certificate and logger are the
+// first server's configuration (its Address should be unspecified,
+// 0.0.0.0, so that every node address reaches it).
+type Shared struct {
+	mu    sync.RWMutex
+	byIP  map[string]*Server
+	first *Server
+}
+
+// Add registers s for connections made to ip.
+func (sh *Shared) Add(ip string, s *Server) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.byIP == nil {
+		sh.byIP = map[string]*Server{}
+	}
+	if a, err := netip.ParseAddr(ip); err == nil {
+		ip = a.Unmap().String()
+	}
+	sh.byIP[ip] = s
+	if sh.first == nil {
+		sh.first = s
+	}
+}
+
+// ServeHTTP dispatches by the connection's local address (404 for an
+// address no node has).
+func (sh *Shared) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var ip string
+	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+		if ap, err := netip.ParseAddrPort(a.String()); err == nil {
+			ip = ap.Addr().Unmap().String()
+		}
+	}
+	sh.mu.RLock()
+	s := sh.byIP[ip]
+	sh.mu.RUnlock()
+	if s == nil {
+		http.NotFound(w, r)
+		return
+	}
+	s.handler.ServeHTTP(w, r)
+}
+
+// Run serves until ctx ends.
+func (sh *Shared) Run(ctx context.Context) error {
+	sh.mu.RLock()
+	first := sh.first
+	sh.mu.RUnlock()
+	if first == nil {
+		<-ctx.Done()
+		return nil
+	}
+	return first.serve(ctx, sh)
 }
