@@ -1,15 +1,19 @@
 package kubelet
 
 import (
+	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/skiff-sh/skiff/pkg/client"
+	"github.com/skiff-sh/skiff/pkg/kubelet/gc"
 	"github.com/skiff-sh/skiff/pkg/kubelet/sim"
 )
 
@@ -109,5 +113,85 @@ func TestMemoryPressureEvictsThePodOverItsRequest(t *testing.T) {
 	})
 	if p, _ := h.pods.Get(h.ctx, "small", metav1.GetOptions{}); !isReady(p) {
 		t.Errorf("small is %s", p.Status.Phase)
+	}
+}
+
+// fakeMachine is a node whose disk usage the test decides: base plus 5Gi
+// per dead container the runtime holds.
+type fakeMachine struct {
+	rt   *sim.Runtime
+	used atomic.Int64 // bytes besides dead containers; 0: no pressure
+}
+
+func (m *fakeMachine) Memory(context.Context) (uint64, uint64, error) { return 8 << 30, 1 << 30, nil }
+func (m *fakeMachine) PIDs(context.Context) (uint64, uint64, error)   { return 4194304, 100, nil }
+func (m *fakeMachine) ImageFs(ctx context.Context, _ *runtimeapi.FilesystemUsage) (gc.FsStats, error) {
+	return m.NodeFs(ctx)
+}
+func (m *fakeMachine) NodeFs(ctx context.Context) (gc.FsStats, error) {
+	used := uint64(m.used.Load())
+	if used > 0 {
+		resp, err := m.rt.ListContainers(ctx, &runtimeapi.ListContainersRequest{Filter: &runtimeapi.ContainerFilter{
+			State: &runtimeapi.ContainerStateValue{State: runtimeapi.ContainerState_CONTAINER_EXITED}}})
+		if err != nil {
+			return gc.FsStats{}, err
+		}
+		used += uint64(len(resp.Containers)) * (5 << 30)
+	}
+	return gc.FsStats{CapacityBytes: 100 << 30, AvailableBytes: 100<<30 - min(used, 100<<30), Inodes: 1 << 20, InodesFree: 1 << 19}, nil
+}
+
+// Disk pressure: the dead containers of a finished pod are reclaimed
+// before any pod is evicted; the node reports DiskPressure and refuses
+// new pods; when reclaiming is not enough the running pod is evicted.
+func TestDiskPressureReclaimsThenEvicts(t *testing.T) {
+	m := &fakeMachine{}
+	h := newHarness(t, sim.Config{}, func(c *Config) { c.Machine = m })
+	m.rt = h.rt
+	job := simplePod("job", "app")
+	job.Spec.RestartPolicy = corev1.RestartPolicyNever
+	job.Annotations = map[string]string{sim.AnnotationRunDuration: "0s"}
+	h.create(t, job)
+	h.podWhere(t, "job", time.Second, func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodSucceeded })
+	web := simplePod("web", "app")
+	web.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("10Mi")}
+	h.create(t, web)
+	h.podWhere(t, "web", time.Second, isReady)
+
+	// 82Gi + the job's dead container (5Gi): 13Gi left, under imagefs' 15%.
+	m.used.Store(82 << 30)
+	nodes := client.For[*corev1.Node, *corev1.NodeList](h.c)
+	h.waitStepping(t, "DiskPressure True", time.Second, func() (bool, error) {
+		n, err := nodes.Get(h.ctx, nodeName, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeDiskPressure {
+				return c.Status == corev1.ConditionTrue && c.Reason == "KubeletHasDiskPressure" && c.Message == "kubelet has disk pressure", nil
+			}
+		}
+		return false, nil
+	})
+	if fs, _ := m.NodeFs(h.ctx); fs.AvailableBytes != 18<<30 {
+		t.Errorf("available %d after reclaim, want 18Gi (the job's dead container removed)", fs.AvailableBytes)
+	}
+	if p, _ := h.pods.Get(h.ctx, "web", metav1.GetOptions{}); !isReady(p) {
+		t.Fatalf("web is %s: evicted although reclaiming was enough", p.Status.Phase)
+	}
+	// A new pod, even Burstable, is refused under disk pressure.
+	late := simplePod("late", "app")
+	late.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("10Mi")}
+	h.create(t, late)
+	p := h.podWhere(t, "late", 0, func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodFailed })
+	if p.Status.Reason != "Evicted" || p.Status.Message != "The node had condition: [DiskPressure]. " {
+		t.Errorf("late: %q %q", p.Status.Reason, p.Status.Message)
+	}
+	// Reclaiming no longer helps: web goes.
+	m.used.Store(95 << 30)
+	p = h.podWhere(t, "web", time.Second, func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodFailed })
+	want := "The node was low on resource: ephemeral-storage. Threshold quantity: 16106128000, available: 5Gi. " // imagefs.available<15% (of 100Gi through a float32) comes first
+	if p.Status.Reason != "Evicted" || p.Status.Message != want {
+		t.Errorf("web: %q %q, want %q", p.Status.Reason, p.Status.Message, want)
 	}
 }
