@@ -133,6 +133,10 @@ func newAPIServer(logger func() *slog.Logger) *cobra.Command {
 	f.StringVar(&cfg.ProxyClientKeyFile, "proxy-client-key-file", "", "key of --proxy-client-cert-file")
 	f.StringVar(&cfg.RequestHeaderClientCAFile, "requestheader-client-ca-file", "", "CA of --proxy-client-cert-file, published for aggregated API servers")
 	f.StringSliceVar(&cfg.RequestHeaderAllowedNames, "requestheader-allowed-names", nil, "common names aggregated API servers accept on --proxy-client-cert-file (empty: any)")
+	f.StringVar(&cfg.KubeletClientCertificate, "kubelet-client-certificate", "", "client certificate the API server presents to kubelets (logs, exec, attach, port-forward, nodes/proxy)")
+	f.StringVar(&cfg.KubeletClientKey, "kubelet-client-key", "", "key of --kubelet-client-certificate")
+	f.StringVar(&cfg.KubeletCertificateAuthority, "kubelet-certificate-authority", "", "CA that kubelets' serving certificates must be signed by (unset: not verified)")
+	f.StringSliceVar(&cfg.KubeletPreferredAddressTypes, "kubelet-preferred-address-types", []string{"InternalIP", "ExternalIP", "Hostname"}, "the order of node address types to reach a kubelet by")
 	return cmd
 }
 

@@ -550,6 +550,13 @@ type APIServerConfig struct {
 	ProxyClientCertFile, ProxyClientKeyFile string
 	RequestHeaderClientCAFile               string
 	RequestHeaderAllowedNames               []string
+	// KubeletClientCertificate and KubeletClientKey are the client
+	// certificate presented to kubelets, KubeletCertificateAuthority
+	// verifies theirs (unverified without it), KubeletPreferredAddressTypes
+	// orders a node's addresses (upstream's --kubelet-* flags).
+	KubeletClientCertificate, KubeletClientKey string
+	KubeletCertificateAuthority                string
+	KubeletPreferredAddressTypes               []string
 	// EnableAdmissionPlugins and DisableAdmissionPlugins change upstream's
 	// default admission plugins (see apiserver.Config).
 	EnableAdmissionPlugins  []string
@@ -611,6 +618,20 @@ func RunAPIServer(ctx context.Context, cfg APIServerConfig) error {
 		}
 		proxyCert = &c
 	}
+	var kubeletCert *tls.Certificate
+	if cfg.KubeletClientCertificate != "" || cfg.KubeletClientKey != "" {
+		c, err := tls.LoadX509KeyPair(cfg.KubeletClientCertificate, cfg.KubeletClientKey)
+		if err != nil {
+			return fmt.Errorf("--kubelet-client-certificate/--kubelet-client-key: %w", err)
+		}
+		kubeletCert = &c
+	}
+	var kubeletCA []byte
+	if cfg.KubeletCertificateAuthority != "" {
+		if kubeletCA, err = os.ReadFile(cfg.KubeletCertificateAuthority); err != nil {
+			return fmt.Errorf("--kubelet-certificate-authority: %w", err)
+		}
+	}
 	var requestHeaderCA []byte
 	if cfg.RequestHeaderClientCAFile != "" {
 		if requestHeaderCA, err = os.ReadFile(cfg.RequestHeaderClientCAFile); err != nil {
@@ -644,6 +665,7 @@ func RunAPIServer(ctx context.Context, cfg APIServerConfig) error {
 		ServiceAccountSigner: saKey, ServiceAccountIssuer: cfg.ServiceAccountIssuer,
 		ClientCAPEM: clientCA, Profiling: cfg.Profiling,
 		ProxyClientCert: proxyCert, RequestHeaderCAPEM: requestHeaderCA, RequestHeaderAllowedNames: cfg.RequestHeaderAllowedNames,
+		KubeletClientCert: kubeletCert, KubeletCAPEM: kubeletCA, KubeletPreferredAddressTypes: cfg.KubeletPreferredAddressTypes,
 		EnableAdmissionPlugins: cfg.EnableAdmissionPlugins, DisableAdmissionPlugins: cfg.DisableAdmissionPlugins,
 	})
 	if err != nil {
