@@ -117,10 +117,12 @@ func TestKubectlThroughTheKubeletOnContainerd(t *testing.T) {
 			NodeName: "node-1", TerminationGracePeriodSeconds: &grace,
 			Containers: []corev1.Container{{Name: "main", Image: "busybox:test", Command: cmd}}}}
 	}
-	// "talker" prints a line a second; "web" serves HTTP on 8080.
+	// "talker" prints a line a second; "web" serves HTTP on 8080;
+	// "crasher" says which run it is and fails (restarted after 10 s).
 	for _, p := range []*corev1.Pod{
 		pod("talker", "/bin/sh", "-c", "echo first; echo second; i=0; while true; do i=$((i+1)); echo tick $i; sleep 1; done"),
 		pod("web", "/bin/sh", "-c", "mkdir -p /www && echo pong > /www/ping && exec httpd -f -p 8080 -h /www"),
+		pod("crasher", "/bin/sh", "-c", "echo run at $(date +%s%N); sleep 1; exit 1"),
 	} {
 		if _, err := pods.Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
@@ -199,6 +201,36 @@ func TestKubectlThroughTheKubeletOnContainerd(t *testing.T) {
 	out, err = kubectl("", "exec", "talker", "--", "sh", "-c", "exit 3")
 	if err == nil || !strings.Contains(err.Error(), "exit status 3") {
 		t.Errorf("kubectl exec of a failing command: %q %v", out, err)
+	}
+
+	// attach: the running process's output.
+	actx, acancel := context.WithTimeout(ctx, 30*time.Second)
+	attach := exec.CommandContext(actx, "kubectl", "--kubeconfig", env.KubeconfigPath, "-n", "default", "attach", "talker")
+	aout, _ := attach.StdoutPipe()
+	must(t, attach.Start())
+	got = ""
+	for !strings.Contains(got, "tick") {
+		n, err := aout.Read(buf)
+		got += string(buf[:n])
+		if err != nil {
+			t.Errorf("kubectl attach: %q %v", got, err)
+			break
+		}
+	}
+	acancel()
+	_ = attach.Wait()
+	t.Logf("attach got %q", got)
+
+	// --previous: the log of the run before the restart.
+	waitFor(t, 60*time.Second, "crasher restarted", func() bool {
+		p, err := pods.Get(ctx, "crasher", metav1.GetOptions{})
+		return err == nil && len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].RestartCount >= 1 &&
+			p.Status.ContainerStatuses[0].LastTerminationState.Terminated != nil
+	}, nil)
+	prev, err := kubectl("", "logs", "crasher", "--previous")
+	cur, err2 := kubectl("", "logs", "crasher")
+	if err != nil || err2 != nil || !strings.HasPrefix(prev, "run at ") || !strings.HasPrefix(cur, "run at ") || prev == cur {
+		t.Errorf("kubectl logs --previous %q (%v), current %q (%v)", prev, err, cur, err2)
 	}
 
 	// port-forward to the pod's 8080.
