@@ -42,6 +42,7 @@ func newKubelet(logger func() *slog.Logger) *cobra.Command {
 		reqTimeout time.Duration
 		serving    kubeletServing
 		evictFlags evictionFlags
+		podFlags   podConfigFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "kubelet",
@@ -126,7 +127,8 @@ func newKubelet(logger func() *slog.Logger) *cobra.Command {
 					Kubelet: kubelet.Config{NodeName: name, NodeLabels: cfg.Labels, NodeIP: nodeIP, Capacity: cfg.Capacity,
 						PodLogDir: podLogDir, RootDir: rootDir, Volumes: &volume.Config{},
 						EvictionThresholds: thresholds, EvictionPressureTransitionPeriod: evictFlags.transition,
-						EvictionMaxPodGracePeriod: evictFlags.maxPodGrace}})
+						EvictionMaxPodGracePeriod: evictFlags.maxPodGrace, ClusterDNS: podFlags.clusterDNS, ClusterDomain: podFlags.clusterDomain,
+						ResolvConf: podFlags.resolvConf, SeccompDefault: podFlags.seccompDefault, CgroupsPerQOS: podFlags.cgroupsPerQOS}})
 				if err != nil && !errors.Is(err, ctx.Err()) {
 					return err
 				}
@@ -150,6 +152,7 @@ func newKubelet(logger func() *slog.Logger) *cobra.Command {
 	f.StringVar(&nodeIP, "node-ip", "", "IP address of the node (--runtime=remote, or a simulated node serving --port; default 127.0.0.1).")
 	serving.addFlags(f)
 	evictFlags.addFlags(f)
+	podFlags.addFlags(f)
 	f.IntVar(&cfg.Nodes, "nodes", 1, "How many simulated nodes to run in this process (--runtime=sim).")
 	f.StringVar(&cfg.NamePrefix, "node-name-prefix", "sim-node-", "Simulated nodes are named <prefix><index> (a single node without this flag is named after the host).")
 	f.StringVar(&cfg.Name, "hostname-override", "", "The name of the node when --nodes=1.")
