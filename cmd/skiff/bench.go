@@ -194,6 +194,7 @@ func newBenchKubelet() *cobra.Command {
 	f.DurationVar(&cfg.SimStartLatency, "sim-start-latency", 0, "the hollow nodes' --sim-start-latency")
 	f.StringSliceVar(&cfg.KubeletArgs, "kubelet-args", nil, "more arguments for `skiff kubelet`")
 	f.IntVar(&cfg.Clients, "clients", 32, "concurrent clients creating pods or Deployments")
+	f.DurationVar(&cfg.CreateInterval, "create-interval", 0, "create pod (or Deployment) i no earlier than i × this after the first (0: all at once), as the interval of upstream's node density test")
 	f.Float64Var(&cfg.QPS, "kube-api-qps", 100000, "the controller manager's --kube-api-qps (the scheduler's clientConnection.qps: at most 5000)")
 	f.IntVar(&cfg.Burst, "kube-api-burst", 100000, "the controller manager's --kube-api-burst (the scheduler's: at most 5000)")
 	f.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "bound of the measured phase")

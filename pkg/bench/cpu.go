@@ -69,6 +69,33 @@ func procCPU(pid int) (time.Duration, error) {
 	return time.Duration(u+st) * clockTick, nil
 }
 
+// procCPUWithChildren is procCPU plus the CPU time of the children pid
+// waited for (cutime, cstime).
+func procCPUWithChildren(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: malformed", pid)
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 15 {
+		return 0, fmt.Errorf("/proc/%d/stat: malformed", pid)
+	}
+	var sum uint64
+	for _, k := range []int{11, 12, 13, 14} { // utime stime cutime cstime
+		n, err := strconv.ParseUint(f[k], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc/%d/stat: malformed", pid)
+		}
+		sum += n
+	}
+	return time.Duration(sum) * clockTick, nil
+}
+
 func (c *Client) cpuNow() cpuSnap {
 	var s cpuSnap
 	if c.serverPID > 0 {

@@ -70,8 +70,11 @@ type KubeletConfig struct {
 	// KubeletArgs are added to the `skiff kubelet` command line.
 	KubeletArgs []string
 	// Clients is how many concurrent clients create pods or Deployments
-	// (32).
-	Clients int
+	// (32). CreateInterval paces them: pod (or Deployment) i is created no
+	// earlier than i × CreateInterval after the first (0: all at once; as
+	// the interval of upstream's node density test).
+	Clients        int
+	CreateInterval time.Duration
 	// QPS and Burst are the controller manager's --kube-api-qps/-burst
 	// (100000: client throttling off, as `skiff bench controllers`) and the
 	// scheduler's clientConnection (capped at 5000, as scheduler_perf).
@@ -156,6 +159,9 @@ func (c *KubeletConfig) complete() error {
 	if c.Replicas < 0 {
 		return errors.New("--replicas must be positive")
 	}
+	if c.CreateInterval < 0 {
+		return errors.New("--create-interval must not be negative")
+	}
 	switch c.Storage {
 	case "":
 		c.Storage = "memory"
@@ -221,6 +227,8 @@ type KubeletReport struct {
 	Workload string  `json:"workload"`
 	Replicas int     `json:"replicas,omitempty"`
 	Storage  string  `json:"storage"`
+	// CreateIntervalMS is KubeletConfig.CreateInterval.
+	CreateIntervalMS float64 `json:"create_interval_ms,omitempty"`
 	// Skipped says why nothing was measured (containerd or runc missing).
 	Skipped string       `json:"skipped,omitempty"`
 	Runs    []KubeletRun `json:"runs"`
@@ -275,12 +283,15 @@ type KubeletRun struct {
 	AgentBytesNode float64 `json:"agent_bytes_per_node"`
 	// CPU seconds in the measured phase: the agent, API server,
 	// controller manager, scheduler, this benchmark, and every other
-	// process on the machine (containerd and its shims count there).
+	// process on the machine.
 	AgentCPU     float64 `json:"agent_cpu_s"`
 	ServerCPU    float64 `json:"apiserver_cpu_s"`
 	ManagerCPU   float64 `json:"controller_manager_cpu_s"`
 	SchedulerCPU float64 `json:"scheduler_cpu_s"`
 	BenchCPU     float64 `json:"bench_cpu_s"`
+	// RuntimeCPU (containerd runs): containerd and its shims, with the
+	// children they waited for (runc, CNI plugins).
+	RuntimeCPU float64 `json:"runtime_cpu_s,omitempty"`
 	OtherCPU     float64 `json:"other_cpu_s"`
 	// TeardownSeconds: deleting the pods until they are gone (containerd
 	// runs only).
@@ -298,6 +309,7 @@ func RunKubelet(ctx context.Context, cfg KubeletConfig) (*KubeletReport, error) 
 	r := &KubeletReport{
 		Date: time.Now().UTC().Format(time.RFC3339), Machine: machineInfo(),
 		Runtime: cfg.Runtime, Nodes: cfg.Nodes, Pods: cfg.Pods, Workload: cfg.Workload, Storage: cfg.Storage,
+		CreateIntervalMS: ms(cfg.CreateInterval),
 	}
 	if cfg.Workload == WorkloadDeployments {
 		r.Replicas = cfg.Replicas
@@ -637,12 +649,25 @@ func runKubeletAgent(ctx context.Context, cfg *KubeletConfig, root, agent string
 		return m
 	}
 	cpu0 := mark()
+	var rt0 map[int]time.Duration
+	if rt != nil {
+		rt0 = rt.cpu()
+	}
 	var createErr error
 	createDone := make(chan struct{})
 	go func() {
 		defer close(createDone)
+		// Object i is sent no earlier than start + i × CreateInterval.
+		pace := func(i int) {
+			if cfg.CreateInterval > 0 {
+				if d := time.Until(start.Add(time.Duration(i) * cfg.CreateInterval)); d > 0 {
+					sleep(mctx, d)
+				}
+			}
+		}
 		if cfg.Workload == WorkloadPods {
 			createErr = parallel(mctx, cfg.Pods, cfg.Clients, func(i int) error {
+				pace(i)
 				_, err := pods.Create(mctx, kubeletBarePod(cfg, image, kubeletNamespace, i), metav1.CreateOptions{})
 				return err
 			})
@@ -652,7 +677,10 @@ func runKubeletAgent(ctx context.Context, cfg *KubeletConfig, root, agent string
 			for i, d := range deps {
 				bodies[i], _ = json.Marshal(d)
 			}
-			_, createErr = createBodies(mctx, k.s.client, "/apis/apps/v1/namespaces/"+kubeletNamespace+"/deployments", bodies, cfg.Clients, CreateResult{})
+			createErr = parallel(mctx, len(bodies), cfg.Clients, func(i int) error {
+				pace(i)
+				return k.s.client.call(mctx, http.MethodPost, "/apis/apps/v1/namespaces/"+kubeletNamespace+"/deployments", bodies[i], http.StatusCreated, nil)
+			})
 		}
 		res.CreateSeconds = round(time.Since(start).Seconds(), 2)
 	}()
@@ -702,6 +730,13 @@ func runKubeletAgent(ctx context.Context, cfg *KubeletConfig, root, agent string
 	}
 	<-createDone
 	cpu1 := mark()
+	var runtimeCPU time.Duration
+	if rt != nil {
+		for pid, c := range rt.cpu() {
+			runtimeCPU += max(0, c-rt0[pid])
+		}
+		res.RuntimeCPU = round(runtimeCPU.Seconds(), 2)
+	}
 	pw.stop()
 	elapsed := time.Duration(pw.last.Load())
 	res.Seconds = round(elapsed.Seconds(), 3)
@@ -718,7 +753,7 @@ func runKubeletAgent(ctx context.Context, cfg *KubeletConfig, root, agent string
 	res.AgentCPU, res.ServerCPU = d(cpu1.agent, cpu0.agent), d(cpu1.srv, cpu0.srv)
 	res.ManagerCPU, res.SchedulerCPU = d(cpu1.mgr, cpu0.mgr), d(cpu1.sched, cpu0.sched)
 	res.BenchCPU = d(cpu1.self, cpu0.self)
-	res.OtherCPU = round(max(0, (cpu1.busy-cpu0.busy)-(cpu1.agent-cpu0.agent)-(cpu1.srv-cpu0.srv)-(cpu1.mgr-cpu0.mgr)-(cpu1.sched-cpu0.sched)-(cpu1.self-cpu0.self)).Seconds(), 2)
+	res.OtherCPU = round(max(0, (cpu1.busy-cpu0.busy)-(cpu1.agent-cpu0.agent)-(cpu1.srv-cpu0.srv)-(cpu1.mgr-cpu0.mgr)-(cpu1.sched-cpu0.sched)-(cpu1.self-cpu0.self)-runtimeCPU).Seconds(), 2)
 	if m, err := readMemory(k.agentPid()); err == nil {
 		res.AgentEndRSS, res.AgentPeakRSS = mib(m.RSS), mib(m.Peak)
 	}

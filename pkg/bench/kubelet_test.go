@@ -66,13 +66,14 @@ func TestRunKubeletEndToEnd(t *testing.T) {
 	for _, tc := range []struct {
 		workload string
 		pods     int
-	}{{WorkloadDeployments, 25}, {WorkloadPods, 12}} {
+		interval time.Duration
+	}{{WorkloadDeployments, 25, 0}, {WorkloadPods, 12, 20 * time.Millisecond}} {
 		t.Run(tc.workload, func(t *testing.T) {
 			var out, progress bytes.Buffer
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			r, err := RunKubelet(ctx, KubeletConfig{
-				Nodes: 4, Pods: tc.pods, Replicas: 10, Workload: tc.workload, Clients: 4,
+				Nodes: 4, Pods: tc.pods, Replicas: 10, Workload: tc.workload, Clients: 4, CreateInterval: tc.interval,
 				Settle: 10 * time.Millisecond, Timeout: time.Minute, NodesTimeout: time.Minute,
 				JSON:    true,
 				Command: []string{os.Args[0]}, Env: []string{childEnv + "=1"},
@@ -103,6 +104,11 @@ func TestRunKubeletEndToEnd(t *testing.T) {
 			}
 			if run.AgentIdleRSS <= 0 || run.AgentEndRSS <= 0 || run.AgentPeakRSS < run.AgentEndRSS || run.ServerRSS <= 0 || run.ManagerRSS <= 0 || run.SchedulerRSS <= 0 {
 				t.Errorf("memory: %+v", run)
+			}
+			// Paced creates: the last pod is sent (pods-1) × interval
+			// after the first.
+			if minCreate := (time.Duration(tc.pods-1) * tc.interval).Seconds(); run.CreateSeconds < minCreate-0.01 {
+				t.Errorf("creates took %v s, paced at %v they take at least %v s", run.CreateSeconds, tc.interval, minCreate)
 			}
 			if !strings.Contains(run.Command, "--runtime=sim") || !strings.Contains(run.Command, "--nodes=4") || !strings.Contains(run.Command, "--record-events=false") {
 				t.Errorf("kubelet command: %s", run.Command)

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -108,4 +109,27 @@ func startRealRuntime(ctx context.Context, cfg *KubeletConfig, root string) (*re
 	}
 	progress("pid %d ready on %s (snapshotter %s); imported %s and %s", sup.Pid(), sup.Socket(), sup.Snapshotter(), containerd.SandboxImage, r.image)
 	return r, nil
+}
+
+// cpu is the CPU time of containerd and its shims (the processes whose
+// command line names the benchmark's containerd directory), with the
+// children they waited for (runc, CNI plugins), by pid.
+func (r *realRuntime) cpu() map[int]time.Duration {
+	out := map[int]time.Duration{}
+	dir := filepath.Join(r.base, "containerd")
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !strings.Contains(string(cmdline), dir) {
+			continue
+		}
+		if c, err := procCPUWithChildren(pid); err == nil {
+			out[pid] = c
+		}
+	}
+	return out
 }

@@ -77,6 +77,11 @@ func (r *KubeletReport) WriteText(w io.Writer) {
 	if r.Runtime == RuntimeContainerd {
 		nodes = "1 node on containerd (skiff kubelet --container-runtime-endpoint, busybox pods)"
 	}
+	if r.CreateIntervalMS > 0 {
+		work += fmt.Sprintf(" (one every %.0f ms)", r.CreateIntervalMS)
+	} else {
+		work += " (created at once)"
+	}
 	fmt.Fprintf(w, "workload: %s on %s; control plane: skiff up --storage=%s (components disabled) + skiff controller-manager + skiff scheduler, unthrottled clients\n",
 		work, nodes, r.Storage)
 	if r.Skipped != "" {
@@ -138,6 +143,7 @@ func (r *KubeletReport) WriteText(w io.Writer) {
 		})
 		if r.Runtime == RuntimeContainerd {
 			row("containerd RSS MiB (shims not counted)", func(r *KubeletRun) string { return fmt.Sprintf("%.1f", r.ContainerdRSS) })
+			row("CPU s containerd + shims (+ runc, CNI)", func(r *KubeletRun) string { return fmt.Sprintf("%.1f", r.RuntimeCPU) })
 			row("teardown s (delete → pods gone)", func(r *KubeletRun) string { return fmt.Sprintf("%.1f", r.TeardownSeconds) })
 		}
 		row("CPU s agent / apiserver / ctrl-mgr / scheduler", func(r *KubeletRun) string {
