@@ -39,8 +39,12 @@
 //     containers and sandboxes are removed; every minute, once the pod
 //     source has listed the pods, it removes pod directories of pods the
 //     kubelet does not have (seen so in two rounds in a row), as
-//     upstream's housekeeping; without Config.Volumes (hollow nodes)
-//     there is no volume work;
+//     upstream's housekeeping; containers also get upstream's managed
+//     /etc/hosts (<root>/pods/<uid>/etc-hosts: localhost entries, the
+//     pod's IPs with its hostname and FQDN, hostAliases; the node's file
+//     with host network) unless they mount /etc/hosts themselves; without
+//     Config.Volumes (hollow nodes) there is no volume work and no hosts
+//     file;
 //   - images as upstream's image manager: the pull policy (defaulted
 //     from the tag when empty), ImageStatus before pulling unless Always,
 //     ":latest" added to untagged names, the pod's imagePullSecrets

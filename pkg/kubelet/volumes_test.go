@@ -81,6 +81,11 @@ func TestVolumesSetUpBeforeTheSandbox(t *testing.T) {
 	if got := strings.Join(paths, ","); got != "/etc/app,/var/run/secrets/kubernetes.io/serviceaccount,/etc/hosts" { // the kubelet's managed hosts file last
 		t.Errorf("container mounts %s", got)
 	}
+	hosts, err := os.ReadFile(filepath.Join(root, "pods", string(p.UID), "etc-hosts"))
+	if err != nil || !strings.HasPrefix(string(hosts), "# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n") ||
+		!strings.HasSuffix(string(hosts), "\n"+p.Status.PodIP+"\tweb\n") {
+		t.Errorf("etc-hosts %q, %v", hosts, err)
+	}
 	if err := h.pods.Delete(h.ctx, "web", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}

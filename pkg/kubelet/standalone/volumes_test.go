@@ -119,6 +119,7 @@ func TestVolumesOnContainerd(t *testing.T) {
 		"touch /etc/cfg/new 2>/dev/null || echo cfg-read-only",
 		"cat /app.conf; echo",
 		"echo from-pod > /host/out",
+		"grep -q '\tvols$' /etc/hosts && echo hosts-ok",
 	}, "; ")
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "vols"}, Spec: corev1.PodSpec{
 		NodeName: "node-1", RestartPolicy: corev1.RestartPolicyNever, TerminationGracePeriodSeconds: &grace,
@@ -164,7 +165,7 @@ func TestVolumesOnContainerd(t *testing.T) {
 			lines = append(lines, f[3])
 		}
 	}
-	want := []string{"hello", "s3cret", "vols", "default", "token-ok", "tmpfs", "scratch-ok", "cfg-read-only", "x=1"}
+	want := []string{"hello", "s3cret", "vols", "default", "token-ok", "tmpfs", "scratch-ok", "cfg-read-only", "x=1", "hosts-ok"}
 	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
 		t.Errorf("the pod saw:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
 	}

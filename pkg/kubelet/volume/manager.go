@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -261,6 +262,9 @@ func (m *Manager) setUpVolume(ctx context.Context, f *fetcher, pod *corev1.Pod, 
 	case src.EmptyDir != nil:
 		return m.setUpEmptyDir(pod, v)
 	case src.HostPath != nil:
+		if hasBackstep(src.HostPath.Path) {
+			return nil, fmt.Errorf("invalid HostPath `%s`: must not contain '..'", src.HostPath.Path)
+		}
 		if err := checkHostPathType(src.HostPath.Path, src.HostPath.Type); err != nil {
 			return nil, err
 		}
@@ -276,6 +280,10 @@ func (m *Manager) setUpVolume(ctx context.Context, f *fetcher, pod *corev1.Pod, 
 		return m.setUpClaim(ctx, pod, v)
 	}
 	return nil, fmt.Errorf("volume type not supported by skiff's kubelet (emptyDir, hostPath, configMap, secret, downwardAPI, projected and persistentVolumeClaim are)")
+}
+
+func hasBackstep(p string) bool {
+	return slices.Contains(strings.Split(filepath.ToSlash(p), "/"), "..")
 }
 
 func contentPlugin(src *corev1.VolumeSource) string {

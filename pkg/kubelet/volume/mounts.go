@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -35,7 +37,6 @@ func (m *Manager) MountsEnv(pod *corev1.Pod, c *corev1.Container, env map[string
 		}
 		ps.mu.Unlock()
 	}
-	privileged := c.SecurityContext != nil && c.SecurityContext.Privileged != nil && *c.SecurityContext.Privileged
 	var out []*runtimeapi.Mount
 	for _, vm := range c.VolumeMounts {
 		vs := vols[vm.Name]
@@ -45,16 +46,19 @@ func (m *Manager) MountsEnv(pod *corev1.Pod, c *corev1.Container, env map[string
 		hostPath := vs.path
 		subPath := vm.SubPath
 		if vm.SubPathExpr != "" {
-			subPath = expand(vm.SubPathExpr, env)
+			var err error
+			if subPath, err = expandSubPath(vm.SubPathExpr, env); err != nil {
+				return nil, err
+			}
 		}
 		if subPath != "" {
-			p, err := subPathHostPath(vs.path, subPath)
+			p, err := subPathHostPath(vs.path, subPath, vm.Name, c.Name)
 			if err != nil {
 				return nil, err
 			}
 			hostPath = p
 		}
-		prop, err := propagation(vm.MountPropagation, privileged)
+		prop, err := propagation(vm.MountPropagation)
 		if err != nil {
 			return nil, err
 		}
@@ -71,9 +75,10 @@ func (m *Manager) MountsEnv(pod *corev1.Pod, c *corev1.Container, env map[string
 // subPathHostPath resolves subPath inside the volume at volPath: it must
 // be relative without "..", may not lead out of the volume through a
 // symlink, and is made (with the volume's mode) when missing, as upstream
-// does before bind-mounting it. A symlink (a configMap key) resolves to
-// its target, so that such a mount, as upstream's, does not see updates.
-func subPathHostPath(volPath, subPath string) (string, error) {
+// does before bind-mounting it; the errors are upstream's (which do not
+// tell the host's layout). A symlink (a configMap key) resolves to its
+// target, so that such a mount, as upstream's, does not see updates.
+func subPathHostPath(volPath, subPath, volume, container string) (string, error) {
 	if filepath.IsAbs(subPath) {
 		return "", fmt.Errorf("error SubPath `%s` must not be an absolute path", subPath)
 	}
@@ -82,9 +87,10 @@ func subPathHostPath(volPath, subPath string) (string, error) {
 			return "", fmt.Errorf("unable to provision SubPath `%s`: must not contain '..'", subPath)
 		}
 	}
+	prepareErr := fmt.Errorf("failed to prepare subPath for volumeMount %q of container %q", volume, container)
 	root, err := filepath.EvalSymlinks(volPath)
 	if err != nil {
-		return "", err
+		return "", prepareErr
 	}
 	full := filepath.Join(volPath, subPath)
 	if _, err := os.Lstat(full); os.IsNotExist(err) {
@@ -92,30 +98,81 @@ func subPathHostPath(volPath, subPath string) (string, error) {
 		if err != nil {
 			return "", err
 		}
+		// Make it only if its existing part stays in the volume.
+		parent := filepath.Dir(full)
+		for {
+			if _, err := os.Lstat(parent); err == nil {
+				break
+			}
+			parent = filepath.Dir(parent)
+		}
+		if r, err := filepath.EvalSymlinks(parent); err != nil || !within(r, root) {
+			return "", fmt.Errorf("failed to create subPath directory for volumeMount %q of container %q", volume, container)
+		}
 		if err := os.MkdirAll(full, fi.Mode().Perm()); err != nil {
-			return "", fmt.Errorf("failed to create subPath directory for volumeMount: %v", err)
+			return "", fmt.Errorf("failed to create subPath directory for volumeMount %q of container %q", volume, container)
 		}
 	}
 	resolved, err := filepath.EvalSymlinks(full)
-	if err != nil {
-		return "", err
-	}
-	if resolved != root && !strings.HasPrefix(resolved, root+string(filepath.Separator)) {
-		return "", fmt.Errorf("subpath %q not within volume path %q", resolved, root)
+	if err != nil || !within(resolved, root) {
+		return "", prepareErr
 	}
 	return resolved, nil
 }
 
-func propagation(p *corev1.MountPropagationMode, privileged bool) (runtimeapi.MountPropagation, error) {
+func within(path, root string) bool {
+	return path == root || strings.HasPrefix(path, root+string(filepath.Separator))
+}
+
+// expandSubPath is upstream's ExpandContainerVolumeMounts: an unset or
+// empty variable is an error.
+func expandSubPath(expr string, env map[string]string) (string, error) {
+	var missing []string
+	probe := map[string]string{}
+	for _, name := range referencedVars(expr) {
+		if v, ok := env[name]; ok && v != "" {
+			probe[name] = v
+		} else if !slices.Contains(missing, name) {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		return "", fmt.Errorf("missing value for %s", strings.Join(missing, ", "))
+	}
+	return expand(expr, probe), nil
+}
+
+// referencedVars are the $(VAR) names expr refers to (not $$-escaped).
+func referencedVars(expr string) []string {
+	var out []string
+	for i := 0; i+1 < len(expr); i++ {
+		if expr[i] != '$' {
+			continue
+		}
+		switch expr[i+1] {
+		case '$':
+			i++
+		case '(':
+			end := strings.IndexByte(expr[i+2:], ')')
+			if end < 0 {
+				return out
+			}
+			out = append(out, expr[i+2:i+2+end])
+			i += 2 + end
+		}
+	}
+	return out
+}
+
+func propagation(p *corev1.MountPropagationMode) (runtimeapi.MountPropagation, error) {
 	switch {
 	case p == nil, *p == corev1.MountPropagationNone:
 		return runtimeapi.MountPropagation_PROPAGATION_PRIVATE, nil
 	case *p == corev1.MountPropagationHostToContainer:
 		return runtimeapi.MountPropagation_PROPAGATION_HOST_TO_CONTAINER, nil
 	case *p == corev1.MountPropagationBidirectional:
-		if !privileged {
-			return 0, fmt.Errorf("Bidirectional mount propagation is available only to privileged containers")
-		}
+		// (validation allows it to privileged containers only)
 		return runtimeapi.MountPropagation_PROPAGATION_BIDIRECTIONAL, nil
 	}
 	return 0, fmt.Errorf("invalid MountPropagation mode: %q", *p)

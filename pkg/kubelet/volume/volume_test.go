@@ -298,12 +298,13 @@ func TestHostPath(t *testing.T) {
 		{path: "/dev/null", typ: corev1.HostPathBlockDev, wantErr: "hostPath type check failed: %s is not a block device"},
 		{path: "anything", typ: corev1.HostPathUnset},
 		{path: "dir", typ: "Bogus", wantErr: "Bogus is an invalid volume type"},
+		{path: "dir/../file", typ: corev1.HostPathUnset, wantErr: "invalid HostPath `%s`: must not contain '..'"},
 	}
 	for _, tc := range cases {
 		t.Run(string(tc.typ)+" "+tc.path, func(t *testing.T) {
 			p := tc.path
 			if !filepath.IsAbs(p) {
-				p = filepath.Join(base, p)
+				p = base + "/" + p // (not cleaned: the ".." case)
 			}
 			pod := testPod(corev1.Volume{Name: "hp", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: p, Type: &tc.typ}}})
 			err := h.m.SetUp(h.ctx, pod)
@@ -511,11 +512,13 @@ func TestMounts(t *testing.T) {
 		{name: "configMap key by subPath", c: corev1.Container{Name: "c", VolumeMounts: []corev1.VolumeMount{{Name: "cfg", MountPath: "/etc/app.conf", SubPath: "app.conf"}}},
 			want: []*runtimeapi.Mount{{ContainerPath: "/etc/app.conf", HostPath: filepath.Join(cfg, target, "app.conf"), Readonly: true}}},
 		{name: "subPath escaping by symlink", c: corev1.Container{Name: "c", VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/x", SubPath: "escape"}}},
-			wantErr: `subpath "/etc" not within volume path`},
+			wantErr: `failed to prepare subPath for volumeMount "data" of container "c"`},
+		{name: "subPath made through an escaping symlink", c: corev1.Container{Name: "c", VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/x", SubPath: "escape/new-dir"}}},
+			wantErr: `failed to create subPath directory for volumeMount "data" of container "c"`},
+		{name: "subPathExpr with a missing variable", c: corev1.Container{Name: "c", VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/x", SubPathExpr: "$(NOPE)/$(ALSO)/$(NOPE)"}}},
+			wantErr: `missing value for ALSO, NOPE`},
 		{name: "subPath backstep", c: corev1.Container{Name: "c", VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/x", SubPath: "../x"}}},
 			wantErr: "must not contain '..'"},
-		{name: "bidirectional unprivileged", c: corev1.Container{Name: "c", VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/x", MountPropagation: ptr(corev1.MountPropagationBidirectional)}}},
-			wantErr: "Bidirectional mount propagation is available only to privileged containers"},
 		{name: "bidirectional privileged", c: corev1.Container{Name: "c", SecurityContext: &corev1.SecurityContext{Privileged: ptr(true)},
 			VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/x", MountPropagation: ptr(corev1.MountPropagationBidirectional)}}},
 			want: []*runtimeapi.Mount{{ContainerPath: "/x", HostPath: data, Propagation: runtimeapi.MountPropagation_PROPAGATION_BIDIRECTIONAL}}},
