@@ -239,7 +239,17 @@ func (s *Server) proxyKubeletLog(w http.ResponseWriter, r *http.Request, loc *ur
 	if err != nil {
 		return apierrors.NewInternalError(err)
 	}
-	req, err := http.NewRequestWithContext(r.Context(), http.MethodGet, loc.String(), nil)
+	// A followed log ends when the server shuts down, as watches do.
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	go func() {
+		select {
+		case <-s.stopping:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, loc.String(), nil)
 	if err != nil {
 		return apierrors.NewInternalError(err)
 	}
@@ -290,7 +300,8 @@ func (s *Server) proxyKubeletUpgrade(w http.ResponseWriter, r *http.Request, loc
 	if err != nil {
 		return apierrors.NewInternalError(err)
 	}
-	err = upgradeproxy.Proxy(w, r, loc, upgradeproxy.Options{TLS: tc, Header: stripCredentials})
+	// A session ends when the server shuts down, as watches do.
+	err = upgradeproxy.Proxy(w, r, loc, upgradeproxy.Options{TLS: tc, Header: stripCredentials, Stop: s.stopping})
 	if err != nil {
 		return apierrors.NewInternalError(err)
 	}

@@ -48,6 +48,8 @@ type Options struct {
 	// Header, when set, edits the headers sent to the backend (drop the
 	// client's credentials, add the proxy's).
 	Header func(http.Header)
+	// Stop, when it closes, ends a spliced session (the server shuts down).
+	Stop <-chan struct{}
 }
 
 // Proxy sends r to target (its scheme, host, path and query replace the
@@ -108,13 +110,14 @@ func Proxy(w http.ResponseWriter, r *http.Request, target *url.URL, opts Options
 		_, _ = crw.WriteString("\r\n")
 		_ = crw.Flush()
 	}
-	Splice(client, crw.Reader, backend, br)
+	Splice(client, crw.Reader, backend, br, opts.Stop)
 	return nil
 }
 
 // Splice copies a→b (starting with what aBuf already read from a) and b→a
-// (starting with bBuf) until either direction ends, then closes both.
-func Splice(a net.Conn, aBuf io.Reader, b net.Conn, bBuf io.Reader) {
+// (starting with bBuf) until either direction ends or stop closes (nil:
+// never), then closes both.
+func Splice(a net.Conn, aBuf io.Reader, b net.Conn, bBuf io.Reader, stop <-chan struct{}) {
 	var once sync.Once
 	done := make(chan struct{})
 	closeBoth := func() {
@@ -126,7 +129,11 @@ func Splice(a net.Conn, aBuf io.Reader, b net.Conn, bBuf io.Reader) {
 	}
 	go func() { _, _ = io.Copy(b, aBuf); closeBoth() }()
 	go func() { _, _ = io.Copy(a, bBuf); closeBoth() }()
-	<-done
+	select {
+	case <-done:
+	case <-stop:
+		closeBoth()
+	}
 }
 
 func dial(ctx context.Context, target *url.URL, opts Options) (net.Conn, error) {

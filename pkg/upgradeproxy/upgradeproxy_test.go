@@ -137,3 +137,34 @@ func TestProxyDialError(t *testing.T) {
 		t.Errorf("got %d %q", resp.StatusCode, body)
 	}
 }
+
+// A spliced session ends when Stop closes (the server shutting down).
+func TestProxyStop(t *testing.T) {
+	backend := echoBackend(t)
+	u, _ := url.Parse(backend.URL)
+	stop := make(chan struct{})
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = upgradeproxy.Proxy(w, r, u.JoinPath(r.URL.Path), upgradeproxy.Options{Stop: stop})
+	}))
+	defer front.Close()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(front.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+	fmt.Fprintf(conn, "POST /x HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n\r\n")
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != http.StatusSwitchingProtocols {
+		t.Fatalf("%v %v", resp, err)
+	}
+	fmt.Fprint(conn, "a")
+	if b, err := br.ReadByte(); err != nil || b != 'a' {
+		t.Fatalf("echo %q %v", b, err)
+	}
+	close(stop)
+	if _, err := br.ReadByte(); err != io.EOF {
+		t.Errorf("after Stop: %v, want EOF", err)
+	}
+}

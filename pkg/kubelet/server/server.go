@@ -97,6 +97,9 @@ type Server struct {
 	handler http.Handler
 	metrics *metrics
 	started time.Time
+	// stopping closes when serving ends: streaming sessions end with it.
+	stopping chan struct{}
+	stopOnce sync.Once
 }
 
 // New checks cfg and returns a Server; Run serves it.
@@ -116,7 +119,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.LogPollInterval <= 0 {
 		cfg.LogPollInterval = 250 * time.Millisecond
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger.With("component", "kubelet-server", "node", cfg.NodeName), started: cfg.Clock.Now()}
+	s := &Server{cfg: cfg, log: cfg.Logger.With("component", "kubelet-server", "node", cfg.NodeName), started: cfg.Clock.Now(), stopping: make(chan struct{})}
 	s.metrics = newMetrics(s)
 	s.handler = s.authFilter(http.HandlerFunc(s.route))
 	return s, nil
@@ -150,11 +153,13 @@ func (s *Server) serve(ctx context.Context, h http.Handler) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(tls.NewListener(ln, tc)) }()
 	s.log.Info("Starting to listen", "address", ln.Addr().String())
+	defer s.stopOnce.Do(func() { close(s.stopping) })
 	select {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
 	}
+	s.stopOnce.Do(func() { close(s.stopping) })
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = srv.Shutdown(sctx)
@@ -407,5 +412,12 @@ func (sh *Shared) Run(ctx context.Context) error {
 		<-ctx.Done()
 		return nil
 	}
+	defer func() {
+		sh.mu.RLock()
+		defer sh.mu.RUnlock()
+		for _, s := range sh.byIP {
+			s.stopOnce.Do(func() { close(s.stopping) })
+		}
+	}()
 	return first.serve(ctx, sh)
 }

@@ -125,7 +125,7 @@ func (s *Server) proxyStream(w http.ResponseWriter, r *http.Request, streamURL s
 		writeText(w, http.StatusInternalServerError, fmt.Sprintf("invalid streaming URL %q from the runtime", streamURL))
 		return
 	}
-	err = upgradeproxy.Proxy(w, r, u, upgradeproxy.Options{Header: func(h http.Header) {
+	err = upgradeproxy.Proxy(w, r, u, upgradeproxy.Options{Stop: s.stopping, Header: func(h http.Header) {
 		h.Del("Authorization") // the client's credentials are for the kubelet only
 	}})
 	if err != nil {
