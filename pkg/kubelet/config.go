@@ -154,6 +154,9 @@ func (b *podConfig) containerConfig(ctx context.Context, pod *corev1.Pod, c *cor
 	} else if m != nil {
 		cfg.Mounts = append(cfg.Mounts, m)
 	}
+	if m := b.terminationMessageMount(pod, c); m != nil {
+		cfg.Mounts = append(cfg.Mounts, m)
+	}
 	return cfg, nil
 }
 

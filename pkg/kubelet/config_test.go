@@ -2,6 +2,7 @@ package kubelet
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -183,5 +184,59 @@ func TestManagedHostsFile(t *testing.T) {
 	}
 	if m, _ := (&podConfig{}).hostsMount(pod, &pod.Spec.Containers[0], []string{"10.244.1.5"}); m != nil {
 		t.Errorf("mount without PodDir: %v", m)
+	}
+}
+
+func TestTerminationMessage(t *testing.T) {
+	dir := t.TempDir()
+	b := &podConfig{PodDir: func(uid types.UID) string { return filepath.Join(dir, "pods", string(uid)) }}
+	pod := cfgPod(corev1.Container{Name: "c", TerminationMessagePath: "/dev/termination-log"})
+	m := b.terminationMessageMount(pod, &pod.Spec.Containers[0])
+	if m == nil || m.ContainerPath != "/dev/termination-log" || filepath.Dir(m.HostPath) != filepath.Join(dir, "pods", "uid-1", "containers", "c") {
+		t.Fatalf("mount %+v", m)
+	}
+	if fi, err := os.Stat(m.HostPath); err != nil || fi.Mode().Perm() != 0o666 {
+		t.Fatalf("file %v %v", fi, err)
+	}
+	if m2 := b.terminationMessageMount(pod, &pod.Spec.Containers[0]); m2.HostPath == m.HostPath {
+		t.Error("each run gets its own file")
+	}
+	logPath := filepath.Join(dir, "0.log")
+	var log strings.Builder
+	for i := 0; i < 100; i++ {
+		fmt.Fprintf(&log, "2026-01-01T00:00:00Z stdout F line %d\n", i)
+	}
+	log.WriteString("2026-01-01T00:00:00Z stderr P part one, \n2026-01-01T00:00:00Z stderr F part two\n")
+	if err := os.WriteFile(logPath, []byte(log.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	status := func(exit int32, policy corev1.TerminationMessagePolicy) *runtimeapi.ContainerStatus {
+		return &runtimeapi.ContainerStatus{State: runtimeapi.ContainerState_CONTAINER_EXITED, ExitCode: exit, Reason: "Error", LogPath: logPath,
+			Annotations: map[string]string{annotationTerminationMessage: "/dev/termination-log", annotationTerminationMessagePol: string(policy)},
+			Mounts:      []*runtimeapi.Mount{{ContainerPath: "/dev/termination-log", HostPath: m.HostPath}}}
+	}
+	// An empty file: nothing, unless the policy falls back to the logs
+	// of a failed container (their last 80 lines).
+	if got := withTerminationMessage(status(1, corev1.TerminationMessageReadFile)); got != "" {
+		t.Errorf("empty file: %q", got)
+	}
+	got := withTerminationMessage(status(1, corev1.TerminationMessageFallbackToLogsOnError))
+	if !strings.HasPrefix(got, "line 21\n") || !strings.HasSuffix(got, "line 99\npart one, part two\n") {
+		t.Errorf("from the logs: %q", got)
+	}
+	if got := withTerminationMessage(status(0, corev1.TerminationMessageFallbackToLogsOnError)); got != "" {
+		t.Errorf("a success does not read the logs: %q", got)
+	}
+	if err := os.WriteFile(m.HostPath, []byte("bye"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	s := status(1, corev1.TerminationMessageFallbackToLogsOnError)
+	s.Message = "runtime says"
+	if got := withTerminationMessage(s); got != "runtime says: bye" {
+		t.Errorf("file message: %q", got)
+	}
+	s.State = runtimeapi.ContainerState_CONTAINER_RUNNING
+	if got := withTerminationMessage(s); got != "runtime says" {
+		t.Errorf("running container: %q", got)
 	}
 }

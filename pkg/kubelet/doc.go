@@ -72,6 +72,11 @@
 //     runtime (runc, cgroupfs) creates the directories, the kubelet
 //     writes no pod-level limits and removes the empty directories once
 //     the pod is gone;
+//   - with a volume manager (pods have a directory), containers also get
+//     the managed /etc/hosts (<pod dir>/etc-hosts) and a termination
+//     message file per run (<pod dir>/containers/<name>/<id>, mounted at
+//     terminationMessagePath); an exited container's message is the
+//     file's content, or with FallbackToLogsOnError the tail of its log;
 //   - the node status loop posts status on change or every
 //     NodeStatusReportFrequency; the lease loop renews
 //     kube-node-lease/<node> every leaseDuration/4 (10 s).

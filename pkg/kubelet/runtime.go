@@ -139,7 +139,7 @@ func (k *Kubelet) podStatusFromRuntime(ctx context.Context, uid types.UID) (*pod
 		x := s.Status
 		st.Containers = append(st.Containers, &containerStatus{ID: x.Id, Name: x.GetMetadata().GetName(), SandboxID: c.PodSandboxId,
 			Attempt: x.GetMetadata().GetAttempt(), State: x.State, CreatedAt: fromNanos(x.CreatedAt), StartedAt: fromNanos(x.StartedAt),
-			FinishedAt: fromNanos(x.FinishedAt), ExitCode: x.ExitCode, Reason: x.Reason, Message: x.Message,
+			FinishedAt: fromNanos(x.FinishedAt), ExitCode: x.ExitCode, Reason: x.Reason, Message: withTerminationMessage(x),
 			Image: x.GetImage().GetImage(), ImageRef: x.ImageRef})
 	}
 	sort.SliceStable(st.Containers, func(i, j int) bool {

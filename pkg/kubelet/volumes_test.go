@@ -78,7 +78,7 @@ func TestVolumesSetUpBeforeTheSandbox(t *testing.T) {
 			t.Errorf("mount %v, want %s read-only", m, dir)
 		}
 	}
-	if got := strings.Join(paths, ","); got != "/etc/app,/var/run/secrets/kubernetes.io/serviceaccount,/etc/hosts" { // the kubelet's managed hosts file last
+	if got := strings.Join(paths, ","); got != "/etc/app,/var/run/secrets/kubernetes.io/serviceaccount,/etc/hosts,/dev/termination-log" { // the kubelet's hosts file and termination message last
 		t.Errorf("container mounts %s", got)
 	}
 	hosts, err := os.ReadFile(filepath.Join(root, "pods", string(p.UID), "etc-hosts"))
@@ -148,9 +148,10 @@ func TestSubPathExprFromTheEnvironment(t *testing.T) {
 	want := filepath.Join(root, "pods", string(p.UID), "volumes", "kubernetes.io~empty-dir", "data", "tenant-a", "logs")
 	h.cri.mu.Lock()
 	defer h.cri.mu.Unlock()
-	// The volume's mount, then the kubelet's managed /etc/hosts.
-	if len(h.cri.creates) != 1 || len(h.cri.creates[0].Config.Mounts) != 2 || h.cri.creates[0].Config.Mounts[0].HostPath != want ||
-		h.cri.creates[0].Config.Mounts[1].ContainerPath != "/etc/hosts" {
+	// The volume's mount, then the kubelet's managed /etc/hosts and
+	// termination message file.
+	if len(h.cri.creates) != 1 || len(h.cri.creates[0].Config.Mounts) != 3 || h.cri.creates[0].Config.Mounts[0].HostPath != want ||
+		h.cri.creates[0].Config.Mounts[1].ContainerPath != "/etc/hosts" || h.cri.creates[0].Config.Mounts[2].ContainerPath != "/dev/termination-log" {
 		t.Fatalf("container created with %v, want the mount from %s", h.cri.creates, want)
 	}
 }

@@ -104,6 +104,7 @@ func TestPodConfigOnContainerd(t *testing.T) {
 		`grep web-0 /etc/hosts`,
 		`echo "QUOTA=$(cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us 2>/dev/null || cat /sys/fs/cgroup/cpu.max 2>/dev/null)"`,
 		`echo "MEM=$(cat /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null || cat /sys/fs/cgroup/memory.max 2>/dev/null)"`,
+		`echo -n "all done" > /dev/termination-log`,
 	}, "; ")
 	grace := int64(1)
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "configured"}, Spec: corev1.PodSpec{
@@ -148,6 +149,9 @@ func TestPodConfigOnContainerd(t *testing.T) {
 	out := string(b)
 	if last.Status.Phase != corev1.PodSucceeded {
 		t.Errorf("phase %s; log:\n%s", last.Status.Phase, out)
+	}
+	if cs := last.Status.ContainerStatuses; len(cs) != 1 || cs[0].State.Terminated == nil || cs[0].State.Terminated.Message != "all done" {
+		t.Errorf("the termination message is not in the status: %+v", cs)
 	}
 	for _, want := range []string{
 		"GREETING=hello POD=configured SVC=10.",
