@@ -94,6 +94,7 @@ func newUp(logger func() *slog.Logger) *cobra.Command {
 	f.StringVar(&cfg.ClusterCIDR, "cluster-cidr", cluster.DefaultClusterCIDR, "the pod network: each node gets a /--node-cidr-mask-size of it as spec.podCIDR (node IPAM); one CIDR, or an IPv4 and an IPv6 one comma separated")
 	f.StringVar(&cfg.ContainerRuntime, "container-runtime", "", "what the node runs pods on: containerd (started and supervised under <data-dir>/containerd) or sim (simulated: pods get IPs and run, no container does); default containerd when it is installed, else sim")
 	f.StringVar(&cfg.ContainerRuntimeEndpoint, "container-runtime-endpoint", "", "a CRI runtime already running for the node to use (unix:///path), instead of starting containerd")
+	f.IntVar(&cfg.KubeletPort, "kubelet-port", 0, "port of the node's kubelet HTTPS API (default 10250, or a free one when 10250 is in use)")
 	f.IntVar(&cfg.NodeCIDRMaskSize, "node-cidr-mask-size", 0, "size of each node's pod CIDR (default 24 for IPv4, 64 for IPv6)")
 	f.StringSliceVar(&cfg.Disable, "disable", nil, "components to leave out, comma separated ("+strings.Join(cluster.Components, ", ")+"), e.g. to run upstream's in their place")
 	return cmd

@@ -79,6 +79,10 @@ type UpConfig struct {
 	// instead (upstream's --container-runtime-endpoint).
 	ContainerRuntime         string
 	ContainerRuntimeEndpoint string
+	// KubeletPort is where the node serves the kubelet's HTTPS API (0:
+	// upstream's 10250, or a port the kernel chooses when that one is in
+	// use).
+	KubeletPort int
 	// Out receives the one-line "ready" message.
 	Out    io.Writer
 	Logger *slog.Logger

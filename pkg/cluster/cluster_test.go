@@ -71,7 +71,7 @@ func adminClient(t *testing.T, path string) (*http.Client, string) {
 func startUp(t *testing.T, dir, storage string, port int) (*http.Client, string, func()) {
 	t.Helper()
 	var out bytes.Buffer
-	up, err := NewUp(UpConfig{DataDir: dir, Storage: storage, SecurePort: port, Out: &out})
+	up, err := NewUp(UpConfig{DataDir: dir, Storage: storage, SecurePort: port, Out: &out, ContainerRuntime: "sim"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestUpControllerManager(t *testing.T) {
 	dir := t.TempDir()
 	cmPort := freePort(t)
 	var out bytes.Buffer
-	up, err := NewUp(UpConfig{DataDir: dir, Storage: "memory", SecurePort: freePort(t), Out: &out, ControllerManagerSecurePort: cmPort})
+	up, err := NewUp(UpConfig{DataDir: dir, Storage: "memory", SecurePort: freePort(t), Out: &out, ControllerManagerSecurePort: cmPort, ContainerRuntime: "sim"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -390,7 +390,7 @@ func TestUpDataDirInUse(t *testing.T) {
 	dir := t.TempDir()
 	_, _, stop := startUp(t, dir, "etcd", freePort(t))
 	defer stop()
-	up, err := NewUp(UpConfig{DataDir: dir, Storage: "etcd", SecurePort: freePort(t)})
+	up, err := NewUp(UpConfig{DataDir: dir, Storage: "etcd", SecurePort: freePort(t), ContainerRuntime: "sim"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -412,7 +412,7 @@ func TestUpDisable(t *testing.T) {
 	// per-namespace objects (upstream's API server alone has none).
 	dir := t.TempDir()
 	var out bytes.Buffer
-	up, err := NewUp(UpConfig{DataDir: dir, Storage: "memory", SecurePort: freePort(t), Out: &out,
+	up, err := NewUp(UpConfig{DataDir: dir, Storage: "memory", SecurePort: freePort(t), Out: &out, ContainerRuntime: "sim",
 		Disable: []string{"controller-manager", "scheduler"}})
 	if err != nil {
 		t.Fatal(err)

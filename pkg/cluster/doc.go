@@ -21,10 +21,19 @@
 // certificate of the cluster CA (DataDir/kubelet/pki, kubeconfig
 // DataDir/kubelet.kubeconfig); Up enables NodeRestriction admission for it
 // (as kubeadm does), the default --authorization-mode has the Node
-// authorizer. Without a container runtime (or with
-// --container-runtime=sim) it runs the simulated runtime, labelled
-// skiff.sh/runtime=sim, and Up's output says so; its network waits for the
-// node's pod CIDR when the in-process controller manager assigns one.
+// authorizer. It serves the kubelet API on --kubelet-port (10250, or a
+// free port when that one is taken). Its runtime: the CRI runtime at
+// --container-runtime-endpoint; else, when containerd, runc and ctr are
+// installed and skiff runs as root (or --container-runtime=containerd), a
+// containerd skiff supervises under DataDir/containerd (pkg/containerd)
+// with skiff's pause image imported and the CNI network
+// DataDir/cni/net.d/10-skiff.conflist (bridge cni0, host-local IPAM over
+// the node's pod CIDR, portmap; cni.go) written when the kubelet passes
+// the pod CIDR on (UpdateRuntimeConfig), its containers removed on stop
+// only with --storage=memory; else (or with --container-runtime=sim) the
+// simulated runtime, labelled skiff.sh/runtime=sim, and Up's output says
+// so; its network waits for the node's pod CIDR when the in-process
+// controller manager assigns one.
 //
 // Up's controller manager allocates node pod CIDRs (node IPAM, on as k3s
 // has it) from --cluster-cidr, default 10.42.0.0/16 (k3s's; kubeadm has no

@@ -83,7 +83,7 @@ func TestUpNodeWithNodeAuthorizer(t *testing.T) {
 		}
 		return ready && n.Spec.PodCIDR == "10.77.0.0/24" && n.Labels["skiff.sh/runtime"] == "sim", fmt.Sprint(n.Spec.PodCIDR, n.Labels, n.Status.Conditions)
 	})
-	if !strings.Contains(out.String(), "No container runtime found: the node "+name+" runs a simulated runtime") {
+	if !strings.Contains(out.String(), "--container-runtime=sim: the node "+name+" runs a simulated runtime") {
 		t.Errorf("output does not say the runtime is simulated:\n%s", out.String())
 	}
 	if _, err := os.Stat(filepath.Join(dir, "kubelet.kubeconfig")); err != nil {

@@ -33,6 +33,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -330,6 +331,12 @@ func ownCluster(t *testing.T, storage string, args ...string) *cluster {
 		t.Fatal(err)
 	}
 	c.extraArgs = args
+	// The node of skiff up runs the simulated runtime unless the test asks
+	// for another: one containerd per cluster (each with bridge cni0 and
+	// the same pod CIDR) would have the parallel tests' pods collide.
+	if !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--container-runtime") }) {
+		c.extraArgs = append(slices.Clone(args), "--container-runtime=sim")
+	}
 	t.Cleanup(func() {
 		if err := c.stop(); err != nil {
 			t.Errorf("stopping skiff: %v", err)
