@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	goruntime "runtime"
 	"slices"
@@ -88,13 +87,8 @@ const (
 // containerdUsable says why the machine's containerd cannot be used ("":
 // it can).
 func containerdUsable() string {
-	for _, bin := range []string{"containerd", "runc", "ctr"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			return bin + " is not installed"
-		}
-	}
-	if os.Geteuid() != 0 {
-		return "containerd is installed but skiff up does not run as root"
+	if err := containerd.Available(); err != nil {
+		return err.Error()
 	}
 	return ""
 }
