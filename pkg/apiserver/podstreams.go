@@ -255,7 +255,7 @@ func (s *Server) proxyKubeletLog(w http.ResponseWriter, r *http.Request, loc *ur
 	}
 	resp, err := (&http.Client{Transport: rt, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
 	if err != nil {
-		return apierrors.NewInternalError(err)
+		return unknownError(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < http.StatusOK || resp.StatusCode > http.StatusPartialContent {
@@ -303,9 +303,18 @@ func (s *Server) proxyKubeletUpgrade(w http.ResponseWriter, r *http.Request, loc
 	// A session ends when the server shuts down, as watches do.
 	err = upgradeproxy.Proxy(w, r, loc, upgradeproxy.Options{TLS: tc, Header: stripCredentials, Stop: s.stopping})
 	if err != nil {
-		return apierrors.NewInternalError(err)
+		return unknownError(err)
 	}
 	return nil
+}
+
+// unknownError is what upstream's API server answers for an error that is
+// not an API status (the kubelet unreachable): 500 with no reason and the
+// error as the message, which kubectl shows as "Error from server: error
+// dialing backend: dial tcp ...".
+func unknownError(err error) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: http.StatusInternalServerError,
+		Reason: metav1.StatusReasonUnknown, Message: err.Error()}}
 }
 
 // checkStreamContainer applies upstream's container choice: an empty name
@@ -477,7 +486,7 @@ func (s *Server) serveNodeProxy(w http.ResponseWriter, r *http.Request, info *Re
 	}
 	proxy.ServeHTTP(w, r)
 	if proxyErr != nil {
-		return apierrors.NewInternalError(fmt.Errorf("error trying to reach service: %w", proxyErr))
+		return unknownError(fmt.Errorf("error trying to reach service: %w", proxyErr))
 	}
 	return nil
 }

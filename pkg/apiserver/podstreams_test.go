@@ -1,9 +1,15 @@
 package apiserver_test
 
 import (
+	"bufio"
+	"crypto/tls"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -44,7 +50,8 @@ func TestPodStreamSubresources(t *testing.T) {
 		{"container must be chosen", http.MethodGet, "p2/log", 400, metav1.StatusReasonBadRequest, "a container name must be specified for pod p2, choose one of: [" + c.containerName(ns, "p2") + " side]"},
 		{"missing pod", http.MethodGet, "nope/log", 404, metav1.StatusReasonNotFound, `pods "nope" not found`},
 		{"exec that is not an upgrade", http.MethodPost, "p2/exec?container=side&command=ls", 400, metav1.StatusReasonBadRequest, "Upgrade request required"},
-		{"log on a node without a kubelet", http.MethodGet, "p2/log?container=side", 500, metav1.StatusReasonInternalError, ""},
+		{"log on a node without a kubelet", http.MethodGet, "p2/log?container=side", 500, metav1.StatusReasonUnknown,
+			fmt.Sprintf(`Get "https://127.0.0.1:%d/containerLogs/%s/p2/side": dial tcp 127.0.0.1:%d: connect: connection refused`, closed, ns, closed)},
 		{"invalid log options", http.MethodGet, "p2/log?container=side&tailLines=-1&limitBytes=0", 422, metav1.StatusReasonInvalid,
 			`PodLogOptions "p2" is invalid: [tailLines: Invalid value: -1: must be greater than or equal to 0, limitBytes: Invalid value: 0: must be greater than 0]`},
 	}
@@ -54,6 +61,22 @@ func TestPodStreamSubresources(t *testing.T) {
 			expectStatus(t, code, body, tt.code, tt.reason, tt.msg)
 		})
 	}
+	// An exec upgrade toward a kubelet nobody serves: upstream's answer.
+	conn, err := tls.Dial("tcp", strings.TrimPrefix(c.env.URL, "https://"), c.env.TLSConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(20 * time.Second))
+	fmt.Fprintf(conn, "POST %sp2/exec?container=side&command=ls&stdout=true HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n\r\n", base)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := io.ReadAll(resp.Body)
+	expectStatus(t, resp.StatusCode, data, 500, metav1.StatusReasonUnknown,
+		fmt.Sprintf("error dialing backend: dial tcp 127.0.0.1:%d: connect: connection refused", closed))
+
 	// An unscheduled pod's log is empty, as upstream answers it.
 	code, _, body := c.do(http.MethodGet, base+"p1/log", nil, "", "")
 	if code != http.StatusOK || len(body) != 0 {
