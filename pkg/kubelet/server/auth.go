@@ -105,8 +105,11 @@ func subresourcesFor(p string) []string {
 
 // authenticate is upstream's kubelet authenticator: a client certificate
 // of the client CA, else a bearer token the webhook accepts, else
-// system:anonymous when anonymous requests are enabled. ok false: 401.
+// system:anonymous when anonymous requests are enabled — unless a
+// certificate or token was presented and failed (upstream's anonymous
+// authenticator comes after the others with fail-on-error). ok false: 401.
 func (s *Server) authenticate(r *http.Request) (*authenticationv1.UserInfo, bool) {
+	failed := false
 	if r.TLS != nil && len(r.TLS.PeerCertificates) > 0 && s.cfg.ClientCA != nil {
 		inter := x509.NewCertPool()
 		for _, c := range r.TLS.PeerCertificates[1:] {
@@ -118,6 +121,7 @@ func (s *Server) authenticate(r *http.Request) (*authenticationv1.UserInfo, bool
 			return &authenticationv1.UserInfo{Username: leaf.Subject.CommonName,
 				Groups: append(slices.Clone(leaf.Subject.Organization), "system:authenticated")}, true
 		} else {
+			failed = true
 			s.log.Debug("Unable to authenticate the request", "err", fmt.Errorf("verifying certificate %q failed: %w", leaf.Subject.CommonName, err))
 		}
 	}
@@ -132,7 +136,7 @@ func (s *Server) authenticate(r *http.Request) (*authenticationv1.UserInfo, bool
 		}
 		return nil, false
 	}
-	if s.cfg.Anonymous {
+	if s.cfg.Anonymous && !failed {
 		return &authenticationv1.UserInfo{Username: "system:anonymous", Groups: []string{"system:unauthenticated"}}, true
 	}
 	return nil, false

@@ -405,6 +405,37 @@ func TestAuthentication(t *testing.T) {
 		})
 	}
 	// The attributes are upstream's: resource nodes, the node's name.
+	// With anonymous requests allowed, no credentials is system:anonymous,
+	// but a certificate that does not verify is still a 401.
+	other, err := pki.EnsureCA(filepath.Join(dir, "other"), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mallory, err := pki.EnsureClient(filepath.Join(dir, "other"), "mallory", other, "alice", nil, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	anon := newFixture(t, func(c *server.Config) { c.ClientCA, c.Authorizer = pool, auth })
+	badCert, _ := tls.X509KeyPair(mallory.CertPEM, mallory.KeyPEM)
+	withBad := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true, Certificates: []tls.Certificate{badCert}}}} //nolint:gosec // test server
+	for _, tt := range []struct {
+		client *http.Client
+		code   int
+		body   string
+	}{
+		{anon.hc, 403, "Forbidden (user=system:anonymous, verb=get, resource=nodes, subresource(s)=[healthz proxy])\n"},
+		{withBad, 401, "Unauthorized"},
+	} {
+		resp, err := tt.client.Get(anon.url + "/healthz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tt.code || string(body) != tt.body {
+			t.Errorf("anonymous allowed: got %d %q, want %d %q", resp.StatusCode, body, tt.code, tt.body)
+		}
+	}
 	for _, a := range auth.asked {
 		if a.Name != "node-1" || a.Path == "" {
 			t.Errorf("attributes %+v", a)
