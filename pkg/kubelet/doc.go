@@ -140,8 +140,14 @@
 // pods under other pressure: Failed, reason Evicted, "The node had
 // condition: [MemoryPressure]. ").
 //
-// Not yet: local-storage limit evictions (emptyDir sizeLimit, ephemeral
-// storage limits); logs and volumes in the pods' disk usage for eviction.
+// Pods over their local storage limits (emptyDir sizeLimit,
+// ephemeral-storage limits) are evicted too; a pod's disk usage is its
+// writable layers (runtime stats), its containers' log files under
+// PodLogDir and its emptyDirs under RootDir, walked at most once a
+// minute.
+//
+// Not yet: allocatableMemory.available (upstream's threshold for
+// --enforce-node-allocatable=pods), the memcg notifier.
 //
 // The kubelet's HTTPS API (pkg/kubelet/server) runs beside a Kubelet
 // (pkg/kubelet/standalone, pkg/kubelet/hollow for a single node): the

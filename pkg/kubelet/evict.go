@@ -2,6 +2,9 @@ package kubelet
 
 import (
 	"context"
+	"io/fs"
+	"path/filepath"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,6 +14,7 @@ import (
 
 	"github.com/skiff-sh/skiff/pkg/kubelet/cri"
 	"github.com/skiff-sh/skiff/pkg/kubelet/eviction"
+	"github.com/skiff-sh/skiff/pkg/kubelet/volume"
 )
 
 // podFailure ends a pod that is not to run (evicted, or refused at
@@ -30,18 +34,16 @@ func (k *Kubelet) newEvictionManager() (*eviction.Manager, error) {
 	if th == nil {
 		th = eviction.DefaultThresholds()
 	}
-	if len(th) == 0 {
-		return nil, nil
-	}
 	cg, ig := k.newGC()
 	return eviction.New(eviction.Config{Thresholds: th, PressureTransitionPeriod: k.cfg.EvictionPressureTransitionPeriod,
 		MaxPodGracePeriodSeconds: k.cfg.EvictionMaxPodGracePeriod, Clock: k.clock, Logger: k.log,
 		Observe: k.observe, ActivePods: k.activePods,
 		ReclaimDisk: []func(context.Context) error{cg.DeleteAllUnusedContainers, ig.DeleteUnusedImages},
-		Evict: func(_ context.Context, pod *corev1.Pod, grace int64, message string) error {
-			k.failPod(pod.UID, &podFailure{reason: eviction.Reason, message: message, gracePeriod: grace, condition: true})
+		Evict: func(_ context.Context, pod *corev1.Pod, grace int64, message string, disruptionTarget bool) error {
+			k.failPod(pod.UID, &podFailure{reason: eviction.Reason, message: message, gracePeriod: grace, condition: disruptionTarget})
 			return nil
 		},
+		LocalStorageCapacityIsolation: true,
 		Event: func(pod *corev1.Pod, eventtype, reason, message string) {
 			if pod == nil {
 				k.nodeEvent(eventtype, reason, message)
@@ -147,14 +149,98 @@ func (k *Kubelet) observe(ctx context.Context) (eviction.Observations, eviction.
 			Memory: bytesQ(mem), Rootfs: bytesQ(s.GetWritableLayer().GetUsedBytes().GetValue()), Logs: bytesQ(0),
 			RootfsInodes: countQ(s.GetWritableLayer().GetInodesUsed().GetValue()), LogsInodes: countQ(0)})
 	}
+	done := map[types.UID]bool{}
 	stats := func(p *corev1.Pod) (eviction.PodStats, bool) {
 		ps, ok := byPod[p.UID]
 		if !ok {
 			return eviction.PodStats{}, false
 		}
+		if !done[p.UID] {
+			done[p.UID] = true
+			k.addLocalUsage(p, ps)
+		}
 		return *ps, true
 	}
 	return obs, stats, nil
+}
+
+// addLocalUsage adds what the runtime's stats lack on a real node: the
+// containers' log files (under Config.PodLogDir) and the pod's emptyDir
+// volumes on disk (under Config.RootDir, when the kubelet manages
+// volumes), walked at most once a minute each.
+func (k *Kubelet) addLocalUsage(p *corev1.Pod, ps *eviction.PodStats) {
+	if dir := k.podCfg.podLogDir(p); dir != "" {
+		for i := range ps.Containers {
+			c := &ps.Containers[i]
+			bytes, inodes := k.du.usage(filepath.Join(dir, c.Name), k.clock.Now())
+			c.Logs, c.LogsInodes = bytesQ(bytes), countQ(inodes)
+		}
+	}
+	if k.volumes == nil {
+		return
+	}
+	for _, v := range p.Spec.Volumes {
+		if v.EmptyDir == nil || v.EmptyDir.Medium == corev1.StorageMediumMemory {
+			continue
+		}
+		bytes, inodes := k.du.usage(k.volumes.VolumeDir(p.UID, volume.PluginEmptyDir, v.Name), k.clock.Now())
+		if ps.VolumeUsage == nil {
+			ps.VolumeUsage = map[string]*resource.Quantity{}
+			ps.Volumes, ps.VolumeInodes = bytesQ(0), countQ(0)
+		}
+		ps.VolumeUsage[v.Name] = bytesQ(bytes)
+		ps.Volumes.Add(*bytesQ(bytes))
+		ps.VolumeInodes.Add(*countQ(inodes))
+	}
+}
+
+// duCache remembers directory usage for a minute (upstream measures
+// volumes periodically too).
+type duCache struct {
+	mu      sync.Mutex
+	entries map[string]duEntry
+}
+
+type duEntry struct {
+	at            time.Time
+	bytes, inodes uint64
+}
+
+const duCacheTTL = time.Minute
+
+// usage is the bytes and inodes under dir (0 when it does not exist).
+func (c *duCache) usage(dir string, now time.Time) (uint64, uint64) {
+	c.mu.Lock()
+	if e, ok := c.entries[dir]; ok && now.Sub(e.at) < duCacheTTL {
+		c.mu.Unlock()
+		return e.bytes, e.inodes
+	}
+	c.mu.Unlock()
+	var bytes, inodes uint64
+	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		inodes++
+		if d.Type().IsRegular() {
+			if info, err := d.Info(); err == nil {
+				bytes += uint64(info.Size())
+			}
+		}
+		return nil
+	})
+	c.mu.Lock()
+	if c.entries == nil {
+		c.entries = map[string]duEntry{}
+	}
+	for k, e := range c.entries {
+		if now.Sub(e.at) >= duCacheTTL {
+			delete(c.entries, k)
+		}
+	}
+	c.entries[dir] = duEntry{now, bytes, inodes}
+	c.mu.Unlock()
+	return bytes, inodes
 }
 
 // admit is the eviction admit handler for a pod the kubelet has not

@@ -2,6 +2,8 @@ package kubelet
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -15,6 +17,7 @@ import (
 	"github.com/skiff-sh/skiff/pkg/client"
 	"github.com/skiff-sh/skiff/pkg/kubelet/gc"
 	"github.com/skiff-sh/skiff/pkg/kubelet/sim"
+	"github.com/skiff-sh/skiff/pkg/kubelet/volume"
 )
 
 // Pods whose simulated memory usage pushes memory.available under the
@@ -193,5 +196,30 @@ func TestDiskPressureReclaimsThenEvicts(t *testing.T) {
 	want := "The node was low on resource: ephemeral-storage. Threshold quantity: 16106128000, available: 5Gi. " // imagefs.available<15% (of 100Gi through a float32) comes first
 	if p.Status.Reason != "Evicted" || p.Status.Message != want {
 		t.Errorf("web: %q %q, want %q", p.Status.Reason, p.Status.Message, want)
+	}
+}
+
+// An emptyDir written past its sizeLimit gets its pod evicted (no
+// DisruptionTarget: upstream adds it for threshold evictions only).
+func TestEmptyDirOverItsSizeLimitIsEvicted(t *testing.T) {
+	root := t.TempDir()
+	h := newHarness(t, sim.Config{}, func(c *Config) { c.RootDir = root; c.Volumes = &volume.Config{} })
+	p := simplePod("writer", "app")
+	limit := resource.MustParse("1Ki")
+	p.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: &limit}}}}
+	p.Spec.AutomountServiceAccountToken = new(bool)
+	p.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "data", MountPath: "/data"}}
+	h.create(t, p)
+	p = h.podWhere(t, "writer", time.Second, isReady)
+	dir := filepath.Join(root, "pods", string(p.UID), "volumes", volume.PluginEmptyDir, "data")
+	if err := os.WriteFile(filepath.Join(dir, "blob"), make([]byte, 4096), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p = h.podWhere(t, "writer", 20*time.Second, func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodFailed })
+	if want := `Usage of EmptyDir volume "data" exceeds the limit "1Ki". `; p.Status.Reason != "Evicted" || p.Status.Message != want {
+		t.Errorf("status %q %q, want Evicted %q", p.Status.Reason, p.Status.Message, want)
+	}
+	if c := condition(p, corev1.DisruptionTarget); c != nil {
+		t.Errorf("DisruptionTarget %+v", c)
 	}
 }

@@ -97,7 +97,8 @@ type Config struct {
 
 	// EvictionThresholds are the node-pressure eviction thresholds
 	// (pkg/kubelet/eviction); nil: upstream's default hard thresholds,
-	// empty: no eviction.
+	// empty: none (pods over their local storage limits are still
+	// evicted).
 	EvictionThresholds []eviction.Threshold
 	// EvictionPressureTransitionPeriod (5 min): how long a pressure
 	// condition stays after its signal recovered.
@@ -158,7 +159,8 @@ type Kubelet struct {
 	lastReport     time.Time // last node status post
 	ctx            context.Context
 
-	evictions *eviction.Manager // nil without thresholds
+	evictions *eviction.Manager
+	du        duCache // directory usage for eviction (logs, emptyDirs)
 	status    *statusManager
 	pleg      *pleg
 	probes    *prober.Manager // nil with SimulateHandlers

@@ -41,9 +41,13 @@
 // there if they bring every threshold back, else records Evicted on the
 // pod and evicts it. Unlike upstream it does not wait for the evicted pod
 // to be cleaned up before the next pass (an evicted pod is no longer
-// active at once), has no memcg threshold notifier (the 10 s loop only),
-// and no local-storage limit evictions (emptyDir sizeLimit, ephemeral
-// storage limits).
+// active at once) and has no memcg threshold notifier (the 10 s loop
+// only). With LocalStorageCapacityIsolation (upstream's default) each
+// pass first evicts the pods over a local storage limit
+// (LocalStorageEvictions, upstream's order and messages: an emptyDir over
+// its sizeLimit, the pod's ephemeral storage over its containers' summed
+// limits, a container's writable layer and logs over its limit), 1 s
+// grace, no DisruptionTarget.
 //
 // Invariants: no I/O in Decide, Rank, Message or Admit; all time comes
 // from the caller (Decide's now, the manager's clock); the package knows

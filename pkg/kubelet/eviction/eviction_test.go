@@ -338,7 +338,7 @@ func TestManagerReclaimsDiskBeforeEvicting(t *testing.T) {
 		},
 		ActivePods:  func() []*corev1.Pod { return pods },
 		ReclaimDisk: []func(context.Context) error{func(context.Context) error { reclaimed++; avail = "20Gi"; return nil }},
-		Evict:       func(context.Context, *corev1.Pod, int64, string) error { evicted++; return nil },
+		Evict:       func(context.Context, *corev1.Pod, int64, string, bool) error { evicted++; return nil },
 		Event: func(p *corev1.Pod, typ, reason, msg string) {
 			events = append(events, typ+" "+reason+" "+msg)
 		}})
@@ -363,5 +363,74 @@ func TestManagerReclaimsDiskBeforeEvicting(t *testing.T) {
 	}
 	if last := events[len(events)-1]; !strings.HasPrefix(last, "Warning Evicted The node was low on resource: ephemeral-storage.") {
 		t.Errorf("event %q", last)
+	}
+}
+
+func TestLocalStorageEvictions(t *testing.T) {
+	limit := func(c *corev1.Container, v string) {
+		c.Resources.Limits = corev1.ResourceList{corev1.ResourceEphemeralStorage: *q(v)}
+	}
+	tests := []struct {
+		name      string
+		pod       func(p *corev1.Pod)
+		stats     PodStats
+		dedicated bool
+		want      string
+	}{
+		{name: "emptyDir over its sizeLimit",
+			pod: func(p *corev1.Pod) {
+				p.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: q("1Gi")}}}}
+			},
+			stats: PodStats{VolumeUsage: map[string]*resource.Quantity{"data": q("2Gi")}, Volumes: q("2Gi")},
+			want:  `Usage of EmptyDir volume "data" exceeds the limit "1Gi". `},
+		{name: "emptyDir under its sizeLimit",
+			pod: func(p *corev1.Pod) {
+				p.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: q("1Gi")}}}}
+			},
+			stats: PodStats{VolumeUsage: map[string]*resource.Quantity{"data": q("1Gi")}}},
+		{name: "pod over the sum of its containers' limits",
+			pod: func(p *corev1.Pod) {
+				p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "b"})
+				limit(&p.Spec.Containers[0], "1Gi")
+				limit(&p.Spec.Containers[1], "1Gi")
+			},
+			stats: PodStats{Volumes: q("1500Mi"), Containers: []ContainerStats{{Name: "app", Rootfs: q("300Mi"), Logs: q("300Mi")}}},
+			want:  "Pod ephemeral local storage usage exceeds the total limit of containers 2Gi. "},
+		{name: "container over its limit",
+			pod: func(p *corev1.Pod) {
+				p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "b"})
+				limit(&p.Spec.Containers[0], "1Gi")
+				limit(&p.Spec.Containers[1], "5Gi")
+			},
+			stats: PodStats{Containers: []ContainerStats{{Name: "app", Rootfs: q("1Gi"), Logs: q("1Mi")}}},
+			want:  `Container app exceeded its local ephemeral storage limit "1Gi". `},
+		{name: "a dedicated image fs leaves the writable layer out of the container's usage",
+			pod: func(p *corev1.Pod) {
+				p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "b"})
+				limit(&p.Spec.Containers[0], "1Gi")
+				limit(&p.Spec.Containers[1], "5Gi")
+			},
+			stats:     PodStats{Containers: []ContainerStats{{Name: "app", Rootfs: q("2Gi"), Logs: q("1Mi")}}},
+			dedicated: true},
+		{name: "no limits", pod: func(*corev1.Pod) {},
+			stats: PodStats{Volumes: q("100Gi"), Containers: []ContainerStats{{Name: "app", Rootfs: q("50Gi")}}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", UID: "p"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app"}}}}
+			tt.pod(p)
+			got := LocalStorageEvictions([]*corev1.Pod{p}, func(*corev1.Pod) (PodStats, bool) { return tt.stats, true }, tt.dedicated)
+			msg := ""
+			if len(got) == 1 {
+				msg = got[0].Message
+			}
+			if len(got) > 1 || msg != tt.want {
+				t.Errorf("got %+v, want %q", got, tt.want)
+			}
+			p.Annotations = map[string]string{"kubernetes.io/config.mirror": "x"}
+			if got := LocalStorageEvictions([]*corev1.Pod{p}, func(*corev1.Pod) (PodStats, bool) { return tt.stats, true }, tt.dedicated); len(got) != 0 {
+				t.Errorf("a critical pod: %+v", got)
+			}
+		})
 	}
 }

@@ -40,8 +40,13 @@ type Config struct {
 	// before evicting for a disk signal.
 	ReclaimDisk []func(ctx context.Context) error
 	// Evict kills the pod with the grace period and marks it Failed,
-	// reason Evicted, with message (and the DisruptionTarget condition).
-	Evict func(ctx context.Context, pod *corev1.Pod, gracePeriod int64, message string) error
+	// reason Evicted, with message (and the DisruptionTarget condition
+	// when disruptionTarget: threshold evictions, as upstream's).
+	Evict func(ctx context.Context, pod *corev1.Pod, gracePeriod int64, message string, disruptionTarget bool) error
+	// LocalStorageCapacityIsolation: pods over their local storage limits
+	// (emptyDir sizeLimit, ephemeral-storage limits) are evicted
+	// (upstream's default).
+	LocalStorageCapacityIsolation bool
 	// Event records an event: about pod, or about the node when pod is nil.
 	Event func(pod *corev1.Pod, eventtype, reason, message string)
 }
@@ -88,7 +93,7 @@ func (m *Manager) Admit(p *corev1.Pod) (bool, string, string) { return Admit(m.C
 // Synchronize is one pass: observe, decide, reclaim node-level resources
 // for a disk signal, else evict the chosen pod. It returns the evicted pod.
 func (m *Manager) Synchronize(ctx context.Context) (*corev1.Pod, error) {
-	if len(m.cfg.Thresholds) == 0 {
+	if len(m.cfg.Thresholds) == 0 && !m.cfg.LocalStorageCapacityIsolation {
 		return nil, nil
 	}
 	pods := m.cfg.ActivePods()
@@ -105,6 +110,22 @@ func (m *Manager) Synchronize(ctx context.Context) (*corev1.Pod, error) {
 	m.mu.Lock()
 	m.state, m.conditions = next, d.Conditions
 	m.mu.Unlock()
+	if m.cfg.LocalStorageCapacityIsolation {
+		var first *corev1.Pod
+		for _, e := range LocalStorageEvictions(pods, stats, m.cfg.DedicatedImageFs) {
+			m.event(e.Pod, corev1.EventTypeWarning, Reason, e.Message)
+			if err := m.cfg.Evict(ctx, e.Pod, ImmediateGracePeriodSeconds, e.Message, false); err != nil {
+				m.cfg.Logger.Warn("eviction manager: pod failed to evict", "pod", e.Pod.Namespace+"/"+e.Pod.Name, "err", err)
+				continue
+			}
+			if first == nil {
+				first = e.Pod
+			}
+		}
+		if first != nil {
+			return first, nil
+		}
+	}
 	if d.Signal == "" {
 		return nil, nil
 	}
@@ -120,7 +141,7 @@ func (m *Manager) Synchronize(ctx context.Context) (*corev1.Pod, error) {
 	}
 	p := d.Evict
 	m.event(p, corev1.EventTypeWarning, Reason, d.Message)
-	if err := m.cfg.Evict(ctx, p, d.GracePeriod, d.Message); err != nil {
+	if err := m.cfg.Evict(ctx, p, d.GracePeriod, d.Message, true); err != nil {
 		return nil, fmt.Errorf("eviction manager: evicting %s/%s: %w", p.Namespace, p.Name, err)
 	}
 	m.cfg.Logger.Info("eviction manager: pod is evicted", "pod", p.Namespace+"/"+p.Name)

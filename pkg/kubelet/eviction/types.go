@@ -126,6 +126,9 @@ type PodStats struct {
 	// Volumes is what the pod's local ephemeral volumes (emptyDir,
 	// hostPath...) use, bytes and inodes.
 	Volumes, VolumeInodes *resource.Quantity
+	// VolumeUsage is each local ephemeral volume's usage by name
+	// (emptyDir sizeLimit evictions).
+	VolumeUsage map[string]*resource.Quantity
 	// Processes running in the pod.
 	Processes uint64
 }
