@@ -21,9 +21,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/skiff-sh/skiff/pkg/apiserver"
 	skiffclient "github.com/skiff-sh/skiff/pkg/client"
 	"github.com/skiff-sh/skiff/pkg/kubelet/cri"
 	"github.com/skiff-sh/skiff/pkg/kubelet/server"
+	"github.com/skiff-sh/skiff/pkg/pki"
 	"github.com/skiff-sh/skiff/pkg/testenv"
 	"github.com/skiff-sh/skiff/pkg/upgradeproxy"
 )
@@ -241,3 +243,51 @@ func TestPodStreamsThroughTheKubelet(t *testing.T) {
 	expectStatus(t, code, body, 404, metav1.StatusReasonNotFound, `nodes "nope" not found`)
 }
 
+
+// With a kubelet certificate authority the kubelet's serving certificate
+// is verified (a self-signed one fails), unless the log request asks
+// insecureSkipTLSVerifyBackend.
+func TestKubeletCertificateAuthority(t *testing.T) {
+	caDir := t.TempDir()
+	other, err := pki.EnsureCA(caDir, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := start(t, testenv.Config{Tweak: func(cfg *apiserver.Config) { cfg.KubeletCAPEM = other.CertPEM }})
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "0.log")
+	appendFile(t, logPath, criLogLine("verified?"))
+	kpod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "kubelet-ca", Name: "web", UID: "uid-k"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app"}}},
+		Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{Name: "app", ContainerID: "fake://c1",
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks, err := server.New(server.Config{NodeName: "ca-node", Host: onePod{kpod}, Runtime: &kubeletRuntime{logPath: logPath}, Listener: ln, Anonymous: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kctx, stop := context.WithCancel(context.Background())
+	kdone := make(chan error, 1)
+	go func() { kdone <- ks.Run(kctx) }()
+	t.Cleanup(func() { stop(); <-kdone })
+	ns := c.namespace("kubelet-ca")
+	c.call(http.MethodPost, "/api/v1/nodes", map[string]any{"apiVersion": "v1", "kind": "Node", "metadata": map[string]any{"name": "ca-node"},
+		"status": map[string]any{"addresses": []any{map[string]any{"type": "InternalIP", "address": "127.0.0.1"}},
+			"daemonEndpoints": map[string]any{"kubeletEndpoint": map[string]any{"Port": ln.Addr().(*net.TCPAddr).Port}}}}, http.StatusCreated, nil)
+	p := pod("web", "busybox")
+	p["spec"].(map[string]any)["nodeName"] = "ca-node"
+	p["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["name"] = "app"
+	c.call(http.MethodPost, "/api/v1/namespaces/"+ns+"/pods", p, http.StatusCreated, nil)
+	base := "/api/v1/namespaces/" + ns + "/pods/web/"
+	code, _, body := c.do(http.MethodGet, base+"log", nil, "", "")
+	if st := expectStatus(t, code, body, 500, metav1.StatusReasonUnknown, ""); !strings.Contains(st.Message, "x509: certificate signed by unknown authority") {
+		t.Errorf("log from a kubelet the CA did not sign: %q", st.Message)
+	}
+	code, _, body = c.do(http.MethodGet, base+"log?insecureSkipTLSVerifyBackend=true", nil, "", "")
+	if code != 200 || string(body) != "verified?\n" {
+		t.Errorf("insecureSkipTLSVerifyBackend: %d %q", code, body)
+	}
+}
