@@ -286,8 +286,14 @@ func (k *Kubelet) Run(ctx context.Context) error {
 	run(k.nodeStatusLoop)
 	run(k.fastStatusUpdate)
 	// Containers' service variables need the services listed once
-	// (upstream refuses to build an environment before).
-	cache.WaitForCacheSync(ctx, k.cfg.Services.HasSynced)
+	// (upstream refuses to build an environment before): wait for that a
+	// while (wall time: it is the API server's answer), then go on; until
+	// the list arrives containers wait with CreateContainerConfigError.
+	sctx, scancel := context.WithTimeout(ctx, 10*time.Second)
+	if !cache.WaitForCacheSync(sctx, k.cfg.Services.HasSynced) && ctx.Err() == nil {
+		k.log.Warn("services not listed yet: containers start once they are (service environment variables)")
+	}
+	scancel()
 	k.cfg.PodSource.Register(k.cfg.NodeName, k)
 	run(k.pleg.run)
 	run(k.runGC)
