@@ -11,11 +11,13 @@
 // certificate of Config.KubeletTLS (the kubelet authenticates it against
 // the cluster CA and authorizes nodes/metrics by SubjectAccessReview).
 // The kubelet's samples carry their own timestamps: CPU usage is the rate
-// between a node's last two samples of a series (the cumulative
-// *_cpu_usage_seconds_total), memory the last working set; the window is
-// the time between the two samples, as metrics-server reports it. A
-// series needs two samples before it has a figure; a container whose
-// counter went backwards (restarted) starts over.
+// between the last two samples of a series with different timestamps
+// (the cumulative *_cpu_usage_seconds_total; a scrape bringing no newer
+// sample, as a runtime's cached stats do, changes nothing), memory the
+// last working set; the window is the time between the two samples, as
+// metrics-server reports it. A series needs two samples before it has a
+// figure; a container whose counter went backwards (restarted) starts
+// over.
 //
 // Serving: /apis/metrics.k8s.io/v1beta1 (discovery), nodes and
 // namespaces/<ns>/pods (get and list, with labelSelector matched against

@@ -228,3 +228,35 @@ func TestServe(t *testing.T) {
 		t.Errorf("after a counter reset: %d %+v", code, nl)
 	}
 }
+
+// TestUpdate: a scrape whose sample is no newer keeps the last two
+// samples (a runtime's cached stats); a newer one moves them on; a
+// container the scrape no longer reports is dropped.
+func TestUpdate(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	k := podKey{"default", "web"}
+	scrape := func(ts time.Time, cpu float64, containers bool) *nodeScrape {
+		sc := &nodeScrape{node: sample{cpu: cpu, hasCPU: true, ts: ts}, containers: map[podKey]map[string]sample{}}
+		if containers {
+			sc.containers[k] = map[string]sample{"app": {cpu: cpu, hasCPU: true, mem: 1 << 20, ts: ts}}
+		}
+		return sc
+	}
+	st := update(nil, scrape(t0, 10, true))
+	st = update(st, scrape(t0.Add(10*time.Second), 15, true))
+	st = update(st, scrape(t0.Add(10*time.Second), 15, true)) // cached: same sample again
+	u, ok := st.nodeUsage()
+	if !ok || u.cpu.String() != "500m" || u.window != 10*time.Second {
+		t.Fatalf("node usage after a repeated sample: %v %+v", ok, u)
+	}
+	if cs, _, _, ok := st.podUsage(k); !ok || cs[0].Usage.Cpu().String() != "500m" {
+		t.Fatalf("pod usage after a repeated sample: %v %+v", ok, cs)
+	}
+	st = update(st, scrape(t0.Add(20*time.Second), 25, false))
+	if u, _ := st.nodeUsage(); u.cpu.String() != "1" {
+		t.Errorf("node usage after a newer sample: %s, want 1", u.cpu.String())
+	}
+	if _, _, _, ok := st.podUsage(k); ok {
+		t.Error("a pod the last scrape did not report still has metrics")
+	}
+}

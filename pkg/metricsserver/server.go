@@ -95,7 +95,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	f := informers.NewSharedInformerFactory(cfg.Client, 0)
 	nodes, pods := f.Nodes(), f.Pods()
-	s := &Server{cfg: cfg, log: cfg.Logger.With("component", "metrics-server"), factory: f,
+	s := &Server{cfg: cfg, log: cfg.Logger, factory: f,
 		nodes: nodes.Lister(), pods: pods.Lister(), synced: []cache.InformerSynced{nodes.HasSynced, pods.HasSynced},
 		http: &http.Client{Timeout: cfg.KubeletTimeout, Transport: &http.Transport{TLSClientConfig: tc, MaxIdleConnsPerHost: 2,
 			IdleConnTimeout: 2 * cfg.Resolution}},
@@ -217,11 +217,7 @@ func (s *Server) scrapeAll(ctx context.Context) {
 			}
 			continue
 		}
-		st := &nodeState{cur: r.sc}
-		if o := old[r.name]; o != nil {
-			st.prev = o.cur
-		}
-		next[r.name] = st
+		next[r.name] = update(old[r.name], r.sc)
 	}
 	s.mu.Lock()
 	s.state = next

@@ -33,36 +33,69 @@ func rate(prev, cur sample) (usage, bool) {
 	}, true
 }
 
-// nodeState is what is kept of one node: its last two scrapes.
-type nodeState struct {
-	prev, cur *nodeScrape
+// pair is the last two samples of a series with different timestamps
+// (metrics-server keeps the same: a scrape that brings a sample no newer
+// than the last one, as a runtime's cached stats do, changes nothing).
+type pair struct{ prev, cur sample }
+
+// next folds a newly scraped sample into the pair.
+func (p pair) next(s sample) pair {
+	switch {
+	case !s.ts.After(p.cur.ts):
+		return p // not newer
+	case s.hasCPU && p.cur.hasCPU && s.cpu < p.cur.cpu:
+		return pair{cur: s} // the counter went backwards: a new container
+	}
+	return pair{prev: p.cur, cur: s}
 }
 
-// nodeUsage is the node's usage from its last two scrapes.
-func (n *nodeState) nodeUsage() (usage, bool) {
-	if n.prev == nil || n.cur == nil {
-		return usage{}, false
-	}
-	return rate(n.prev.node, n.cur.node)
+func (p pair) usage() (usage, bool) { return rate(p.prev, p.cur) }
+
+// nodeState is what is kept of one node: the node's series and those of
+// the containers its last scrape reported.
+type nodeState struct {
+	node       pair
+	containers map[podKey]map[string]pair
 }
+
+// update is the state after scrape sc, given the previous state (nil for
+// a node not seen before); containers sc does not report are dropped.
+func update(old *nodeState, sc *nodeScrape) *nodeState {
+	st := &nodeState{containers: map[podKey]map[string]pair{}}
+	if old != nil {
+		st.node = old.node
+	}
+	st.node = st.node.next(sc.node)
+	for k, cs := range sc.containers {
+		m := map[string]pair{}
+		for name, s := range cs {
+			var p pair
+			if old != nil {
+				p = old.containers[k][name]
+			}
+			m[name] = p.next(s)
+		}
+		st.containers[k] = m
+	}
+	return st
+}
+
+// nodeUsage is the node's usage from its last two samples.
+func (n *nodeState) nodeUsage() (usage, bool) { return n.node.usage() }
 
 // podUsage is one pod's containers' usage, sorted by name; ok is false
 // when a container of the latest scrape has no figure yet (as
 // metrics-server, a pod is reported only when all its containers are).
 func (n *nodeState) podUsage(k podKey) ([]ContainerMetrics, time.Time, time.Duration, bool) {
-	if n.prev == nil || n.cur == nil {
+	cs := n.containers[k]
+	if len(cs) == 0 {
 		return nil, time.Time{}, 0, false
 	}
-	cur := n.cur.containers[k]
-	if len(cur) == 0 {
-		return nil, time.Time{}, 0, false
-	}
-	prev := n.prev.containers[k]
 	var out []ContainerMetrics
 	var ts time.Time
 	var window time.Duration
-	for name, s := range cur {
-		u, ok := rate(prev[name], s)
+	for name, p := range cs {
+		u, ok := p.usage()
 		if !ok {
 			return nil, time.Time{}, 0, false
 		}
