@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -18,7 +19,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/skiff-sh/skiff/pkg/client"
+	"github.com/skiff-sh/skiff/pkg/kubelet"
 	"github.com/skiff-sh/skiff/pkg/kubelet/hollow"
+	"github.com/skiff-sh/skiff/pkg/kubelet/standalone"
+	"github.com/skiff-sh/skiff/pkg/kubelet/volume"
 )
 
 // runChildKubelet is `skiff kubelet --runtime=sim` with the flags the
@@ -27,6 +31,10 @@ func runChildKubelet(args []string) int {
 	fs := flag.NewFlagSet("kubelet", flag.ContinueOnError)
 	kubeconfig := fs.String("kubeconfig", "", "")
 	runtime := fs.String("runtime", "", "")
+	endpoint := fs.String("container-runtime-endpoint", "", "")
+	name := fs.String("hostname-override", "", "")
+	podLogDir := fs.String("pod-log-dir", "", "")
+	rootDir := fs.String("root-dir", "", "")
 	cfg := hollow.Config{}
 	fs.IntVar(&cfg.Nodes, "nodes", 1, "")
 	fs.BoolVar(&cfg.Events, "record-events", true, "")
@@ -34,8 +42,9 @@ func runChildKubelet(args []string) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if *runtime != "sim" || cfg.Events {
-		fmt.Fprintf(os.Stderr, "child kubelet: want --runtime=sim --record-events=false, got %q\n", args)
+	remote := *endpoint != "" && *name != "" && *podLogDir != "" && *rootDir != ""
+	if (*runtime != "sim" || cfg.Events) && !remote {
+		fmt.Fprintf(os.Stderr, "child kubelet: want --runtime=sim --record-events=false, or a remote runtime's flags, got %q\n", args)
 		return 2
 	}
 	cc, err := client.LoadKubeconfig(*kubeconfig, "")
@@ -51,6 +60,15 @@ func runChildKubelet(args []string) int {
 	cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if remote {
+		err := standalone.Run(ctx, standalone.Config{Client: cfg.Client, Endpoint: *endpoint, Logger: cfg.Logger,
+			Kubelet: kubelet.Config{NodeName: *name, PodLogDir: *podLogDir, RootDir: *rootDir, Volumes: &volume.Config{}}})
+		if err != nil && ctx.Err() == nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		return 0
+	}
 	if err := hollow.Run(ctx, cfg); err != nil && ctx.Err() == nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -126,6 +144,53 @@ func TestRunKubeletEndToEnd(t *testing.T) {
 			t.Log("\n" + text.String())
 		})
 	}
+}
+
+// TestRunKubeletContainerd runs `bench kubelet --runtime=containerd`
+// with 3 busybox pods on a real containerd (skipped without containerd,
+// runc and root, as the bench itself): the pods run, the report holds the
+// figures, and nothing of the benchmark's containerd is left running.
+func TestRunKubeletContainerd(t *testing.T) {
+	cfg := KubeletConfig{Runtime: RuntimeContainerd}
+	if why := containerdMissing(&cfg); why != "" {
+		t.Skip(why)
+	}
+	if _, err := os.Stat("/bin/busybox"); err != nil {
+		t.Skip("no static busybox (apt-get install busybox-static)")
+	}
+	var out, progress bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	dir, err := os.MkdirTemp("", "skbt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	r, err := RunKubelet(ctx, KubeletConfig{
+		Runtime: RuntimeContainerd, Pods: 3, Clients: 3,
+		Settle: 10 * time.Millisecond, Timeout: 2 * time.Minute, NodesTimeout: time.Minute,
+		Dir: dir, Command: []string{os.Args[0]}, Env: []string{childEnv + "=1"},
+		Out: &out, Progress: &progress,
+	})
+	t.Log(progress.String())
+	if err != nil {
+		t.Fatalf("RunKubelet: %v\n%s", err, out.String())
+	}
+	if r.Skipped != "" || len(r.Runs) != 1 {
+		t.Fatalf("report: %+v", r)
+	}
+	run := r.Runs[0]
+	if run.Error != "" || run.Pods != 3 || run.StartupLatency.Count != 3 || run.StartupLatency.P50 <= 0 || run.ContainerdRSS <= 0 ||
+		run.RuntimeCPU <= 0 || run.TeardownSeconds <= 0 || len(run.Notes) != 0 {
+		t.Errorf("run: %+v", run)
+	}
+	if !strings.Contains(run.Command, "--container-runtime-endpoint=unix://") {
+		t.Errorf("kubelet command: %s", run.Command)
+	}
+	if b, err := exec.Command("pgrep", "-f", dir).Output(); err == nil && len(bytes.TrimSpace(b)) > 0 {
+		t.Errorf("processes of the benchmark's containerd left: %s", b)
+	}
+	t.Log("\n" + out.String())
 }
 
 func TestKubeletConfigDefaults(t *testing.T) {
