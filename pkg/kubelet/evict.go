@@ -326,5 +326,31 @@ func (k *Kubelet) failedStatus(pod *corev1.Pod, st *podRuntimeStatus, status cor
 		return cached
 	}
 	applyFailure(pod, &status, f, k.clock.Now())
+	if !anyActive(st) {
+		terminateStatuses(&status)
+	}
 	return status
+}
+
+// terminateStatuses is upstream's TerminatePod: once the pod is
+// initialized, a container of a terminated pod that has no terminated
+// state (it never ran, or is gone) reads as failed.
+func terminateStatuses(status *corev1.PodStatus) {
+	initialized := true
+	for _, c := range status.Conditions {
+		if c.Type == corev1.PodInitialized && c.Status != corev1.ConditionTrue {
+			initialized = false
+		}
+	}
+	if !initialized {
+		return
+	}
+	for i := range status.ContainerStatuses {
+		cs := &status.ContainerStatuses[i]
+		if cs.State.Terminated == nil {
+			cs.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "ContainerStatusUnknown",
+				Message: "The container could not be located when the pod was terminated", ExitCode: 137}}
+			cs.Ready = false
+		}
+	}
 }

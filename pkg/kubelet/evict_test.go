@@ -92,6 +92,11 @@ func TestMemoryPressureEvictsThePodOverItsRequest(t *testing.T) {
 	if p.Status.Reason != "Evicted" || p.Status.Message != "The node had condition: [MemoryPressure]. " {
 		t.Errorf("late: %q %q", p.Status.Reason, p.Status.Message)
 	}
+	// Its container never ran: upstream's TerminatePod marks it failed.
+	if cs := p.Status.ContainerStatuses; len(cs) != 1 || cs[0].State.Terminated == nil || cs[0].State.Terminated.Reason != "ContainerStatusUnknown" ||
+		cs[0].State.Terminated.ExitCode != 137 || cs[0].State.Terminated.Message != "The container could not be located when the pod was terminated" {
+		t.Errorf("late's container statuses %+v", cs)
+	}
 	burstable := simplePod("late-burstable", "app")
 	burstable.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("10Mi")}
 	h.create(t, burstable)
