@@ -3,7 +3,9 @@
 // and what metrics-server and `kubectl get --raw
 // /api/v1/nodes/<n>/proxy/...` read:
 //
-//   - /healthz (ping, log, syncloop), /pods (a v1 PodList);
+//   - /healthz (ping, log, syncloop), /pods (a v1 PodList), /logs/ (the
+//     files of Config.SystemLogDir, /var/log for a real node, as upstream's
+//     system log handler; authorized as nodes/log);
 //   - /containerLogs/<ns>/<pod>/<container>?follow&previous&tailLines&
 //     limitBytes&sinceSeconds&sinceTime&timestamps&stream: the container's
 //     CRI-format log file (`<RFC3339Nano> <stdout|stderr> <P|F> <msg>`,

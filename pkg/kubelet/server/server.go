@@ -78,6 +78,10 @@ type Config struct {
 	// authorization.mode Webhook: NewWebhook); nil is AlwaysAllow.
 	Authorizer Authorizer
 
+	// SystemLogDir, when set, is served under /logs/ (upstream's
+	// enableSystemLogHandler over /var/log; authorized as nodes/log).
+	SystemLogDir string
+
 	// NodeStats, when set, measures the node for /stats/summary and
 	// /metrics/resource (MachineStats reads this machine); nil: the node's
 	// usage is the sum of its pods' (simulated nodes).
@@ -190,6 +194,12 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		s.serveExecAttach(w, r)
 	case strings.HasPrefix(p, "/portForward/"):
 		s.servePortForward(w, r)
+	case (p == "/logs" || strings.HasPrefix(p, "/logs/")) && s.cfg.SystemLogDir != "":
+		if p == "/logs" {
+			http.Redirect(w, r, "/logs/", http.StatusMovedPermanently)
+			return
+		}
+		http.StripPrefix("/logs/", http.FileServer(http.Dir(s.cfg.SystemLogDir))).ServeHTTP(w, r)
 	default:
 		http.NotFound(w, r)
 	}

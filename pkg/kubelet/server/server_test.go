@@ -528,6 +528,20 @@ func TestStreamingProxiesToTheRuntime(t *testing.T) {
 	}
 }
 
+func TestSystemLogs(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "syslog"), []byte("booted\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, func(c *server.Config) { c.SystemLogDir = dir })
+	if code, body := f.get(t, "/logs/syslog"); code != 200 || body != "booted\n" {
+		t.Errorf("/logs/syslog: %d %q", code, body)
+	}
+	if code, body := f.get(t, "/logs/"); code != 200 || !strings.Contains(body, `href="syslog"`) {
+		t.Errorf("/logs/: %d %q", code, body)
+	}
+}
+
 func TestStatsAndMetrics(t *testing.T) {
 	f := newFixture(t, nil)
 	ts := t0.Add(time.Minute).UnixNano()
@@ -588,6 +602,9 @@ func TestStatsAndMetrics(t *testing.T) {
 	code, body = f.get(t, "/metrics")
 	if code != 200 || !strings.Contains(body, "kubelet_running_pods 1") || !strings.Contains(body, `kubelet_running_containers{container_state="running"} 2`) {
 		t.Errorf("/metrics:\n%s", body)
+	}
+	if code, _ := f.get(t, "/logs/"); code != 404 {
+		t.Errorf("/logs/ without a system log directory: %d", code)
 	}
 	if code, body := f.get(t, "/pods"); code != 200 || !strings.Contains(body, `"kind":"PodList"`) || !strings.Contains(body, `"name":"web"`) {
 		t.Errorf("/pods: %d %s", code, body)

@@ -97,6 +97,9 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	sc := *cfg.Server
 	sc.NodeName, sc.Host, sc.Runtime, sc.Images, sc.Clock, sc.Logger = kc.NodeName, k, rt, rt, cfg.Clock, cfg.Logger
+	if sc.SystemLogDir == "" {
+		sc.SystemLogDir = "/var/log" // upstream's enableSystemLogHandler
+	}
 	if sc.NodeStats == nil {
 		// The node's own usage, not only its pods' (what metrics-server
 		// and kubectl top nodes read).
