@@ -489,6 +489,9 @@ func (u *Up) Run(ctx context.Context) error {
 			fmt.Fprintf(cfg.Out, "skiff stopped; nothing was kept (--storage=memory).\n")
 		} else {
 			fmt.Fprintf(cfg.Out, "skiff stopped; the cluster's data is kept in %s (run skiff up again to resume, or remove the directory to start afresh).\n", cfg.DataDir)
+			if node != nil && node.keepsContainers {
+				fmt.Fprintf(cfg.Out, "The node's containers keep running (as k3s's do); skiff up takes them over again.\n")
+			}
 		}
 	}
 	return err

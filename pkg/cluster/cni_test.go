@@ -2,7 +2,10 @@ package cluster
 
 import (
 	"encoding/json"
+	"net"
 	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -56,5 +59,29 @@ func TestCNIConfig(t *testing.T) {
 		if pm.Type != "portmap" || !pm.Capabilities["portMappings"] {
 			t.Errorf("%s: portmap %+v", tt.cidrs, pm)
 		}
+	}
+}
+
+// The kubelet's port: the default one, or a free one when it is taken
+// (said in the output); a port asked for explicitly is an error when
+// taken.
+func TestKubeletListener(t *testing.T) {
+	taken, err := net.Listen("tcp", "0.0.0.0:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	port := taken.Addr().(*net.TCPAddr).Port
+	if _, _, err := kubeletListener(port); err == nil {
+		t.Fatalf("explicit port %d in use: no error", port)
+	}
+	ln, note, err := kubeletListener(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	got := ln.Addr().(*net.TCPAddr).Port
+	if got == 10250 && note != "" || got != 10250 && !strings.Contains(note, "Port 10250 is in use: the kubelet serves on "+strconv.Itoa(got)) {
+		t.Errorf("port %d, note %q", got, note)
 	}
 }

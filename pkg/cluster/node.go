@@ -75,6 +75,9 @@ type nodePlan struct {
 	name    string
 	message string // said in Up's output
 	run     func(context.Context) error
+	// keepsContainers: the supervised containerd's containers outlive
+	// skiff (said when it stops).
+	keepsContainers bool
 }
 
 // kubeletQPS and kubeletBurst are upstream's kubelet --kube-api-qps and
@@ -157,7 +160,7 @@ func (u *Up) planNode(apiServer string, ca *pki.KeyPair, nodeIP string, now time
 		if err != nil {
 			return nil, err
 		}
-		network = true
+		network, plan.keepsContainers = true, cfg.Storage != "memory"
 		plan.message = fmt.Sprintf("The node %s runs pods in real containers: skiff started containerd (socket %s, log %s), pod network %s (bridge cni0).",
 			name, sup.Socket(), sup.Layout().Log, CNIConfPath(cfg.DataDir))
 		start = func(ctx context.Context) (cri.RuntimeService, cri.ImageService, func(), error) {
