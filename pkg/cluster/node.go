@@ -51,7 +51,9 @@ import (
 // KubeletKubeconfigPath is where Up writes the node's kubeconfig (user
 // system:node:<host>), for a `skiff kubelet` run beside
 // `skiff up --disable=kubelet` on the same host.
-func KubeletKubeconfigPath(dataDir string) string { return filepath.Join(dataDir, "kubelet.kubeconfig") }
+func KubeletKubeconfigPath(dataDir string) string {
+	return filepath.Join(dataDir, "kubelet.kubeconfig")
+}
 
 // KubeletDir is the kubelet's root directory under the data directory.
 func KubeletDir(dataDir string) string { return filepath.Join(dataDir, "kubelet") }
@@ -182,7 +184,9 @@ func (u *Up) planNode(apiServer string, ca *pki.KeyPair, nodeIP string, now time
 		} else {
 			plan.message = "No container runtime found (" + why + "): " + sims
 		}
-		start = func(context.Context) (cri.RuntimeService, cri.ImageService, func(), error) { return rt, rt, func() {}, nil }
+		start = func(context.Context) (cri.RuntimeService, cri.ImageService, func(), error) {
+			return rt, rt, func() {}, nil
+		}
 	}
 	kc.RootDir = dir
 	if why == "" { // a real runtime: volumes, logs and the machine's figures
