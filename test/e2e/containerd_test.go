@@ -26,111 +26,9 @@ import (
 // subnet, a pod fetches a page from one of them by its pod IP (and kubectl
 // logs shows it), and a host-network pod runs to completion.
 func TestContainerdKubelet(t *testing.T) {
-	for _, bin := range []string{"containerd", "runc", "ctr"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("%s is not installed (apt-get install containerd runc containernetworking-plugins): this test runs real containers", bin)
-		}
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("not root: containerd and runc need root here")
-	}
-	t.Parallel()
-	base, err := os.MkdirTemp("", "e2ectd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-
-	// The pod network: the standard bridge and host-local plugins, on a
-	// bridge and subnet of this test's own.
-	bridge, subnet := fmt.Sprintf("ske%d", os.Getpid()%100000), fmt.Sprintf("10.252.%d.0/24", os.Getpid()%250)
-	conflist := fmt.Sprintf(`{"cniVersion": "0.4.0", "name": "skiff-e2e", "plugins": [{"type": "bridge", "bridge": %q,
-  "isGateway": true, "ipMasq": false, "ipam": {"type": "host-local", "ranges": [[{"subnet": %q}]],
-  "routes": [{"dst": "0.0.0.0/0"}], "dataDir": %q}}]}`, bridge, subnet, filepath.Join(base, "cni", "ipam"))
-	if err := os.MkdirAll(filepath.Join(base, "cni", "net.d"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(base, "cni", "net.d", "10-e2e.conflist"), []byte(conflist), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { exec.Command("ip", "link", "del", bridge).Run() })
-
-	// containerd, stopped (with its pods) when the test ends, after the kubelet.
-	sup, err := containerd.New(containerd.Config{Dir: filepath.Join(base, "containerd"), RemovePodsOnStop: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	supDone := make(chan error, 1)
-	go func() { supDone <- sup.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-supDone; err != nil {
-			t.Errorf("containerd: %v", err)
-		}
-	})
-	wctx, wcancel := context.WithTimeout(ctx, time.Minute)
-	defer wcancel()
-	if err := sup.WaitReady(wctx); err != nil {
-		t.Fatal(err)
-	}
-	busybox, err := image.BusyboxImage("", []string{"busybox:e2e"})
-	if err != nil {
-		t.Skip(err)
-	}
-	pause, err := image.PauseImage(runtime.GOARCH)
-	if err != nil {
-		pause = busybox
-		pause.Names, pause.Entrypoint, pause.Cmd = []string{containerd.SandboxImage}, []string{"/bin/sleep", "1000000000"}, nil
-	}
-	archive := filepath.Join(base, "images.tar")
-	f, err := os.Create(archive)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := image.WriteDockerArchive(f, pause, busybox); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	if _, err := containerd.ImportImage(ctx, sup.Socket(), archive); err != nil {
-		t.Fatal(err)
-	}
-
-	c := ownCluster(t, "memory", "--disable=kubelet")
-	k := c.k()
-	port, err := freePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	kubelet := exec.Command(skiffBin, "kubelet", "--kubeconfig", c.kubeconfig, "--container-runtime-endpoint", sup.Endpoint(),
-		"--port", fmt.Sprint(port), "--address", "127.0.0.1",
-		"--hostname-override", "ctd-node", "--pod-log-dir", filepath.Join(base, "pods"), "--root-dir", filepath.Join(base, "kubelet"))
-	out := lockedBuf{mu: new(sync.Mutex), b: new(bytes.Buffer)}
-	kubelet.Stdout, kubelet.Stderr = out, out
-	if err := kubelet.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- kubelet.Wait() }()
-	t.Cleanup(func() {
-		kubelet.Process.Signal(syscall.SIGINT)
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("skiff kubelet exited with %v after SIGINT", err)
-			}
-		case <-time.After(60 * time.Second):
-			kubelet.Process.Kill()
-			t.Errorf("skiff kubelet did not exit within 60s of SIGINT")
-		}
-		if t.Failed() {
-			out.mu.Lock()
-			t.Logf("skiff kubelet output:\n%s", out.b.String())
-			out.mu.Unlock()
-			log, _ := os.ReadFile(sup.Layout().Log)
-			t.Logf("containerd.log (end):\n%s", tail(string(log), 40))
-		}
-	})
+	n := newRealNode(t, "ctd-node")
+	n.startKubelet(t)
+	k, base, subnet := n.k, n.base, n.subnet
 
 	eventually(t, 60*time.Second, "node ctd-node Ready", func() (bool, string) {
 		o, _, _ := k.run(t, "get", "node", "ctd-node", "--no-headers")
@@ -182,4 +80,156 @@ func tail(s string, n int) string {
 		l = l[len(l)-n:]
 	}
 	return strings.Join(l, "\n")
+}
+
+// realNode is a `skiff up --disable=kubelet` cluster and a node of real
+// containers beside it: a containerd supervised by pkg/containerd (with
+// the pause and busybox:e2e images imported) on a CNI bridge network of
+// the test's own, and `skiff kubelet --container-runtime-endpoint`
+// processes started and stopped by the test.
+type realNode struct {
+	name, base, subnet string
+	sup                *containerd.Supervisor
+	c                  *cluster
+	k                  kc
+	port               int
+
+	kubelet *exec.Cmd
+	done    chan error
+	out     lockedBuf
+}
+
+// newRealNode skips t without containerd, runc, ctr or root.
+func newRealNode(t *testing.T, name string) *realNode {
+	for _, bin := range []string{"containerd", "runc", "ctr"} {
+		if _, err := exec.LookPath(bin); err != nil {
+			t.Skipf("%s is not installed (apt-get install containerd runc containernetworking-plugins): this test runs real containers", bin)
+		}
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("not root: containerd and runc need root here")
+	}
+	t.Parallel()
+	base, err := os.MkdirTemp("", "e2ectd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+
+	// The pod network: the standard bridge and host-local plugins, on a
+	// bridge and subnet of this test's own.
+	id := (os.Getpid() + len(name)*7919) % 100000
+	bridge, subnet := fmt.Sprintf("ske%d", id), fmt.Sprintf("10.252.%d.0/24", id%250)
+	conflist := fmt.Sprintf(`{"cniVersion": "0.4.0", "name": "skiff-e2e", "plugins": [{"type": "bridge", "bridge": %q,
+  "isGateway": true, "ipMasq": false, "ipam": {"type": "host-local", "ranges": [[{"subnet": %q}]],
+  "routes": [{"dst": "0.0.0.0/0"}], "dataDir": %q}}, {"type": "portmap", "capabilities": {"portMappings": true}}]}`,
+		bridge, subnet, filepath.Join(base, "cni", "ipam"))
+	if err := os.MkdirAll(filepath.Join(base, "cni", "net.d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(base, "cni", "net.d", "10-e2e.conflist"), []byte(conflist), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { exec.Command("ip", "link", "del", bridge).Run() })
+
+	// containerd, stopped (with its pods) when the test ends, after the kubelet.
+	sup, err := containerd.New(containerd.Config{Dir: filepath.Join(base, "containerd"), RemovePodsOnStop: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	supDone := make(chan error, 1)
+	go func() { supDone <- sup.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-supDone; err != nil {
+			t.Errorf("containerd: %v", err)
+		}
+	})
+	wctx, wcancel := context.WithTimeout(ctx, time.Minute)
+	defer wcancel()
+	if err := sup.WaitReady(wctx); err != nil {
+		t.Fatal(err)
+	}
+	busybox, err := image.BusyboxImage("", []string{"busybox:e2e"})
+	if err != nil {
+		t.Skip(err)
+	}
+	pause, err := image.PauseImage(runtime.GOARCH)
+	if err != nil {
+		pause = busybox
+		pause.Names, pause.Entrypoint, pause.Cmd = []string{containerd.SandboxImage}, []string{"/bin/sleep", "1000000000"}, nil
+	}
+	archive := filepath.Join(base, "images.tar")
+	f, err := os.Create(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := image.WriteDockerArchive(f, pause, busybox); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if _, err := containerd.ImportImage(ctx, sup.Socket(), archive); err != nil {
+		t.Fatal(err)
+	}
+
+	c := ownCluster(t, "memory", "--disable=kubelet")
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &realNode{name: name, base: base, subnet: subnet, sup: sup, c: c, k: c.k(), port: port,
+		out: lockedBuf{mu: new(sync.Mutex), b: new(bytes.Buffer)}}
+	t.Cleanup(func() {
+		n.stopKubelet(t)
+		if t.Failed() {
+			n.out.mu.Lock()
+			t.Logf("skiff kubelet output:\n%s", n.out.b.String())
+			n.out.mu.Unlock()
+			log, _ := os.ReadFile(sup.Layout().Log)
+			t.Logf("containerd.log (end):\n%s", tail(string(log), 40))
+		}
+	})
+	return n
+}
+
+// startKubelet runs `skiff kubelet` for the node (the same root and log
+// directories every time, as a restarted kubelet has).
+func (n *realNode) startKubelet(t *testing.T) {
+	t.Helper()
+	cmd := exec.Command(skiffBin, "kubelet", "--kubeconfig", n.c.kubeconfig, "--container-runtime-endpoint", n.sup.Endpoint(),
+		"--port", fmt.Sprint(n.port), "--address", "127.0.0.1",
+		"--hostname-override", n.name, "--pod-log-dir", filepath.Join(n.base, "pods"), "--root-dir", filepath.Join(n.base, "kubelet"))
+	cmd.Stdout, cmd.Stderr = n.out, n.out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	n.kubelet, n.done = cmd, make(chan error, 1)
+	go func() { n.done <- cmd.Wait() }()
+	eventually(t, 60*time.Second, "node "+n.name+" Ready", func() (bool, string) {
+		o, _, _ := n.k.run(t, "get", "node", n.name, "--no-headers")
+		f := columns(o)
+		return len(f) >= 2 && f[1] == "Ready", o
+	})
+}
+
+// stopKubelet stops the kubelet with SIGINT (its containers keep running,
+// as upstream's), requiring a clean exit.
+func (n *realNode) stopKubelet(t *testing.T) {
+	t.Helper()
+	if n.kubelet == nil {
+		return
+	}
+	n.kubelet.Process.Signal(syscall.SIGINT)
+	select {
+	case err := <-n.done:
+		if err != nil {
+			t.Errorf("skiff kubelet exited with %v after SIGINT", err)
+		}
+	case <-time.After(60 * time.Second):
+		n.kubelet.Process.Kill()
+		<-n.done
+		t.Errorf("skiff kubelet did not exit within 60s of SIGINT")
+	}
+	n.kubelet = nil
 }
