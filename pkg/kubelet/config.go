@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -359,4 +360,21 @@ func (b *podConfig) hostsFileContent(pod *corev1.Pod, podIPs []string) ([]byte, 
 		}
 	}
 	return []byte(buf.String()), nil
+}
+
+// runtimeHandler is the runtime handler of the pod's RuntimeClass ("":
+// the runtime's default), as upstream's LookupRuntimeHandler.
+func (b *podConfig) runtimeHandler(ctx context.Context, pod *corev1.Pod) (string, error) {
+	if pod.Spec.RuntimeClassName == nil || *pod.Spec.RuntimeClassName == "" || b.Lookups.RuntimeClass == nil {
+		return "", nil
+	}
+	name := *pod.Spec.RuntimeClassName
+	rc, err := b.Lookups.RuntimeClass(ctx, name)
+	if err != nil {
+		if apierrors.IsNotFound(err) {
+			return "", err
+		}
+		return "", fmt.Errorf("failed to lookup RuntimeClass %s: %v", name, err)
+	}
+	return rc.Handler, nil
 }

@@ -67,7 +67,8 @@
 //     (setHostnameAsFQDN), DNS (ClusterFirst/Default/None/
 //     ClusterFirstWithHostNet, dnsConfig merged, resolv.conf limits),
 //     port mappings, host network/PID/IPC namespaces, sysctls, the pod's
-//     summed resources, the log directory. Cgroup parents
+//     summed resources, the log directory; RunPodSandbox gets the handler
+//     of the pod's RuntimeClass. Cgroup parents
 //     (/kubepods/<qos>/pod<uid>) only with Config.CgroupsPerQOS: the
 //     runtime (runc, cgroupfs) creates the directories, the kubelet
 //     writes no pod-level limits and removes the empty directories once

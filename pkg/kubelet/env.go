@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -29,6 +30,9 @@ type Lookups struct {
 	// ServicesSynced reports whether the services have been listed once
 	// (nil: always).
 	ServicesSynced func() bool
+	// RuntimeClass reads a RuntimeClass (its handler goes to the
+	// runtime); nil: every pod runs with the runtime's default handler.
+	RuntimeClass func(ctx context.Context, name string) (*nodev1.RuntimeClass, error)
 }
 
 // envVar is one resolved environment variable.

@@ -12,6 +12,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -336,6 +337,7 @@ func (k *Kubelet) newPodConfig() *podConfig {
 	cms := client.For[*corev1.ConfigMap, *corev1.ConfigMapList](k.cfg.Client)
 	secrets := client.For[*corev1.Secret, *corev1.SecretList](k.cfg.Client)
 	services := k.cfg.Services
+	runtimeClasses := client.For[*nodev1.RuntimeClass, *nodev1.RuntimeClassList](k.cfg.Client)
 	resolv := k.cfg.ResolvConf
 	if resolv == "" {
 		resolv = "/etc/resolv.conf"
@@ -378,6 +380,9 @@ func (k *Kubelet) newPodConfig() *podConfig {
 				return services.Lister().Namespace(ns).List(labels.Everything())
 			},
 			ServicesSynced: services.HasSynced,
+			RuntimeClass: func(ctx context.Context, name string) (*nodev1.RuntimeClass, error) {
+				return runtimeClasses.Get(ctx, name, metav1.GetOptions{})
+			},
 		},
 	}
 }

@@ -1,6 +1,7 @@
 package kubelet
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -157,7 +158,7 @@ func seccompProfile(sc *corev1.SecurityContext, seccompDefault bool, profileRoot
 		return &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_RuntimeDefault}, nil
 	case corev1.SeccompProfileTypeLocalhost:
 		if p.LocalhostProfile == nil || *p.LocalhostProfile == "" {
-			return nil, fmt.Errorf("localhostProfile must be set if seccomp profile type is %q", p.Type)
+			return nil, errors.New("localhostProfile must be set if seccompProfile type is Localhost.")
 		}
 		return &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_Localhost,
 			LocalhostRef: filepath.Join(profileRoot, *p.LocalhostProfile)}, nil

@@ -8,10 +8,12 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/skiff-sh/skiff/pkg/client"
 	"github.com/skiff-sh/skiff/pkg/kubelet/sim"
 )
 
@@ -390,5 +392,23 @@ func TestRemovePodCgroups(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(root, d)); (err == nil) != want {
 			t.Errorf("%s exists: %v, want %v", d, err == nil, want)
 		}
+	}
+}
+
+// The handler of the pod's RuntimeClass goes with RunPodSandbox.
+func TestRuntimeClassHandler(t *testing.T) {
+	h := newHarness(t, sim.Config{})
+	rcs := client.For[*nodev1.RuntimeClass, *nodev1.RuntimeClassList](h.c)
+	if _, err := rcs.Create(h.ctx, &nodev1.RuntimeClass{ObjectMeta: metav1.ObjectMeta{Name: "sandboxed"}, Handler: "kata"}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pod := simplePod("rc", "app")
+	pod.Spec.RuntimeClassName = ptrTo("sandboxed")
+	h.create(t, pod)
+	h.podWhere(t, "rc", 0, isReady)
+	h.cri.mu.Lock()
+	defer h.cri.mu.Unlock()
+	if len(h.cri.sandboxes) != 1 || h.cri.sandboxes[0].RuntimeHandler != "kata" {
+		t.Errorf("sandbox requests %v", h.cri.sandboxes)
 	}
 }

@@ -343,7 +343,11 @@ func (k *Kubelet) execute(ctx context.Context, w *podWorker, pod *corev1.Pod, st
 		if st.SandboxID != "" && st.SandboxReady {
 			k.cfg.Runtime.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: st.SandboxID})
 		}
-		resp, err := k.cfg.Runtime.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: sandboxCfg})
+		handler, err := k.podCfg.runtimeHandler(ctx, pod)
+		var resp *runtimeapi.RunPodSandboxResponse
+		if err == nil {
+			resp, err = k.cfg.Runtime.RunPodSandbox(ctx, &runtimeapi.RunPodSandboxRequest{Config: sandboxCfg, RuntimeHandler: handler})
+		}
 		if err != nil {
 			k.event(pod, "", corev1.EventTypeWarning, "FailedCreatePodSandBox", fmt.Sprintf("Failed to create pod sandbox: %v", err))
 			k.log.Warn("creating sandbox", "pod", klogPod(pod), "err", err)
