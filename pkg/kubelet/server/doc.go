@@ -33,7 +33,8 @@
 //     pods unless Config.NodeStats measures the machine — MachineStats:
 //     the root cgroup's CPU and the host's memory, which
 //     pkg/kubelet/standalone uses), and /metrics
-//     (kubelet_running_pods, kubelet_running_containers,
+//     (kubelet_node_name, kubelet_desired_pods, kubelet_running_pods,
+//     kubelet_running_containers,
 //     kubelet_http_requests_total, Go and process metrics).
 //
 // Authentication and authorization as upstream's kubelet with

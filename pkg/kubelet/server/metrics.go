@@ -27,6 +27,10 @@ var (
 		"[ALPHA] Number of pods that have a running pod sandbox", nil, nil)
 	runningContainersDesc = prometheus.NewDesc("kubelet_running_containers",
 		"[ALPHA] Number of containers currently running", []string{"container_state"}, nil)
+	nodeNameDesc = prometheus.NewDesc("kubelet_node_name",
+		"[ALPHA] The node's name. The count is always 1.", []string{"node"}, nil)
+	desiredPodsDesc = prometheus.NewDesc("kubelet_desired_pods",
+		"[ALPHA] The number of pods the kubelet is being instructed to run. static is true if the pod is not from the apiserver.", []string{"static"}, nil)
 )
 
 func newMetrics(s *Server) *metrics {
@@ -60,6 +64,8 @@ func (m *metrics) serve(w http.ResponseWriter, r *http.Request) { m.handler.Serv
 func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
 	ch <- runningPodsDesc
 	ch <- runningContainersDesc
+	ch <- nodeNameDesc
+	ch <- desiredPodsDesc
 }
 
 // Collect implements prometheus.Collector: pods with a ready sandbox,
@@ -67,6 +73,9 @@ func (m *metrics) Describe(ch chan<- *prometheus.Desc) {
 func (m *metrics) Collect(ch chan<- prometheus.Metric) {
 	ctx := context.Background()
 	rt := m.s.cfg.Runtime
+	ch <- prometheus.MustNewConstMetric(nodeNameDesc, prometheus.GaugeValue, 1, m.s.cfg.NodeName)
+	ch <- prometheus.MustNewConstMetric(desiredPodsDesc, prometheus.GaugeValue, float64(len(m.s.cfg.Host.GetPods())), "false")
+	ch <- prometheus.MustNewConstMetric(desiredPodsDesc, prometheus.GaugeValue, 0, "true")
 	if sbs, err := rt.ListPodSandbox(ctx, &runtimeapi.ListPodSandboxRequest{Filter: &runtimeapi.PodSandboxFilter{
 		State: &runtimeapi.PodSandboxStateValue{State: runtimeapi.PodSandboxState_SANDBOX_READY}}}); err == nil {
 		ch <- prometheus.MustNewConstMetric(runningPodsDesc, prometheus.GaugeValue, float64(len(sbs.GetItems())))

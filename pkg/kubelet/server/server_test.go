@@ -600,7 +600,8 @@ func TestStatsAndMetrics(t *testing.T) {
 		}
 	}
 	code, body = f.get(t, "/metrics")
-	if code != 200 || !strings.Contains(body, "kubelet_running_pods 1") || !strings.Contains(body, `kubelet_running_containers{container_state="running"} 2`) {
+	if code != 200 || !strings.Contains(body, "kubelet_running_pods 1") || !strings.Contains(body, `kubelet_running_containers{container_state="running"} 2`) ||
+		!strings.Contains(body, `kubelet_node_name{node="node-1"} 1`) || !strings.Contains(body, `kubelet_desired_pods{static="false"} 1`) {
 		t.Errorf("/metrics:\n%s", body)
 	}
 	if code, _ := f.get(t, "/logs/"); code != 404 {
