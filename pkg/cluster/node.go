@@ -192,6 +192,10 @@ func (u *Up) planNode(apiServer string, ca *pki.KeyPair, nodeIP string, now time
 	if why == "" { // a real runtime: volumes, logs and the machine's figures
 		kc.PodLogDir, kc.Volumes = filepath.Join(cfg.DataDir, "pod-logs"), &volume.Config{}
 		kc.Machine = kubelet.HostMachine{RootDir: dir}
+		// The node's own usage (metrics-server, kubectl top nodes) and
+		// the host's logs (nodes/log), as upstream's kubelet serves them.
+		srv.NodeStats = server.MachineStats(kubelet.HostMachine{RootDir: dir}, cfg.Clock)
+		srv.SystemLogDir = "/var/log"
 	}
 	if portNote != "" {
 		plan.message += " " + portNote
