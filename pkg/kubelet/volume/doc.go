@@ -46,9 +46,10 @@
 //
 // fsGroup: emptyDir, local PVs and the written volumes get upstream's
 // SetVolumeOwnership (chgrp to fsGroup, g+rw — g+r for read-only volumes —
-// and setgid on directories; fsGroupChangePolicy OnRootMismatch skips it
-// when the root already matches, except for written volumes, which are
-// always walked, as upstream's).
+// and setgid on directories; failures are ignored, as upstream's). Only
+// local PVs honour fsGroupChangePolicy OnRootMismatch (skipped when the
+// root already matches); emptyDir and the written volumes are always
+// walked, as upstream's.
 //
 // Contents are refreshed every ResyncPeriod (1 min, so configMap and
 // secret updates reach running pods within about a minute as upstream's

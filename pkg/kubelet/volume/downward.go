@@ -117,7 +117,7 @@ func resourceFieldValue(fs *corev1.ResourceFieldSelector, pod *corev1.Pod, alloc
 	var c *corev1.Container
 	for _, list := range [][]corev1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
 		for i := range list {
-			if list[i].Name == fs.ContainerName {
+			if c == nil && list[i].Name == fs.ContainerName {
 				c = &list[i]
 			}
 		}
@@ -129,8 +129,10 @@ func resourceFieldValue(fs *corev1.ResourceFieldSelector, pod *corev1.Pod, alloc
 	if divisor.IsZero() {
 		divisor = resource.MustParse("1")
 	}
+	// Upstream's MergeContainerResourceLimits: an unset or zero cpu,
+	// memory or ephemeral-storage limit is the node's allocatable.
 	limit := func(name corev1.ResourceName) resource.Quantity {
-		if q, ok := c.Resources.Limits[name]; ok {
+		if q, ok := c.Resources.Limits[name]; ok && !q.IsZero() {
 			return q
 		}
 		return allocatable[name]
@@ -151,7 +153,7 @@ func resourceFieldValue(fs *corev1.ResourceFieldSelector, pod *corev1.Pod, alloc
 		return bytesString(request(corev1.ResourceEphemeralStorage), divisor), nil
 	}
 	if strings.HasPrefix(fs.Resource, "limits.hugepages-") {
-		return bytesString(limit(corev1.ResourceName(strings.TrimPrefix(fs.Resource, "limits."))), divisor), nil
+		return bytesString(c.Resources.Limits[corev1.ResourceName(strings.TrimPrefix(fs.Resource, "limits."))], divisor), nil
 	}
 	if strings.HasPrefix(fs.Resource, "requests.hugepages-") {
 		return bytesString(request(corev1.ResourceName(strings.TrimPrefix(fs.Resource, "requests."))), divisor), nil

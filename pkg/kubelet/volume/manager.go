@@ -338,9 +338,9 @@ func (m *Manager) setUpEmptyDir(pod *corev1.Pod, v *corev1.Volume) (*volState, e
 	default:
 		return nil, fmt.Errorf("unknown storage medium %q", src.Medium)
 	}
-	sc := pod.Spec.SecurityContext
-	if sc != nil {
-		if err := setVolumeOwnership(dir, sc.FSGroup, sc.FSGroupChangePolicy, false); err != nil {
+	// (upstream's emptyDir ignores fsGroupChangePolicy: always walked)
+	if sc := pod.Spec.SecurityContext; sc != nil {
+		if err := setVolumeOwnership(dir, sc.FSGroup, nil, false); err != nil {
 			return nil, err
 		}
 	}

@@ -9,13 +9,15 @@ import (
 	"syscall"
 )
 
-// mountTmpfs mounts a tmpfs of size bytes (0: the kernel's default) on dir.
+// mountTmpfs mounts a tmpfs of size bytes (0: the kernel's default, half
+// the memory) on dir, with no other option, as upstream's emptyDir (which
+// adds noswap where the kernel has it).
 func mountTmpfs(dir string, size int64) error {
 	opts := ""
 	if size > 0 {
 		opts = "size=" + strconv.FormatInt(size, 10)
 	}
-	return syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_NODEV|syscall.MS_NOSUID, opts)
+	return syscall.Mount("tmpfs", dir, "tmpfs", 0, opts)
 }
 
 func unmount(dir string) error { return syscall.Unmount(dir, 0) }

@@ -178,18 +178,19 @@ func (t *tokenManager) get(ctx context.Context, pod *corev1.Pod, audience string
 }
 
 // requiresRefresh is upstream's rule (without its jitter): a token is
-// refreshed once it is older than 24 h or past 80% of its lifetime.
+// refreshed once it is older than 24 h or within 20% of its lifetime
+// (whole seconds) of its expiry.
 func requiresRefresh(tr *authenticationv1.TokenRequest, now time.Time) bool {
 	if tr.Spec.ExpirationSeconds == nil {
-		return true
+		return false
 	}
+	secs := *tr.Spec.ExpirationSeconds
 	exp := tr.Status.ExpirationTimestamp.Time
-	ttl := time.Duration(*tr.Spec.ExpirationSeconds) * time.Second
-	iat := exp.Add(-ttl)
+	iat := exp.Add(-time.Duration(secs) * time.Second)
 	if now.After(iat.Add(maxTokenTTL)) {
 		return true
 	}
-	return now.After(exp.Add(-ttl * 20 / 100))
+	return now.After(exp.Add(-time.Duration(secs*20/100) * time.Second))
 }
 
 // forget drops the tokens of pod uid.

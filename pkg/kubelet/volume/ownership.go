@@ -37,10 +37,10 @@ func setVolumeOwnership(dir string, fsGroup *int64, policy *corev1.PodFSGroupCha
 	})
 }
 
+// changeFilePermission is upstream's: failures are not errors (upstream
+// logs them and goes on).
 func changeFilePermission(path string, fsGroup int64, readOnly bool, info fs.FileInfo) error {
-	if err := os.Lchown(path, -1, int(fsGroup)); err != nil {
-		return err
-	}
+	_ = os.Lchown(path, -1, int(fsGroup))
 	if info.Mode()&os.ModeSymlink != 0 {
 		return nil
 	}
@@ -51,7 +51,8 @@ func changeFilePermission(path string, fsGroup int64, readOnly bool, info fs.Fil
 	if info.IsDir() {
 		mask |= os.ModeSetgid | execMask
 	}
-	return os.Chmod(path, info.Mode()|mask)
+	_ = os.Chmod(path, info.Mode()|mask)
+	return nil
 }
 
 func requiresPermissionChange(dir string, fsGroup int64, readOnly bool) bool {
@@ -60,18 +61,13 @@ func requiresPermissionChange(dir string, fsGroup int64, readOnly bool) bool {
 		return true
 	}
 	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok || int64(st.Gid) != fsGroup {
-		return true
-	}
-	if fi.IsDir() && fi.Mode()&os.ModeSetgid == 0 {
+	if !ok || int64(st.Gid) != fsGroup || !fi.IsDir() {
 		return true
 	}
 	mask := rwMask
 	if readOnly {
 		mask = roMask
 	}
-	if fi.IsDir() {
-		mask |= execMask
-	}
-	return fi.Mode()&mask != mask
+	mask |= execMask
+	return fi.Mode().Perm()&mask != mask || fi.Mode()&os.ModeSetgid == 0
 }
