@@ -231,9 +231,12 @@ func TestRefresh(t *testing.T) {
 	defer func() { cancel(); <-done }()
 	waitFor(t, "the refresh ticker", func() bool { return h.clk.Waiters() > 0 })
 	h.clk.Step(time.Minute)
-	waitFor(t, "the new contents", func() bool {
+	// (readers see the new files at the ..data swap; the old ones go after)
+	waitFor(t, "the new contents, the old ones gone", func() bool {
 		b, _ := os.ReadFile(filepath.Join(dir, "a"))
-		return string(b) == "one"
+		_, errB := os.Lstat(filepath.Join(dir, "b"))
+		_, errOld := os.Lstat(filepath.Join(dir, old))
+		return string(b) == "one" && os.IsNotExist(errB) && os.IsNotExist(errOld)
 	})
 	if got := readFile(t, filepath.Join(dir, "c")); got != "3" {
 		t.Errorf("c = %q", got)
