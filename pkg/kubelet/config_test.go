@@ -2,6 +2,7 @@ package kubelet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -30,12 +31,20 @@ type recordingRuntime struct {
 	pulls     []*runtimeapi.PullImageRequest
 	statuses  []string // images asked for by ImageStatus
 	pullErr   func(image string) error
+	// sandboxErr fails RunPodSandbox while it returns an error.
+	sandboxErr func() error
 }
 
 func (r *recordingRuntime) RunPodSandbox(ctx context.Context, req *runtimeapi.RunPodSandboxRequest) (*runtimeapi.RunPodSandboxResponse, error) {
 	r.mu.Lock()
 	r.sandboxes = append(r.sandboxes, req)
+	fail := r.sandboxErr
 	r.mu.Unlock()
+	if fail != nil {
+		if err := fail(); err != nil {
+			return nil, err
+		}
+	}
 	return r.Runtime.RunPodSandbox(ctx, req)
 }
 
@@ -239,4 +248,33 @@ func TestTerminationMessage(t *testing.T) {
 	if got := withTerminationMessage(s); got != "runtime says" {
 		t.Errorf("running container: %q", got)
 	}
+}
+
+// A sandbox that could not be created is tried again after 10 s.
+func TestSandboxCreationRetried(t *testing.T) {
+	h := newHarness(t, sim.Config{})
+	failing := true
+	h.cri.mu.Lock()
+	h.cri.sandboxErr = func() error {
+		h.cri.mu.Lock()
+		defer h.cri.mu.Unlock()
+		if failing {
+			return errors.New("failed to set up the pod network: cni not ready")
+		}
+		return nil
+	}
+	h.cri.mu.Unlock()
+	h.create(t, simplePod("retry", "app"))
+	waitFor(t, "the failed sandbox event", func() (bool, error) {
+		for _, e := range h.events() {
+			if e == "Warning FailedCreatePodSandBox Failed to create pod sandbox: failed to set up the pod network: cni not ready" {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	h.cri.mu.Lock()
+	failing = false
+	h.cri.mu.Unlock()
+	h.podWhere(t, "retry", 2*time.Second, isReady)
 }

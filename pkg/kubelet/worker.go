@@ -201,8 +201,9 @@ func (k *Kubelet) syncPod(ctx context.Context, w *podWorker, pod *corev1.Pod, re
 		next = r
 	}
 	// A container that could not start is tried again after the pod
-	// workers' back-off (upstream's 10 s).
-	if (len(w.waiting) > 0 || mountErr != nil) && !podIsDone(pod) && (next == 0 || next > syncErrorBackOff) {
+	// workers' back-off (upstream's 10 s); so is a sandbox that could not
+	// be created.
+	if (len(w.waiting) > 0 || mountErr != nil || acts.CreateSandbox) && !podIsDone(pod) && (next == 0 || next > syncErrorBackOff) {
 		next = syncErrorBackOff
 	}
 	if pod.DeletionTimestamp != nil && !w.deleted && !anyActive(st) {
