@@ -40,9 +40,15 @@ type Config struct {
 	Logger   *slog.Logger
 	// NodeLabels are added to the node's well-known labels.
 	NodeLabels map[string]string
-	// Capacity of the node (default cpu 8, memory 32Gi, pods 110,
-	// ephemeral-storage 100Gi); allocatable is the same.
+	// Capacity of the node; empty: what Config.Machine measures when it
+	// can (HostMachine: CPUs, MemTotal, the root directory's filesystem,
+	// 110 pods), else cpu 8, memory 32Gi, pods 110, ephemeral-storage
+	// 100Gi (simulated nodes). Allocatable is capacity less Reserved and
+	// the hard eviction thresholds of memory and nodefs, as upstream's.
 	Capacity corev1.ResourceList
+	// Reserved is subtracted from capacity for allocatable (upstream's
+	// --kube-reserved plus --system-reserved).
+	Reserved corev1.ResourceList
 	// NodeIP is the node's InternalIP (default 127.0.0.1).
 	NodeIP string
 	// KubeletPort is the port of the kubelet's HTTPS API the node reports
@@ -150,6 +156,10 @@ type Kubelet struct {
 	leases *client.Typed[*coordinationv1.Lease, *coordinationv1.LeaseList]
 
 	ownSource *InformerPodSource // when Config.PodSource is nil
+
+	hostOnce     sync.Once
+	hostCapacity corev1.ResourceList    // measured by Config.Machine
+	hostInfo     *corev1.NodeSystemInfo // read from Config.Machine
 
 	mu             sync.Mutex
 	workers        map[types.UID]*podWorker
@@ -351,6 +361,7 @@ func (k *Kubelet) newPodConfig() *podConfig {
 		seccompRoot = filepath.Join(defaultRootDir(k.cfg.RootDir), "seccomp")
 	}
 	capacity := k.capacity()
+	allocatable := k.allocatable(capacity)
 	var podDir func(types.UID) string
 	if k.volumes != nil {
 		podDir = k.volumes.PodDir // the volume manager removes it with the pod
@@ -366,7 +377,7 @@ func (k *Kubelet) newPodConfig() *podConfig {
 		CgroupsPerQOS:      k.cfg.CgroupsPerQOS,
 		NodeName:           k.cfg.NodeName,
 		HostIPs:            []string{k.cfg.NodeIP},
-		Allocatable:        capacity,
+		Allocatable:        allocatable,
 		PodLogDir:          k.cfg.PodLogDir,
 		Mounts:             k.cfg.Mounts,
 		Lookups: Lookups{

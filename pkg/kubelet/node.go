@@ -29,9 +29,28 @@ func DefaultCapacity() corev1.ResourceList {
 	}
 }
 
+// capacity is Config.Capacity, else what a machine that knows its own
+// reports (measured once, at the first call), else DefaultCapacity.
 func (k *Kubelet) capacity() corev1.ResourceList {
 	if len(k.cfg.Capacity) > 0 {
 		return k.cfg.Capacity.DeepCopy()
+	}
+	k.hostOnce.Do(func() {
+		if m, ok := k.cfg.Machine.(capacityOf); ok {
+			c, err := m.Capacity(context.Background())
+			if err != nil {
+				k.log.Warn("measuring the machine's capacity; the node reports the default", "err", err)
+				return
+			}
+			k.hostCapacity = c
+		}
+		if m, ok := k.cfg.Machine.(systemInfoOf); ok {
+			info := m.SystemInfo()
+			k.hostInfo = &info
+		}
+	})
+	if k.hostCapacity != nil {
+		return k.hostCapacity.DeepCopy()
 	}
 	return DefaultCapacity()
 }
@@ -88,12 +107,23 @@ func idFor(kind, name string) string {
 // kept for unchanged conditions).
 func (k *Kubelet) nodeStatus(ctx context.Context, old *corev1.Node, now time.Time) corev1.NodeStatus {
 	capacity := k.capacity()
-	s := corev1.NodeStatus{Capacity: capacity, Allocatable: capacity.DeepCopy(), Phase: "",
+	s := corev1.NodeStatus{Capacity: capacity, Allocatable: k.allocatable(capacity), Phase: "",
 		Addresses:       []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: k.cfg.NodeIP}, {Type: corev1.NodeHostName, Address: k.cfg.NodeName}},
 		DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: k.cfg.KubeletPort}},
 		NodeInfo: corev1.NodeSystemInfo{MachineID: idFor("machine", k.cfg.NodeName), SystemUUID: idFor("system", k.cfg.NodeName),
 			BootID: idFor("boot", k.cfg.NodeName), KernelVersion: "", OSImage: "skiff " + k.runtimeID, OperatingSystem: "linux",
 			Architecture: goruntime.GOARCH, ContainerRuntimeVersion: k.runtimeID + "://" + k.runtimeVersion, KubeletVersion: Version},
+	}
+	if h := k.hostInfo; h != nil {
+		for _, f := range []struct {
+			dst *string
+			v   string
+		}{{&s.NodeInfo.MachineID, h.MachineID}, {&s.NodeInfo.SystemUUID, h.SystemUUID},
+			{&s.NodeInfo.BootID, h.BootID}, {&s.NodeInfo.KernelVersion, h.KernelVersion}, {&s.NodeInfo.OSImage, h.OSImage}} {
+			if f.v != "" {
+				*f.dst = f.v
+			}
+		}
 	}
 	if imgs, err := k.cfg.Images.ListImages(ctx, &runtimeapi.ListImagesRequest{}); err == nil {
 		for i, img := range imgs.Images {

@@ -36,7 +36,7 @@ func (k *Kubelet) newVolumeManager() (*volume.Manager, error) {
 		vc.Logger = k.log
 	}
 	if vc.NodeAllocatable == nil {
-		vc.NodeAllocatable = k.capacity()
+		vc.NodeAllocatable = k.allocatable(k.capacity())
 	}
 	return volume.New(vc)
 }
