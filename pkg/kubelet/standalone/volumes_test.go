@@ -95,7 +95,7 @@ func TestVolumesOnContainerd(t *testing.T) {
 	root := filepath.Join(base, "kubelet")
 	go func() {
 		kDone <- Run(kctx, Config{Client: c, Endpoint: sup.Endpoint(), Events: true,
-			Kubelet: kubelet.Config{NodeName: "node-1", PodLogDir: filepath.Join(base, "pods"), RootDir: root, Volumes: &volume.Config{}}})
+			Kubelet: kubelet.Config{NodeName: "node-1", PodLogDir: filepath.Join(base, "pods"), RootDir: root, Volumes: &volume.Config{ResyncPeriod: time.Second}}})
 	}()
 
 	cms := client.For[*corev1.ConfigMap, *corev1.ConfigMapList](c).Namespace("default")
@@ -183,6 +183,40 @@ func TestVolumesOnContainerd(t *testing.T) {
 		_, serr := os.Stat(filepath.Join(root, "pods", string(created.UID)))
 		return apierrors.IsNotFound(err) && os.IsNotExist(serr)
 	}, nil)
+
+	// A running container sees a configMap update through its mount of
+	// the volume directory (the ..data swap), within a resync period (1 s
+	// here, 1 min by default).
+	watcher := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "watcher"}, Spec: corev1.PodSpec{
+		NodeName: "node-1", TerminationGracePeriodSeconds: &grace, AutomountServiceAccountToken: new(bool),
+		Volumes: []corev1.Volume{{Name: "cfg", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}}}}},
+		Containers: []corev1.Container{{Name: "main", Image: "busybox:test",
+			Command:      []string{"/bin/sh", "-c", "while true; do cat /etc/cfg/greeting; echo; sleep 0.2; done"},
+			VolumeMounts: []corev1.VolumeMount{{Name: "cfg", MountPath: "/etc/cfg"}}}}}}
+	if _, err := pods.Create(ctx, watcher, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	watcherLog := func() string {
+		logs, _ := filepath.Glob(filepath.Join(base, "pods", "default_watcher_*", "main", "0.log"))
+		if len(logs) != 1 {
+			return ""
+		}
+		b, _ := os.ReadFile(logs[0])
+		return string(b)
+	}
+	waitFor(t, 60*time.Second, "the watcher to print the greeting", func() bool { return strings.Contains(watcherLog(), " hello\n") }, nil)
+	cm, err := cms.Get(ctx, "cfg", metav1.GetOptions{})
+	must(t, err)
+	cm.Data["greeting"] = "bonjour"
+	_, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
+	must(t, err)
+	waitFor(t, 30*time.Second, "the watcher to see the update", func() bool { return strings.Contains(watcherLog(), " bonjour\n") }, func() any { return watcherLog() })
+	must(t, pods.Delete(ctx, "watcher", metav1.DeleteOptions{}))
+	waitFor(t, 60*time.Second, "pod watcher gone", func() bool {
+		_, err := pods.Get(ctx, "watcher", metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	}, nil)
+
 	if mi, err := os.ReadFile("/proc/self/mountinfo"); err == nil && strings.Contains(string(mi), root) {
 		t.Errorf("mounts left under %s", root)
 	}
