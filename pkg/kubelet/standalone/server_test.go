@@ -227,11 +227,14 @@ func TestKubectlThroughTheKubeletOnContainerd(t *testing.T) {
 		return err == nil && len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].RestartCount >= 1 &&
 			p.Status.ContainerStatuses[0].LastTerminationState.Terminated != nil
 	}, nil)
-	prev, err := kubectl("", "logs", "crasher", "--previous")
-	cur, err2 := kubectl("", "logs", "crasher")
-	if err != nil || err2 != nil || !strings.HasPrefix(prev, "run at ") || !strings.HasPrefix(cur, "run at ") || prev == cur {
-		t.Errorf("kubectl logs --previous %q (%v), current %q (%v)", prev, err, cur, err2)
-	}
+	// (the current run may not have printed yet: asked again until it has)
+	var prev, cur string
+	var err2 error
+	waitFor(t, 30*time.Second, "kubectl logs --previous and the current run's log", func() bool {
+		prev, err = kubectl("", "logs", "crasher", "--previous")
+		cur, err2 = kubectl("", "logs", "crasher")
+		return err == nil && err2 == nil && strings.HasPrefix(prev, "run at ") && strings.HasPrefix(cur, "run at ") && prev != cur
+	}, func() any { return fmt.Sprintf("previous %q (%v), current %q (%v)", prev, err, cur, err2) })
 
 	// port-forward to the pod's 8080.
 	pfl, err := net.Listen("tcp", "127.0.0.1:0")
