@@ -269,9 +269,12 @@ func (k *Kubelet) leaseLoop(ctx context.Context) {
 			k.log.Warn("renewing node lease", "err", err)
 		}
 	}
-	renew()
+	// The ticker is armed before the first renewal, so that once the
+	// lease exists its next renewal is scheduled (tests step the clock
+	// as soon as they see the lease).
 	t := k.clock.NewTicker(interval)
 	defer t.Stop()
+	renew()
 	for {
 		select {
 		case <-ctx.Done():
