@@ -14,13 +14,13 @@
 //     whose size is the node's allocatable memory, the pod's memory limit
 //     or the volume's sizeLimit, whichever is lowest (upstream's
 //     calculateEmptyDirMemorySize). sizeLimit of a disk emptyDir is not
-//     enforced here: upstream enforces it by eviction (the eviction
-//     manager's local storage accounting), which is the eviction
-//     manager's concern.
+//     enforced here: as upstream's, the eviction manager
+//     (pkg/kubelet/eviction's local storage limits) evicts the pod.
 //   - hostPath: the host path itself, with upstream's type checks and
 //     messages (DirectoryOrCreate makes the directory 0755, FileOrCreate
 //     the file 0644; Directory, File, Socket, CharDevice, BlockDevice
-//     must exist and be one).
+//     must exist and be one); a path with ".." is refused (invalid
+//     HostPath).
 //   - configMap, secret, downwardAPI, projected (configMap, secret,
 //     downwardAPI and serviceAccountToken sources; clusterTrustBundle and
 //     podCertificate are refused with an error): files written atomically
