@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,7 +30,9 @@ import (
 // Ready once node IPAM gave it a pod CIDR of --cluster-cidr), renews its
 // Lease, runs a Deployment's pods with IPs of that CIDR (their env read
 // from a secret and a configmap of theirs), records events and deletes a
-// deleted pod at the end — and none of its requests is refused.
+// deleted pod at the end — and none of its requests is refused. With its
+// kubeconfig, a service account token bound to its pod is granted, one
+// for another node's pod refused.
 func TestUpNodeWithNodeAuthorizer(t *testing.T) {
 	dir := t.TempDir()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -134,6 +137,44 @@ func TestUpNodeWithNodeAuthorizer(t *testing.T) {
 		}
 		return n == 2, strings.Join(got, ", ")
 	})
+	// What the kubelet's volume manager asks for a pod's service account
+	// token volume: a token bound to a pod of its own node; none for a
+	// pod of another node (the Node authorizer's graph).
+	kcfg, err := client.LoadKubeconfig(filepath.Join(dir, "kubelet.kubeconfig"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeletClient, err := client.New(kcfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine, err := pods.Get(ctx, first, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := pods.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "elsewhere"},
+		Spec: corev1.PodSpec{NodeName: "other-node", Containers: []corev1.Container{{Name: "c", Image: "nginx"}}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokenFor := func(p *corev1.Pod) error {
+		req := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3607),
+			BoundObjectRef: &authenticationv1.BoundObjectReference{APIVersion: "v1", Kind: "Pod", Name: p.Name, UID: p.UID}}}
+		return client.For[*corev1.ServiceAccount, *corev1.ServiceAccountList](kubeletClient).Namespace(ns).Subresource(ctx, "default", "token", req, &authenticationv1.TokenRequest{})
+	}
+	if err := tokenFor(mine); err != nil {
+		t.Errorf("the kubelet's token for its pod %s: %v", mine.Name, err)
+	}
+	if err := tokenFor(other); !apierrors.IsForbidden(err) {
+		t.Errorf("the kubelet's token for another node's pod: %v, want Forbidden", err)
+	}
+	if _, err := client.For[*corev1.Secret, *corev1.SecretList](kubeletClient).Namespace(ns).Get(ctx, "s", metav1.GetOptions{}); err != nil {
+		t.Errorf("the kubelet reads its pods' secret: %v", err)
+	}
+	if err := pods.Delete(ctx, other.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+		t.Fatal(err)
+	}
+
 	if err := pods.Delete(ctx, first, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +195,12 @@ func TestUpNodeWithNodeAuthorizer(t *testing.T) {
 		return false, fmt.Sprint(len(l.Items), " events")
 	})
 	var refused []string
+	expected := 1 // the token for another node's pod
 	for _, f := range forbidden() {
+		if expected > 0 && strings.HasPrefix(f.User, "system:node:") && strings.Contains(f.URI, "/serviceaccounts/default/token") {
+			expected--
+			continue
+		}
 		if strings.HasPrefix(f.User, "system:node:") {
 			refused = append(refused, f.String())
 		}
