@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -179,6 +181,8 @@ type kubeletServing struct {
 	anonymous         bool
 	authzMode         string
 	tokenWebhook      bool
+	healthzPort       int
+	healthzAddress    string
 }
 
 func (s *kubeletServing) addFlags(f *pflag.FlagSet) {
@@ -191,6 +195,8 @@ func (s *kubeletServing) addFlags(f *pflag.FlagSet) {
 	f.BoolVar(&s.anonymous, "anonymous-auth", false, "Let requests without credentials in as system:anonymous.")
 	f.StringVar(&s.authzMode, "authorization-mode", "Webhook", "Webhook (SubjectAccessReview through the API server) or AlwaysAllow.")
 	f.BoolVar(&s.tokenWebhook, "authentication-token-webhook", true, "Authenticate bearer tokens with TokenReview through the API server.")
+	f.IntVar(&s.healthzPort, "healthz-port", 10248, "The port of the unauthenticated plain-HTTP /healthz; 0 disables it.")
+	f.StringVar(&s.healthzAddress, "healthz-bind-address", "127.0.0.1", "The IP address for the healthz server to serve on.")
 }
 
 // config is the server configuration of the flags; c reviews, cc's CA is
@@ -200,6 +206,9 @@ func (s *kubeletServing) config(c *client.Client, cc *client.Config) (*server.Co
 		return nil, errors.New("--tls-cert-file and --tls-private-key-file go together")
 	}
 	sc := &server.Config{Address: s.address, Port: s.port, TLSCertFile: s.certFile, TLSKeyFile: s.keyFile, CertDirectory: s.certDir, Anonymous: s.anonymous}
+	if s.healthzPort != 0 {
+		sc.HealthzAddress = net.JoinHostPort(s.healthzAddress, strconv.Itoa(s.healthzPort))
+	}
 	caPEM := cc.CAData
 	if s.clientCAFile != "" || len(caPEM) == 0 && cc.CAFile != "" {
 		path := s.clientCAFile

@@ -45,7 +45,8 @@
 // configuration's default that kubeadm uses); no user is a 401
 // "Unauthorized" — on every path, /healthz included (upstream installs its
 // auth filter on the whole :10250 server; the unauthenticated health port
-// is a separate listener, :10248, which skiff does not serve). Then
+// is a separate plain-HTTP listener, Config.HealthzAddress, upstream's
+// 127.0.0.1:10248, serving /healthz only). Then
 // SubjectAccessReviews (NewWebhook; allowed cached 5 min, denied 30 s)
 // with upstream's attributes: verb from the HTTP method (GET get, POST
 // create, PUT update, PATCH patch, DELETE delete), resource nodes, name

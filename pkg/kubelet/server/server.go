@@ -78,6 +78,13 @@ type Config struct {
 	// authorization.mode Webhook: NewWebhook); nil is AlwaysAllow.
 	Authorizer Authorizer
 
+	// HealthzAddress, when set (host:port, upstream's
+	// --healthz-bind-address and --healthz-port, 127.0.0.1:10248), serves
+	// /healthz over plain HTTP without authentication, as upstream's
+	// kubelet does for local liveness checks; failing to listen there is
+	// logged, not fatal (as upstream's).
+	HealthzAddress string
+
 	// SystemLogDir, when set, is served under /logs/ (upstream's
 	// enableSystemLogHandler over /var/log; authorized as nodes/log).
 	SystemLogDir string
@@ -133,8 +140,28 @@ func New(cfg Config) (*Server, error) {
 // authorization (tests serve it with httptest's TLS server).
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// Run serves HTTPS until ctx ends.
-func (s *Server) Run(ctx context.Context) error { return s.serve(ctx, s.handler) }
+// Run serves HTTPS (and the plain health port) until ctx ends.
+func (s *Server) Run(ctx context.Context) error {
+	if s.cfg.HealthzAddress != "" {
+		go s.serveHealthzPort(ctx)
+	}
+	return s.serve(ctx, s.handler)
+}
+
+// serveHealthzPort serves /healthz on HealthzAddress until ctx ends.
+func (s *Server) serveHealthzPort(ctx context.Context) {
+	ln, err := net.Listen("tcp", s.cfg.HealthzAddress)
+	if err != nil {
+		s.log.Error("Failed to start healthz server", "address", s.cfg.HealthzAddress, "err", err)
+		return
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", s.serveHealthz)
+	mux.HandleFunc("/healthz/", s.serveHealthz)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { <-ctx.Done(); srv.Close() }()
+	_ = srv.Serve(ln)
+}
 
 // serve serves h on the server's listener (Listener, else Address:Port)
 // with its certificate until ctx ends.
