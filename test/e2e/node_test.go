@@ -54,6 +54,9 @@ func TestSkiffUpNode(t *testing.T) {
 		return n == 3, out
 	})
 
+	// Its kubelet API, through the API server.
+	wantEqual(t, "node proxy healthz", k.ok(t, "get", "--raw", "/api/v1/nodes/"+name+"/proxy/healthz"), "ok")
+
 	// The node's identity and what NodeRestriction leaves it.
 	kubelet := []string{"--kubeconfig", filepath.Join(c.dataDir, "kubelet.kubeconfig")}
 	out := k.ok(t, append(kubelet, "auth", "whoami", "-o", "jsonpath={.status.userInfo.username} {.status.userInfo.groups}")...)
