@@ -19,7 +19,8 @@ import (
 // in X-Remote-User.
 func TestAggregatedMetricsAPI(t *testing.T) {
 	t.Parallel()
-	c := ownCluster(t, "memory", "--disable=scheduler,controller-manager")
+	// Without skiff's own metrics-server: this test serves metrics.k8s.io.
+	c := ownCluster(t, "memory", "--disable=scheduler,controller-manager,metrics-server")
 	k := c.k()
 
 	frontProxyCA, err := os.ReadFile(filepath.Join(c.dataDir, "pki", "front-proxy-ca.crt"))

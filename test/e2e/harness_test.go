@@ -303,7 +303,10 @@ func shared(t *testing.T) *cluster {
 			// No node of its own: the shared cluster's tests play the
 			// kubelet themselves (pod status through the API) or create
 			// Node objects; skiff up's node has tests of its own.
-			c.extraArgs = []string{"--disable=kubelet"}
+			// Without a node metrics-server has nothing to scrape: it
+			// is left out too, and the HPA says there is no metrics
+			// API, as upstream's without one.
+			c.extraArgs = []string{"--disable=kubelet,metrics-server"}
 			err = c.start()
 		}
 		sharedCluster, sharedErr = c, err

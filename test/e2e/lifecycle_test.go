@@ -43,7 +43,8 @@ func TestRestart(t *testing.T) {
 	t.Parallel()
 	// Without controllers, which would keep writing (pods, status) while
 	// the deployment settles: this is about what storage keeps.
-	c := ownCluster(t, "etcd", "--disable=controller-manager,kubelet")
+	// (Nor the metrics-server: it points its Service at a new port each start.)
+	c := ownCluster(t, "etcd", "--disable=controller-manager,kubelet,metrics-server")
 	k := c.k()
 	const ns = "e2e-restart"
 	setupApp(t, c, ns)
