@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -19,7 +18,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/skiff-sh/skiff/pkg/client"
-	"github.com/skiff-sh/skiff/pkg/containerd"
 	"github.com/skiff-sh/skiff/pkg/kubelet"
 	"github.com/skiff-sh/skiff/pkg/kubelet/server"
 	"github.com/skiff-sh/skiff/pkg/testenv"
@@ -36,79 +34,15 @@ func TestKubectlThroughTheKubeletOnContainerd(t *testing.T) {
 			t.Skipf("%s is not installed: this test runs a real containerd and kubectl", bin)
 		}
 	}
-	if os.Geteuid() != 0 {
-		t.Skip("not root: containerd and runc need root here")
-	}
-	if testing.Short() {
-		t.Skip("-short: this test runs a real containerd")
-	}
-	base, err := os.MkdirTemp("", "ctk")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := os.RemoveAll(base); err != nil {
-			t.Errorf("removing %s: %v", base, err)
-		}
-	})
-	env := testenv.StartT(t, testenv.Config{RBAC: true})
-	if err := env.EnsureServiceAccount(context.Background(), "default", "default"); err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(&client.Config{Host: env.URL, CAData: env.CAData, CertData: env.CertData, KeyData: env.KeyData, QPS: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	bridge, subnet := fmt.Sprintf("skk%d", os.Getpid()%100000), fmt.Sprintf("10.252.%d.0/24", os.Getpid()%250)
-	conflist := fmt.Sprintf(`{"cniVersion": "0.4.0", "name": "skiff-test", "plugins": [{"type": "bridge", "bridge": %q,
-  "isGateway": true, "ipMasq": false, "ipam": {"type": "host-local", "ranges": [[{"subnet": %q}]],
-  "routes": [{"dst": "0.0.0.0/0"}], "dataDir": %q}}]}`, bridge, subnet, filepath.Join(base, "cni", "ipam"))
-	must(t, os.MkdirAll(filepath.Join(base, "cni", "net.d"), 0o755))
-	must(t, os.WriteFile(filepath.Join(base, "cni", "net.d", "10-test.conflist"), []byte(conflist), 0o644))
-	t.Cleanup(func() { exec.Command("ip", "link", "del", bridge).Run() })
-
-	sup, err := containerd.New(containerd.Config{Dir: filepath.Join(base, "containerd"), RemovePodsOnStop: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	supDone, kDone := make(chan error, 1), make(chan error, 1)
-	go func() { supDone <- sup.Run(ctx) }()
-	kctx, kcancel := context.WithCancel(ctx)
-	t.Cleanup(func() {
-		kcancel()
-		if err := <-kDone; err != nil {
-			t.Errorf("kubelet: %v", err)
-		}
-		cancel()
-		if err := <-supDone; err != nil {
-			t.Errorf("containerd: %v", err)
-		}
-	})
-	wctx, wcancel := context.WithTimeout(ctx, time.Minute)
-	defer wcancel()
-	if err := sup.WaitReady(wctx); err != nil {
-		kDone <- nil
-		t.Fatal(err)
-	}
-	writeImages(t, filepath.Join(base, "images.tar"))
-	if _, err := containerd.ImportImage(ctx, sup.Socket(), filepath.Join(base, "images.tar")); err != nil {
-		kDone <- nil
-		t.Fatal(err)
-	}
+	r := newRealRuntime(t, testenv.Config{RBAC: true})
+	c, base, ctx, env := r.c, r.base, r.ctx, r.env
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		kDone <- nil
-		t.Fatal(err)
-	}
+	must(t, err)
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(env.CAData)
 	wh := server.NewWebhook(c, nil)
-	go func() {
-		kDone <- Run(kctx, Config{Client: c, Endpoint: sup.Endpoint(),
-			Kubelet: kubelet.Config{NodeName: "node-1", PodLogDir: filepath.Join(base, "pods"), RootDir: filepath.Join(base, "kubelet")},
-			Server:  &server.Config{Listener: ln, ClientCA: pool, Authenticator: wh, Authorizer: wh}})
-	}()
+	r.runKubelet(t, Config{Kubelet: kubelet.Config{NodeName: "node-1", PodLogDir: filepath.Join(base, "pods"), RootDir: filepath.Join(base, "kubelet")},
+		Server: &server.Config{Listener: ln, ClientCA: pool, Authenticator: wh, Authorizer: wh}})
 
 	pods := client.For[*corev1.Pod, *corev1.PodList](c).Namespace("default")
 	grace := int64(1)

@@ -2,10 +2,8 @@ package standalone
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -39,79 +37,10 @@ func TestRunRefusesAMissingRuntime(t *testing.T) {
 // echoes and exits (Succeeded), one that runs (with a pod IP) until it is
 // deleted.
 func TestKubeletOnContainerd(t *testing.T) {
-	for _, bin := range []string{"containerd", "runc", "ctr"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("%s is not installed (apt-get install containerd runc): this test runs a real containerd", bin)
-		}
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("not root: containerd and runc need root here")
-	}
-	if testing.Short() {
-		t.Skip("-short: this test runs a real containerd")
-	}
-	base, err := os.MkdirTemp("", "ctd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := os.RemoveAll(base); err != nil {
-			t.Errorf("removing %s: %v", base, err)
-		}
-	})
-
-	env := testenv.StartT(t, testenv.Config{})
-	if err := env.EnsureServiceAccount(context.Background(), "default", "default"); err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(&client.Config{Host: env.URL, CAData: env.CAData, CertData: env.CertData, KeyData: env.KeyData, QPS: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	// Pod networking: the standard bridge and host-local plugins, on a
-	// bridge and subnet of this test's own (removed at the end).
-	bridge, subnet := fmt.Sprintf("skt%d", os.Getpid()%100000), fmt.Sprintf("10.251.%d.0/24", os.Getpid()%250)
-	conflist := fmt.Sprintf(`{"cniVersion": "0.4.0", "name": "skiff-test", "plugins": [{"type": "bridge", "bridge": %q,
-  "isGateway": true, "ipMasq": false, "ipam": {"type": "host-local", "ranges": [[{"subnet": %q}]],
-  "routes": [{"dst": "0.0.0.0/0"}], "dataDir": %q}}]}`, bridge, subnet, filepath.Join(base, "cni", "ipam"))
-	must(t, os.MkdirAll(filepath.Join(base, "cni", "net.d"), 0o755))
-	must(t, os.WriteFile(filepath.Join(base, "cni", "net.d", "10-test.conflist"), []byte(conflist), 0o644))
-	t.Cleanup(func() { exec.Command("ip", "link", "del", bridge).Run() })
-
-	sup, err := containerd.New(containerd.Config{Dir: filepath.Join(base, "containerd"), RemovePodsOnStop: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	supDone, kDone := make(chan error, 1), make(chan error, 1)
-	go func() { supDone <- sup.Run(ctx) }()
-	kctx, kcancel := context.WithCancel(ctx)
-	t.Cleanup(func() {
-		kcancel()
-		if err := <-kDone; err != nil {
-			t.Errorf("kubelet: %v", err)
-		}
-		cancel()
-		if err := <-supDone; err != nil {
-			t.Errorf("containerd: %v", err)
-		}
-	})
-	wctx, wcancel := context.WithTimeout(ctx, time.Minute)
-	defer wcancel()
-	if err := sup.WaitReady(wctx); err != nil {
-		kDone <- nil
-		t.Fatal(err)
-	}
-	writeImages(t, filepath.Join(base, "images.tar"))
-	if _, err := containerd.ImportImage(ctx, sup.Socket(), filepath.Join(base, "images.tar")); err != nil {
-		kDone <- nil
-		t.Fatal(err)
-	}
-	go func() {
-		kDone <- Run(kctx, Config{Client: c, Endpoint: sup.Endpoint(), Events: true,
-			Kubelet: kubelet.Config{NodeName: "node-1", PodLogDir: filepath.Join(base, "pods")}})
-	}()
+	r := newRealRuntime(t, testenv.Config{})
+	c, base, ctx, subnet := r.c, r.base, r.ctx, r.subnet
+	r.runKubelet(t, Config{Events: true,
+		Kubelet: kubelet.Config{NodeName: "node-1", PodLogDir: filepath.Join(base, "pods")}})
 
 	pods := client.For[*corev1.Pod, *corev1.PodList](c).Namespace("default")
 	grace := int64(1)

@@ -1,10 +1,7 @@
 package standalone
 
 import (
-	"context"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/skiff-sh/skiff/pkg/client"
-	"github.com/skiff-sh/skiff/pkg/containerd"
 	"github.com/skiff-sh/skiff/pkg/kubelet"
 	"github.com/skiff-sh/skiff/pkg/kubelet/volume"
 	"github.com/skiff-sh/skiff/pkg/testenv"
@@ -27,76 +23,11 @@ import (
 // service account token, a Memory emptyDir (a tmpfs) and a hostPath it
 // writes to; once deleted, its directory and tmpfs are gone.
 func TestVolumesOnContainerd(t *testing.T) {
-	for _, bin := range []string{"containerd", "runc", "ctr"} {
-		if _, err := exec.LookPath(bin); err != nil {
-			t.Skipf("%s is not installed (apt-get install containerd runc): this test runs a real containerd", bin)
-		}
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("not root: containerd and runc need root here")
-	}
-	if testing.Short() {
-		t.Skip("-short: this test runs a real containerd")
-	}
-	base, err := os.MkdirTemp("", "ctv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := os.RemoveAll(base); err != nil {
-			t.Errorf("removing %s: %v", base, err)
-		}
-	})
-	env := testenv.StartT(t, testenv.Config{})
-	if err := env.EnsureServiceAccount(context.Background(), "default", "default"); err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(&client.Config{Host: env.URL, CAData: env.CAData, CertData: env.CertData, KeyData: env.KeyData, QPS: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	bridge, subnet := fmt.Sprintf("skv%d", os.Getpid()%100000), fmt.Sprintf("10.252.%d.0/24", os.Getpid()%250)
-	conflist := fmt.Sprintf(`{"cniVersion": "0.4.0", "name": "skiff-test", "plugins": [{"type": "bridge", "bridge": %q,
-  "isGateway": true, "ipMasq": false, "ipam": {"type": "host-local", "ranges": [[{"subnet": %q}]],
-  "routes": [{"dst": "0.0.0.0/0"}], "dataDir": %q}}]}`, bridge, subnet, filepath.Join(base, "cni", "ipam"))
-	must(t, os.MkdirAll(filepath.Join(base, "cni", "net.d"), 0o755))
-	must(t, os.WriteFile(filepath.Join(base, "cni", "net.d", "10-test.conflist"), []byte(conflist), 0o644))
-	t.Cleanup(func() { exec.Command("ip", "link", "del", bridge).Run() })
-
-	sup, err := containerd.New(containerd.Config{Dir: filepath.Join(base, "containerd"), RemovePodsOnStop: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	supDone, kDone := make(chan error, 1), make(chan error, 1)
-	go func() { supDone <- sup.Run(ctx) }()
-	kctx, kcancel := context.WithCancel(ctx)
-	t.Cleanup(func() {
-		kcancel()
-		if err := <-kDone; err != nil {
-			t.Errorf("kubelet: %v", err)
-		}
-		cancel()
-		if err := <-supDone; err != nil {
-			t.Errorf("containerd: %v", err)
-		}
-	})
-	wctx, wcancel := context.WithTimeout(ctx, time.Minute)
-	defer wcancel()
-	if err := sup.WaitReady(wctx); err != nil {
-		kDone <- nil
-		t.Fatal(err)
-	}
-	writeImages(t, filepath.Join(base, "images.tar"))
-	if _, err := containerd.ImportImage(ctx, sup.Socket(), filepath.Join(base, "images.tar")); err != nil {
-		kDone <- nil
-		t.Fatal(err)
-	}
+	r := newRealRuntime(t, testenv.Config{})
+	c, base, ctx := r.c, r.base, r.ctx
 	root := filepath.Join(base, "kubelet")
-	go func() {
-		kDone <- Run(kctx, Config{Client: c, Endpoint: sup.Endpoint(), Events: true,
-			Kubelet: kubelet.Config{NodeName: "node-1", PodLogDir: filepath.Join(base, "pods"), RootDir: root, Volumes: &volume.Config{ResyncPeriod: time.Second}}})
-	}()
+	r.runKubelet(t, Config{Events: true,
+		Kubelet: kubelet.Config{NodeName: "node-1", PodLogDir: filepath.Join(base, "pods"), RootDir: root, Volumes: &volume.Config{ResyncPeriod: time.Second}}})
 
 	cms := client.For[*corev1.ConfigMap, *corev1.ConfigMapList](c).Namespace("default")
 	for name, data := range map[string]map[string]string{"kube-root-ca.crt": {"ca.crt": "PEM"}, "cfg": {"greeting": "hello", "app.conf": "x=1"}} {
