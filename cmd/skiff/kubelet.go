@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -45,12 +46,16 @@ func newKubelet(logger func() *slog.Logger) *cobra.Command {
 		serving    kubeletServing
 		evictFlags evictionFlags
 		podFlags   podConfigFlags
+		gogc       int
 	)
 	cmd := &cobra.Command{
 		Use:   "kubelet",
 		Short: "Run node agents against an API server (--runtime=sim: simulated nodes, no containers; --runtime=remote: one node on a CRI runtime such as containerd)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cmd.Flags().Changed("gogc") || os.Getenv("GOGC") == "" {
+				debug.SetGCPercent(gogc)
+			}
 			if cmd.Flags().Changed("container-runtime-endpoint") && !cmd.Flags().Changed("runtime") {
 				runtime = "remote"
 			}
@@ -145,6 +150,7 @@ func newKubelet(logger func() *slog.Logger) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
+	f.IntVar(&gogc, "gogc", 100, "skiff: the Go garbage collector's target percentage for this process, as the GOGC environment variable (which wins when set and this flag is not): lower takes less memory and more CPU. Measured with 1000 simulated nodes running 10k pods: 50 takes the peak from 542-590 to 446 MiB and the kubelets' CPU from 12-14 to 18 s")
 	f.StringVar(&kubeconfig, "kubeconfig", "", "Path to a kubeconfig file, specifying how to connect to the API server.")
 	f.StringVar(&runtime, "runtime", "sim", "Container runtime: sim (simulated nodes, no containers) or remote (one node on the CRI runtime at --container-runtime-endpoint; implied by that flag).")
 	f.StringVar(&endpoint, "container-runtime-endpoint", standalone.DefaultEndpoint, "The endpoint of the CRI runtime (--runtime=remote): unix:///path or a path.")
