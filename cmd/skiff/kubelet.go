@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/skiff-sh/skiff/pkg/client"
 	"github.com/skiff-sh/skiff/pkg/kubelet"
@@ -32,21 +33,23 @@ import (
 // the kubeconfig's identity.
 func newKubelet(logger func() *slog.Logger) *cobra.Command {
 	var (
-		kubeconfig string
-		runtime    string
-		cfg        hollow.Config
-		qps        float32
-		burst      int
-		labels     []string
-		endpoint   string
-		nodeIP     string
-		podLogDir  string
-		rootDir    string
-		reqTimeout time.Duration
-		serving    kubeletServing
-		evictFlags evictionFlags
-		podFlags   podConfigFlags
-		gogc       int
+		kubeconfig  string
+		runtime     string
+		cfg         hollow.Config
+		qps         float32
+		burst       int
+		labels      []string
+		endpoint    string
+		nodeIP      string
+		podLogDir   string
+		logMaxSize  string
+		logMaxFiles int
+		rootDir     string
+		reqTimeout  time.Duration
+		serving     kubeletServing
+		evictFlags  evictionFlags
+		podFlags    podConfigFlags
+		gogc        int
 	)
 	cmd := &cobra.Command{
 		Use:   "kubelet",
@@ -129,10 +132,15 @@ func newKubelet(logger func() *slog.Logger) *cobra.Command {
 				if err != nil {
 					return err
 				}
+				maxSize, err := resource.ParseQuantity(logMaxSize)
+				if err != nil || maxSize.Value() <= 0 || logMaxFiles < 2 {
+					return fmt.Errorf("--container-log-max-size %q, --container-log-max-files %d: a positive quantity and at least 2 files", logMaxSize, logMaxFiles)
+				}
 				err = standalone.Run(ctx, standalone.Config{Client: c, Endpoint: endpoint, RuntimeRequestTimeout: reqTimeout, Events: cfg.Events, Logger: cfg.Logger,
 					Server: srvCfg,
 					Kubelet: kubelet.Config{NodeName: name, NodeLabels: cfg.Labels, NodeIP: nodeIP, Capacity: cfg.Capacity,
 						PodLogDir: podLogDir, RootDir: rootDir, Volumes: &volume.Config{},
+						ContainerLogMaxSize: maxSize.Value(), ContainerLogMaxFiles: logMaxFiles,
 						EvictionThresholds: thresholds, EvictionPressureTransitionPeriod: evictFlags.transition,
 						EvictionMaxPodGracePeriod: evictFlags.maxPodGrace, ClusterDNS: podFlags.clusterDNS, ClusterDomain: podFlags.clusterDomain,
 						ResolvConf: podFlags.resolvConf, SeccompDefault: podFlags.seccompDefault, CgroupsPerQOS: podFlags.cgroupsPerQOS}})
@@ -155,6 +163,8 @@ func newKubelet(logger func() *slog.Logger) *cobra.Command {
 	f.StringVar(&runtime, "runtime", "sim", "Container runtime: sim (simulated nodes, no containers) or remote (one node on the CRI runtime at --container-runtime-endpoint; implied by that flag).")
 	f.StringVar(&endpoint, "container-runtime-endpoint", standalone.DefaultEndpoint, "The endpoint of the CRI runtime (--runtime=remote): unix:///path or a path.")
 	f.StringVar(&rootDir, "root-dir", kubelet.DefaultRootDir, "Directory for the kubelet's files (--runtime=remote): the pods' volumes under <dir>/pods/<uid>/volumes.")
+	f.StringVar(&logMaxSize, "container-log-max-size", "10Mi", "A container's log file is rotated past this size (--runtime=remote; upstream's containerLogMaxSize).")
+	f.IntVar(&logMaxFiles, "container-log-max-files", 5, "Log files kept per container, the live one counted (--runtime=remote; upstream's containerLogMaxFiles).")
 	f.StringVar(&podLogDir, "pod-log-dir", "/var/log/pods", "Where containers' logs go (--runtime=remote): <dir>/<namespace>_<pod>_<uid>/<container>/<restart>.log.")
 	f.DurationVar(&reqTimeout, "runtime-request-timeout", 2*time.Minute, "Timeout of every runtime request except pulls (--runtime=remote).")
 	f.StringVar(&nodeIP, "node-ip", "", "IP address of the node (--runtime=remote, or a simulated node serving --port; default 127.0.0.1).")

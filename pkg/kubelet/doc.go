@@ -150,6 +150,12 @@
 // Not yet: allocatableMemory.available (upstream's threshold for
 // --enforce-node-allocatable=pods), the memcg notifier.
 //
+// Container logs are rotated as upstream's container log manager does
+// (logrotate.go): every 10 s a running container's log past
+// ContainerLogMaxSize (10Mi) is renamed <log>.<timestamp> and reopened by
+// the runtime, ContainerLogMaxFiles (5) kept in all; rotated files stay
+// uncompressed (upstream gzips all but the newest).
+//
 // The kubelet's HTTPS API (pkg/kubelet/server) runs beside a Kubelet
 // (pkg/kubelet/standalone, pkg/kubelet/hollow for a single node): the
 // Kubelet is its Host (serverhost.go: pods by name with the status it

@@ -88,6 +88,10 @@ type Config struct {
 	// (<dir>/<ns>_<pod>_<uid>/<container>/<restart>.log, upstream's
 	// /var/log/pods); "" sets no log paths (the simulated runtime).
 	PodLogDir string
+	// ContainerLogMaxSize (DefaultContainerLogMaxSize, 10Mi) and
+	// ContainerLogMaxFiles (5): container log rotation (logrotate.go).
+	ContainerLogMaxSize  int64
+	ContainerLogMaxFiles int
 	// Mounts gives each container its volume mounts (pkg/kubelet/volume);
 	// nil: none, or the volume manager's with Volumes.
 	Mounts MountsFunc
@@ -295,6 +299,7 @@ func (k *Kubelet) Run(ctx context.Context) error {
 	}
 	run(k.leaseLoop)
 	run(k.nodeStatusLoop)
+	run(k.logRotationLoop)
 	run(k.fastStatusUpdate)
 	// Containers' service variables need the services listed once
 	// (upstream refuses to build an environment before): wait for that a
