@@ -74,7 +74,7 @@ func TestHostMachineCapacity(t *testing.T) {
 func TestOSImage(t *testing.T) {
 	for in, want := range map[string]string{
 		"NAME=\"Debian GNU/Linux\"\nPRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\n": "Debian GNU/Linux 12 (bookworm)",
-		"ID=alpine\nPRETTY_NAME='Alpine Linux v3.20'":                                   "Alpine Linux v3.20",
+		"ID=alpine\nPRETTY_NAME='Alpine Linux v3.20'":                                 "Alpine Linux v3.20",
 		"": "Linux",
 	} {
 		if got := osImage(in); got != want {

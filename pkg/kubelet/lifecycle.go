@@ -24,9 +24,9 @@ const (
 const minGracePeriod = 2
 
 // runHook runs a postStart or preStop handler of container c (runtime ID
-// id) and returns upstream's failure message, "" on success. timeout
-// bounds it (0: none).
-func (k *Kubelet) runHook(ctx context.Context, pod *corev1.Pod, c *corev1.Container, id, sandboxID string, h *corev1.LifecycleHandler, timeout time.Duration) string {
+// id, pod IP podIP) and returns upstream's failure message, "" on
+// success. timeout bounds it (0: none).
+func (k *Kubelet) runHook(ctx context.Context, pod *corev1.Pod, c *corev1.Container, id, podIP string, h *corev1.LifecycleHandler, timeout time.Duration) string {
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
@@ -47,13 +47,10 @@ func (k *Kubelet) runHook(ctx context.Context, pod *corev1.Pod, c *corev1.Contai
 				h.Exec.Command, c.Name, podDesc(pod), err, out)
 		}
 	case h.HTTPGet != nil:
-		ip := ""
 		if pod.Spec.HostNetwork {
-			ip = k.cfg.NodeIP
-		} else if s, err := k.cfg.Runtime.PodSandboxStatus(ctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: sandboxID}); err == nil {
-			ip = s.GetStatus().GetNetwork().GetIp()
+			podIP = k.cfg.NodeIP
 		}
-		out := prober.HTTPGet(ctx, h.HTTPGet, prober.Target{Pod: pod, Container: c, ContainerID: id, PodIP: ip})
+		out := prober.HTTPGet(ctx, h.HTTPGet, prober.Target{Pod: pod, Container: c, ContainerID: id, PodIP: podIP})
 		// Upstream's HTTP hook fails only when the request does; the
 		// status code does not matter.
 		if out.Err != nil || out.Result == prober.Failure && !strings.HasPrefix(out.Output, "HTTP probe failed with statuscode") {
@@ -92,7 +89,11 @@ func (k *Kubelet) stopContainer(ctx context.Context, pod *corev1.Pod, c *corev1.
 	}
 	if c != nil && c.Lifecycle != nil && c.Lifecycle.PreStop != nil && !k.cfg.SimulateHandlers && grace > 0 {
 		began := k.clock.Now()
-		if msg := k.runHookIPs(ctx, pod, c, id, "", c.Lifecycle.PreStop, time.Duration(grace)*time.Second, podIPs); msg != "" {
+		ip := ""
+		if len(podIPs) > 0 {
+			ip = podIPs[0]
+		}
+		if msg := k.runHook(ctx, pod, c, id, ip, c.Lifecycle.PreStop, time.Duration(grace)*time.Second); msg != "" {
 			k.event(pod, name, corev1.EventTypeWarning, reasonFailedPreStopHook, msg)
 		}
 		grace -= int64(k.clock.Since(began).Seconds())
@@ -107,14 +108,11 @@ func (k *Kubelet) stopContainer(ctx context.Context, pod *corev1.Pod, c *corev1.
 	return nil
 }
 
-// runHookIPs is runHook for a container whose pod IPs are known.
-func (k *Kubelet) runHookIPs(ctx context.Context, pod *corev1.Pod, c *corev1.Container, id, sandboxID string, h *corev1.LifecycleHandler, timeout time.Duration, ips []string) string {
-	if h.HTTPGet != nil && h.HTTPGet.Host == "" && !pod.Spec.HostNetwork && len(ips) > 0 {
-		hc := *h
-		g := *h.HTTPGet
-		g.Host = ips[0]
-		hc.HTTPGet = &g
-		h = &hc
+// sandboxIP is the IP the runtime gave sandbox ("" when it cannot say).
+func (k *Kubelet) sandboxIP(ctx context.Context, sandboxID string) string {
+	s, err := k.cfg.Runtime.PodSandboxStatus(ctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: sandboxID})
+	if err != nil {
+		return ""
 	}
-	return k.runHook(ctx, pod, c, id, sandboxID, h, timeout)
+	return s.GetStatus().GetNetwork().GetIp()
 }

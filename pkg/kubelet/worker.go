@@ -455,7 +455,7 @@ func (k *Kubelet) createAndStart(ctx context.Context, pod *corev1.Pod, sandboxID
 	}
 	k.event(pod, c.Name, corev1.EventTypeNormal, "Started", "Started container "+c.Name)
 	if c.Lifecycle != nil && c.Lifecycle.PostStart != nil && !k.cfg.SimulateHandlers {
-		if msg := k.runHook(ctx, pod, c, resp.ContainerId, sandboxID, c.Lifecycle.PostStart, 0); msg != "" {
+		if msg := k.runHook(ctx, pod, c, resp.ContainerId, k.sandboxIP(ctx, sandboxID), c.Lifecycle.PostStart, 0); msg != "" {
 			k.event(pod, c.Name, corev1.EventTypeWarning, reasonFailedPostStartHook, msg)
 			k.stopContainer(ctx, pod, c, resp.ContainerId, reasonFailedPostStartHook, gracePeriod(pod), nil)
 			return "PostStartHookError", msg, errors.New(msg)

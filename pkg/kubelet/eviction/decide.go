@@ -164,9 +164,9 @@ func ThresholdsMet(thresholds []Threshold, obs Observations, enforceMinReclaim b
 		if !ok || o.Available == nil {
 			continue
 		}
-		q := t.Value.quantity(o.Capacity)
+		q := t.Value.Of(o.Capacity)
 		if enforceMinReclaim && t.MinReclaim != nil {
-			q.Add(*t.MinReclaim.quantity(o.Capacity))
+			q.Add(*t.MinReclaim.Of(o.Capacity))
 		}
 		if q.Cmp(*o.Available) > 0 {
 			out = append(out, t)
@@ -407,7 +407,7 @@ func Message(res corev1.ResourceName, p *corev1.Pod, stats StatsFunc, thresholds
 			continue
 		}
 		if o, ok := obs[t.Signal]; ok && o.Available != nil {
-			msg += fmt.Sprintf(thresholdMetMessageFmt, t.Value.quantity(o.Capacity), o.Available)
+			msg += fmt.Sprintf(thresholdMetMessageFmt, t.Value.Of(o.Capacity), o.Available)
 		}
 		break
 	}

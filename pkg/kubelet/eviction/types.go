@@ -63,10 +63,7 @@ type ThresholdValue struct {
 
 // Of is the threshold's quantity against capacity (a percentage of it,
 // or its own quantity).
-func (v ThresholdValue) Of(capacity *resource.Quantity) *resource.Quantity { return v.quantity(capacity) }
-
-// Quantity is the value against capacity.
-func (v ThresholdValue) quantity(capacity *resource.Quantity) *resource.Quantity {
+func (v ThresholdValue) Of(capacity *resource.Quantity) *resource.Quantity {
 	if v.Quantity != nil {
 		q := v.Quantity.DeepCopy()
 		return &q

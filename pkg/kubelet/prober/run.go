@@ -37,7 +37,7 @@ func (r *realRunner) Run(ctx context.Context, kind Kind, p *corev1.Probe, t Targ
 	case p.Exec != nil:
 		return r.exec(ctx, p, t)
 	case p.HTTPGet != nil:
-		return httpProbe(ctx, p.HTTPGet, t)
+		return HTTPGet(ctx, p.HTTPGet, t)
 	case p.TCPSocket != nil:
 		port, err := resolvePort(p.TCPSocket.Port, t.Container)
 		if err != nil {
@@ -113,9 +113,7 @@ func resolvePort(p intstr.IntOrString, c *corev1.Container) (int, error) {
 // HTTPGet runs an httpGet action against t (probes and lifecycle hooks):
 // the pod IP unless the action names a host, a named port from the
 // container's ports.
-func HTTPGet(ctx context.Context, g *corev1.HTTPGetAction, t Target) Outcome { return httpProbe(ctx, g, t) }
-
-func httpProbe(ctx context.Context, g *corev1.HTTPGetAction, t Target) Outcome {
+func HTTPGet(ctx context.Context, g *corev1.HTTPGetAction, t Target) Outcome {
 	port, err := resolvePort(g.Port, t.Container)
 	if err != nil {
 		return Outcome{Err: err}
