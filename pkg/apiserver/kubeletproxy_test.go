@@ -243,7 +243,6 @@ func TestPodStreamsThroughTheKubelet(t *testing.T) {
 	expectStatus(t, code, body, 404, metav1.StatusReasonNotFound, `nodes "nope" not found`)
 }
 
-
 // With a kubelet certificate authority the kubelet's serving certificate
 // is verified (a self-signed one fails), unless the log request asks
 // insecureSkipTLSVerifyBackend.

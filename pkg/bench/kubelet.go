@@ -292,10 +292,10 @@ type KubeletRun struct {
 	// RuntimeCPU (containerd runs): containerd and its shims, with the
 	// children they waited for (runc, CNI plugins).
 	RuntimeCPU float64 `json:"runtime_cpu_s,omitempty"`
-	OtherCPU     float64 `json:"other_cpu_s"`
+	OtherCPU   float64 `json:"other_cpu_s"`
 	// TeardownSeconds: deleting the pods until they are gone (containerd
 	// runs only).
-	TeardownSeconds float64 `json:"teardown_seconds,omitempty"`
+	TeardownSeconds float64  `json:"teardown_seconds,omitempty"`
 	Notes           []string `json:"notes,omitempty"`
 	Error           string   `json:"error,omitempty"`
 }
