@@ -6,7 +6,9 @@
 // Shape (upstream's, reduced to what the simulated runtime needs):
 //   - a PodSource delivers the pods bound to the node (standalone: an
 //     informer with the spec.nodeName=<node> field selector; many hollow
-//     nodes in one process: one shared informer dispatching by nodeName);
+//     nodes in one process: one shared informer dispatching by nodeName;
+//     the cached pods drop their managedFields and share their equal
+//     parts through pkg/client/intern, so they are read-only);
 //   - one pod worker per pod (a goroutine; updates of one pod are
 //     serialised, a burst of updates coalesces into one sync);
 //   - syncPod reads the pod's runtime state, asks computePodActions (a pure

@@ -9,6 +9,7 @@ import (
 
 	"github.com/skiff-sh/skiff/pkg/client"
 	"github.com/skiff-sh/skiff/pkg/client/cache"
+	"github.com/skiff-sh/skiff/pkg/client/intern"
 )
 
 // PodHandler receives the pods bound to one node.
@@ -53,6 +54,19 @@ func NewInformerPodSource(c *client.Client, fieldSelector string) *InformerPodSo
 			}
 			return nil, nil
 		}}})
+	// The cached pods are most of a many-node agent's memory: they drop
+	// their managedFields (the kubelet never reads them; upstream's
+	// components strip them alike) and share their equal parts
+	// (pkg/client/intern: the pods of one template differ in little more
+	// than their names). Cached pods are read-only, as always.
+	in := intern.New()
+	s.informer.Informer().SetTransform(func(obj any) (any, error) {
+		if p, ok := obj.(*corev1.Pod); ok {
+			p.ManagedFields = nil
+			in.Pod(p)
+		}
+		return obj, nil
+	})
 	s.informer.AddEventHandler(cache.TypedResourceEventHandlerFuncs[*corev1.Pod]{
 		AddFunc:    func(p *corev1.Pod, _ bool) { s.dispatch(p, false) },
 		UpdateFunc: func(_, p *corev1.Pod) { s.dispatch(p, false) },

@@ -44,6 +44,13 @@
 // container (exec probes and hooks pass); Exec, Attach and PortForward
 // fail with cri.ErrUnsupported (there is no process to stream from).
 //
+// Memory: a runtime keeps its own copy of the labels and annotations a
+// sandbox or container was created with, and the results of the list and
+// status calls share them (and the metadata and image specs) instead of
+// copying them per call: a relist of every node every second would
+// otherwise copy every pod's maps. Callers treat results as read-only (as
+// the kubelet does with what it gets from any runtime).
+//
 // Invariants: every method is safe for concurrent use; IDs are unique for
 // the runtime's life; a removed sandbox removes its containers and frees
 // its IP; errors for unknown IDs wrap cri.ErrNotFound.

@@ -108,7 +108,7 @@ func (r *Runtime) stats(c *container, now time.Time) *runtimeapi.ContainerStats 
 	}
 	ts := now.UnixNano()
 	return &runtimeapi.ContainerStats{
-		Attributes: &runtimeapi.ContainerAttributes{Id: c.id, Metadata: c.meta, Labels: copyMap(c.labels), Annotations: copyMap(c.annotations)},
+		Attributes: &runtimeapi.ContainerAttributes{Id: c.id, Metadata: c.meta, Labels: c.labels, Annotations: c.annotations},
 		Cpu: &runtimeapi.CpuUsage{Timestamp: ts,
 			UsageCoreNanoSeconds: &runtimeapi.UInt64Value{Value: uint64(ran.Seconds() * float64(rate))},
 			UsageNanoCores:       &runtimeapi.UInt64Value{Value: rate}},
@@ -161,7 +161,7 @@ func (r *Runtime) sandboxStats(s *sandbox, now time.Time) *runtimeapi.PodSandbox
 		mem += st.Memory.WorkingSetBytes.Value
 	}
 	return &runtimeapi.PodSandboxStats{
-		Attributes: &runtimeapi.PodSandboxAttributes{Id: s.id, Metadata: s.meta, Labels: copyMap(s.labels), Annotations: copyMap(s.annotations)},
+		Attributes: &runtimeapi.PodSandboxAttributes{Id: s.id, Metadata: s.meta, Labels: s.labels, Annotations: s.annotations},
 		Linux: &runtimeapi.LinuxPodSandboxStats{
 			Cpu: &runtimeapi.CpuUsage{Timestamp: ts, UsageCoreNanoSeconds: &runtimeapi.UInt64Value{Value: cpuTotal},
 				UsageNanoCores: &runtimeapi.UInt64Value{Value: rate}},

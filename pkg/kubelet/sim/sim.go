@@ -242,15 +242,22 @@ func (r *Runtime) RemovePodSandbox(_ context.Context, req *runtimeapi.RemovePodS
 	return &runtimeapi.RemovePodSandboxResponse{}, nil
 }
 
+func (s *sandbox) state() runtimeapi.PodSandboxState {
+	if s.ready {
+		return runtimeapi.PodSandboxState_SANDBOX_READY
+	}
+	return runtimeapi.PodSandboxState_SANDBOX_NOTREADY
+}
+
+// sandboxStatus is s's CRI status; its metadata, labels and annotations
+// are the runtime's own (read-only, see the package doc).
 func (r *Runtime) sandboxStatus(s *sandbox) *runtimeapi.PodSandboxStatus {
-	st := runtimeapi.PodSandboxState_SANDBOX_NOTREADY
 	var net *runtimeapi.PodSandboxNetworkStatus
 	if s.ready {
-		st = runtimeapi.PodSandboxState_SANDBOX_READY
 		net = &runtimeapi.PodSandboxNetworkStatus{Ip: s.ip.String()}
 	}
-	return &runtimeapi.PodSandboxStatus{Id: s.id, Metadata: s.meta, State: st, CreatedAt: nanos(s.createdAt), Network: net,
-		Labels: copyMap(s.labels), Annotations: copyMap(s.annotations)}
+	return &runtimeapi.PodSandboxStatus{Id: s.id, Metadata: s.meta, State: s.state(), CreatedAt: nanos(s.createdAt), Network: net,
+		Labels: s.labels, Annotations: s.annotations}
 }
 
 // PodSandboxStatus implements cri.RuntimeService.
@@ -271,12 +278,12 @@ func (r *Runtime) ListPodSandbox(_ context.Context, req *runtimeapi.ListPodSandb
 	defer r.mu.Unlock()
 	var out []*runtimeapi.PodSandbox
 	for _, s := range r.sandboxes {
-		st := r.sandboxStatus(s)
-		if f != nil && (f.Id != "" && f.Id != s.id || f.State != nil && f.State.State != st.State || !matches(s.labels, f.LabelSelector)) {
+		st := s.state()
+		if f != nil && (f.Id != "" && f.Id != s.id || f.State != nil && f.State.State != st || !matches(s.labels, f.LabelSelector)) {
 			continue
 		}
-		out = append(out, &runtimeapi.PodSandbox{Id: s.id, Metadata: s.meta, State: st.State, CreatedAt: st.CreatedAt,
-			Labels: st.Labels, Annotations: st.Annotations})
+		out = append(out, &runtimeapi.PodSandbox{Id: s.id, Metadata: s.meta, State: st, CreatedAt: nanos(s.createdAt),
+			Labels: s.labels, Annotations: s.annotations})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		return out[i].CreatedAt < out[j].CreatedAt || out[i].CreatedAt == out[j].CreatedAt && out[i].Id < out[j].Id
@@ -383,11 +390,13 @@ func (r *Runtime) RemoveContainer(_ context.Context, req *runtimeapi.RemoveConta
 	return &runtimeapi.RemoveContainerResponse{}, nil
 }
 
+// containerStatus is c's CRI status at now; its metadata, image, labels
+// and annotations are the runtime's own (read-only, see the package doc).
 func (r *Runtime) containerStatus(c *container, now time.Time) *runtimeapi.ContainerStatus {
 	st, started, finished, exit, reason := c.state(now)
 	return &runtimeapi.ContainerStatus{Id: c.id, Metadata: c.meta, State: st, CreatedAt: nanos(c.createdAt),
 		StartedAt: nanos(started), FinishedAt: nanos(finished), ExitCode: exit, Reason: reason, Image: c.image,
-		ImageRef: c.imageRef, ImageId: c.imageRef, Labels: copyMap(c.labels), Annotations: copyMap(c.annotations)}
+		ImageRef: c.imageRef, ImageId: c.imageRef, Labels: c.labels, Annotations: c.annotations}
 }
 
 // ListContainers implements cri.RuntimeService, oldest first.
@@ -404,7 +413,7 @@ func (r *Runtime) ListContainers(_ context.Context, req *runtimeapi.ListContaine
 			continue
 		}
 		out = append(out, &runtimeapi.Container{Id: c.id, PodSandboxId: c.sandboxID, Metadata: c.meta, Image: c.image,
-			ImageRef: c.imageRef, ImageId: c.imageRef, State: st, CreatedAt: nanos(c.createdAt), Labels: copyMap(c.labels), Annotations: copyMap(c.annotations)})
+			ImageRef: c.imageRef, ImageId: c.imageRef, State: st, CreatedAt: nanos(c.createdAt), Labels: c.labels, Annotations: c.annotations})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		return out[i].CreatedAt < out[j].CreatedAt || out[i].CreatedAt == out[j].CreatedAt && out[i].Id < out[j].Id
