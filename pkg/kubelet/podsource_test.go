@@ -62,7 +62,9 @@ func TestInformerPodSourceStripsAndShares(t *testing.T) {
 			t.Fatal("the API server wrote no managedFields: the test checks nothing")
 		}
 	}
-	waitFor(t, "3 pods", func() (bool, error) { return rec.get("web-2") != nil && rec.get("web-1") != nil && rec.get("web-0") != nil, nil })
+	waitFor(t, "3 pods", func() (bool, error) {
+		return rec.get("web-2") != nil && rec.get("web-1") != nil && rec.get("web-0") != nil, nil
+	})
 	for i := 0; i < 3; i++ {
 		if p := rec.get(fmt.Sprintf("web-%d", i)); p.ManagedFields != nil {
 			t.Errorf("%s: managedFields kept: %v", p.Name, p.ManagedFields)
