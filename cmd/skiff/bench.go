@@ -202,5 +202,6 @@ func newBenchKubelet() *cobra.Command {
 	f.StringVar(&cfg.BusyboxPath, "busybox", "", "static busybox packed as the pods' image (--runtime=containerd; default /bin/busybox)")
 	f.BoolVar(&cfg.JSON, "json", false, "print the report as JSON")
 	f.BoolVar(&cfg.Keep, "keep", false, "keep the data directories and logs")
+	f.StringVar(&cfg.CPUProfileDir, "cpu-profile-dir", "", "write CPU profiles of the whole run of each skiff child process to this directory (<agent>-{apiserver,controller-manager,scheduler,kubelet}.pprof)")
 	return cmd
 }

@@ -38,6 +38,7 @@ func newKubelet(logger func() *slog.Logger) *cobra.Command {
 		cfg         hollow.Config
 		qps         float32
 		burst       int
+		contentType string
 		labels      []string
 		endpoint    string
 		nodeIP      string
@@ -87,7 +88,7 @@ func newKubelet(logger func() *slog.Logger) *cobra.Command {
 			if cmd.Flags().Changed("kube-api-burst") {
 				cc.Burst = burst
 			}
-			cc.UserAgent = "skiff-kubelet"
+			cc.UserAgent, cc.ContentType = "skiff-kubelet", contentType
 			c, err := client.New(cc)
 			if err != nil {
 				return err
@@ -182,6 +183,7 @@ func newKubelet(logger func() *slog.Logger) *cobra.Command {
 	f.BoolVar(&cfg.Events, "record-events", true, "Record upstream's pod events (Pulling, Pulled, Created, Started, Killing, BackOff); off for large simulations.")
 	f.Float32Var(&qps, "kube-api-qps", 0, "QPS to use while talking with the API server (unset: 50 per node; negative: no limit).")
 	f.IntVar(&burst, "kube-api-burst", 0, "Burst to use while talking with the API server (unset: 100 per node).")
+	f.StringVar(&contentType, "kube-api-content-type", client.ContentTypeProtobuf, "Content type of requests sent to apiserver.")
 	return cmd
 }
 

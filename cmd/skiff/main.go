@@ -19,7 +19,14 @@ import (
 )
 
 func main() {
-	if err := newRoot().Execute(); err != nil {
+	root, prof := newRoot(), &profileFlags{}
+	prof.add(root)
+	root.PersistentPreRunE = func(*cobra.Command, []string) error { return prof.start() }
+	err := root.Execute()
+	if perr := prof.stop(); perr != nil {
+		fmt.Fprintln(os.Stderr, "skiff: writing the profile:", perr)
+	}
+	if err != nil {
 		os.Exit(1)
 	}
 }

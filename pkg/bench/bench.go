@@ -67,6 +67,9 @@ type Config struct {
 	// the child's environment.
 	Command []string
 	Env     []string
+	// CPUProfile, when set, is the file the server writes a CPU profile of
+	// its whole run to (`skiff --profile=cpu --profile-output`).
+	CPUProfile string
 
 	// Out receives the report (stdout); Progress one line per step
 	// (stderr; nil is silent).

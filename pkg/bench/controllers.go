@@ -54,7 +54,10 @@ type ControllersConfig struct {
 	// added to every child's environment.
 	Command []string
 	Env     []string
-	Out     io.Writer
+	// CPUProfile, when set, is where `skiff controller-manager` writes a
+	// CPU profile of its run.
+	CPUProfile string
+	Out        io.Writer
 	// Progress receives one line per step (nil: silent).
 	Progress io.Writer
 }
@@ -250,6 +253,7 @@ func startManager(cfg *ControllersConfig, which, dataDir, logPath string) (*mana
 		args := append(append([]string(nil), cfg.Command[1:]...), "controller-manager",
 			"--kubeconfig", kc, "--leader-elect=false", "--secure-port=0",
 			"--root-ca-file", filepath.Join(pki, "ca.crt"))
+		args = append(args, profileArgs(cfg.CPUProfile)...)
 		cmd = exec.Command(cfg.Command[0], append(args, throttle...)...)
 	default:
 		// Upstream's flags as test/conformance/run.sh attaches it; no
@@ -717,4 +721,13 @@ func (r *ControllersReport) WriteText(w io.Writer) {
 	for _, e := range r.Errors {
 		fmt.Fprintf(w, "error: %s\n", e)
 	}
+}
+
+// profileArgs are the flags that make a skiff child write a CPU profile of
+// its whole run to file (none when file is empty).
+func profileArgs(file string) []string {
+	if file == "" {
+		return nil
+	}
+	return []string{"--profile=cpu", "--profile-output=" + file}
 }

@@ -94,7 +94,11 @@ type KubeletConfig struct {
 	BusyboxPath string
 
 	JSON bool
-	Keep bool
+	// CPUProfileDir, when set, receives CPU profiles of the whole run of
+	// each skiff child process (`skiff --profile=cpu`):
+	// <agent>-{apiserver,controller-manager,scheduler,kubelet}.pprof.
+	CPUProfileDir string
+	Keep          bool
 	// Dir is where data directories and logs go (a new temporary
 	// directory; for containerd a short one under /tmp, unix sockets).
 	Dir string
@@ -334,6 +338,16 @@ func RunKubelet(ctx context.Context, cfg KubeletConfig) (*KubeletReport, error) 
 		}
 		root = d
 	}
+	if cfg.CPUProfileDir != "" {
+		d, err := filepath.Abs(cfg.CPUProfileDir)
+		if err == nil {
+			err = os.MkdirAll(d, 0o755)
+		}
+		if err != nil {
+			return nil, err
+		}
+		cfg.CPUProfileDir = d
+	}
 	if cfg.Keep {
 		defer fmt.Fprintf(cfg.Progress, "bench: kept data directories and logs in %s\n", root)
 	} else if cfg.Dir == "" {
@@ -481,7 +495,7 @@ func (k *kubeletCluster) check() error {
 
 func startKubeletCluster(ctx context.Context, cfg *KubeletConfig, root, name string) (*kubeletCluster, error) {
 	k := &kubeletCluster{dir: filepath.Join(root, "server-"+name), keep: cfg.Keep}
-	scfg := &Config{Command: cfg.Command, Env: cfg.Env, StartTimeout: time.Minute}
+	scfg := &Config{Command: cfg.Command, Env: cfg.Env, StartTimeout: time.Minute, CPUProfile: cfg.profileFile(name, "apiserver")}
 	s, _, err := startServer(ctx, scfg, k.dir, cfg.Storage)
 	if err != nil {
 		return nil, fmt.Errorf("starting the API server: %w", err)
@@ -500,7 +514,7 @@ func startKubeletCluster(ctx context.Context, cfg *KubeletConfig, root, name str
 		k.stop()
 		return nil, err
 	}
-	mcfg := &ControllersConfig{Command: cfg.Command, Env: cfg.Env, QPS: cfg.QPS, Burst: cfg.Burst}
+	mcfg := &ControllersConfig{Command: cfg.Command, Env: cfg.Env, QPS: cfg.QPS, Burst: cfg.Burst, CPUProfile: cfg.profileFile(name, "controller-manager")}
 	if k.manager, err = startManager(mcfg, "skiff", k.dir, filepath.Join(root, name+"-controller-manager.log")); err != nil {
 		k.stop()
 		return nil, err
@@ -521,7 +535,7 @@ func (k *kubeletCluster) startScheduler(cfg *KubeletConfig, root, name string) (
 		return "", err
 	}
 	sc := &SchedulerConfig{Command: cfg.Command, SkiffArgs: DefaultSkiffSchedulerArgs}
-	argv := sc.schedulerArgv("skiff", k.kubeconfig, conf, port)
+	argv := append(sc.schedulerArgv("skiff", k.kubeconfig, conf, port), profileArgs(cfg.profileFile(name, "scheduler"))...)
 	k.scheduler, err = startProcess(argv, cfg.Env, filepath.Join(root, name+"-scheduler.log"), "scheduler")
 	return strings.Join(argv, " "), err
 }
@@ -537,7 +551,17 @@ func kubeletArgv(cfg *KubeletConfig, kubeconfig string, rt *realRuntime) []strin
 		argv = append(argv, "--runtime=sim", "--nodes="+strconv.Itoa(cfg.Nodes), "--record-events=false",
 			"--sim-start-latency="+cfg.SimStartLatency.String())
 	}
+	argv = append(argv, profileArgs(cfg.profileFile("skiff", "kubelet"))...)
 	return append(argv, cfg.KubeletArgs...)
+}
+
+// profileFile is where the child process what of the run of agent writes
+// its CPU profile ("" without CPUProfileDir).
+func (cfg *KubeletConfig) profileFile(agent, what string) string {
+	if cfg.CPUProfileDir == "" {
+		return ""
+	}
+	return filepath.Join(cfg.CPUProfileDir, agent+"-"+what+".pprof")
 }
 
 func runKubeletAgent(ctx context.Context, cfg *KubeletConfig, root, agent string, rt *realRuntime) (KubeletRun, error) {

@@ -214,7 +214,7 @@ func TestRunSchedulerEndToEnd(t *testing.T) {
 		Clients: 4, Settle: 10 * time.Millisecond, Timeout: time.Minute, ReadyTimeout: time.Minute,
 		Precreate: true,
 		JSON:      true,
-		Command: []string{os.Args[0]}, Env: []string{childEnv + "=1"},
+		Command:   []string{os.Args[0]}, Env: []string{childEnv + "=1"},
 		Out: &out, Progress: &progress,
 	})
 	t.Log(progress.String())

@@ -61,6 +61,7 @@ func startServer(ctx context.Context, cfg *Config, dir, storage string) (*server
 		// upstream's kube-apiserver beside them: the controller manager's
 		// informers and reactions to 10,000 pods would count otherwise.
 		"--disable", strings.Join(cluster.Components, ","))
+	args = append(args, profileArgs(cfg.CPUProfile)...)
 	if cfg.CreateAs == "serviceaccount" || cfg.CreateAs == "both" {
 		args = append(args, "--authorization-mode=Node,RBAC")
 	}

@@ -115,7 +115,7 @@ func (u *Up) planNode(apiServer string, ca *pki.KeyPair, nodeIP string, now time
 		return nil, err
 	}
 	c, err := client.New(&client.Config{Host: apiServer, CAData: ca.CertPEM, CertData: cert.CertPEM, KeyData: cert.KeyPEM,
-		QPS: kubeletQPS, Burst: kubeletBurst, UserAgent: "skiff-kubelet"})
+		QPS: kubeletQPS, Burst: kubeletBurst, UserAgent: "skiff-kubelet", ContentType: client.ContentTypeProtobuf})
 	if err != nil {
 		return nil, err
 	}

@@ -250,7 +250,7 @@ func New(cfg Config) (*Kubelet, error) {
 		return nil, err
 	}
 	k.podCfg = k.newPodConfig()
-	k.status = &statusManager{pods: k.pods, last: map[types.UID]corev1.PodStatus{}}
+	k.status = &statusManager{pods: k.pods, last: map[types.UID]writtenStatus{}}
 	k.pleg = &pleg{k: k, last: map[string]string{}}
 	if !cfg.SimulateHandlers {
 		k.probes = prober.New(prober.Config{Runtime: cfg.Runtime, Runner: cfg.ProbeRunner, Clock: cfg.Clock,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -264,4 +265,94 @@ func memoKey(pod *corev1.Pod, constraints []topologySpreadConstraint) string {
 		fmt.Fprintf(&b, "%v", pod.Spec.Tolerations)
 	}
 	return b.String()
+}
+
+// hostMemo keeps Score's per-node counts for the (first) hostname
+// constraint across cycles, for the same reason as the memos above:
+// between two cycles of one workload's replicas only the nodes that got or
+// lost a pod changed, even when other workloads' pods are scheduled in
+// between (replicas of many Deployments created at once come interleaved,
+// so the memo holds up to maxHostMemos keys, least recently used evicted).
+// Entries are by *NodeInfo (the snapshot keeps a node's pointer) and valid
+// while its Generation is the one counted (never for Generation 0); a
+// key's entries are dropped when they outgrow the node list.
+type hostMemo struct {
+	mu    sync.Mutex
+	tick  uint64
+	byKey map[string]*hostKeyMemo
+}
+
+// maxHostMemos bounds the workloads whose hostname counts are kept
+// (~24 bytes per node each).
+const maxHostMemos = 128
+
+type hostKeyMemo struct {
+	lastUse uint64
+	entries map[*framework.NodeInfo]hostEntry
+}
+
+type hostEntry struct {
+	gen   int64
+	count int
+}
+
+// forKey returns key's memo (the caller holds h.mu).
+func (h *hostMemo) forKey(key string, nodes int) *hostKeyMemo {
+	if h.byKey == nil {
+		h.byKey = map[string]*hostKeyMemo{}
+	}
+	m := h.byKey[key]
+	if m == nil {
+		if len(h.byKey) >= maxHostMemos {
+			var oldest string
+			var oldestUse uint64
+			first := true
+			for k, v := range h.byKey {
+				if first || v.lastUse < oldestUse {
+					oldest, oldestUse, first = k, v.lastUse, false
+				}
+			}
+			delete(h.byKey, oldest)
+		}
+		m = &hostKeyMemo{}
+		h.byKey[key] = m
+	}
+	if m.entries == nil || len(m.entries) > 2*nodes+1024 {
+		m.entries = make(map[*framework.NodeInfo]hostEntry, nodes)
+	}
+	h.tick++
+	m.lastUse = h.tick
+	return m
+}
+
+// hostnameCounts returns, for each of nodes, the non-terminating pods of
+// the pod's namespace matching constraints[ci] (a hostname constraint),
+// counting only the nodes that changed since the memo last saw them for
+// this workload. The map is the caller's.
+func (pl *PodTopologySpread) hostnameCounts(ctx context.Context, pod *corev1.Pod, constraints []topologySpreadConstraint, ci int, nodes []*framework.NodeInfo) map[*framework.NodeInfo]int {
+	h := &pl.hosts
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	key := memoKey(pod, constraints) + "\x00host" + strconv.Itoa(ci)
+	m := h.forKey(key, len(nodes))
+	out := make(map[*framework.NodeInfo]int, len(nodes))
+	var miss []int
+	for i, ni := range nodes {
+		if e, ok := m.entries[ni]; ok && ni.Generation != 0 && e.gen == ni.Generation {
+			out[ni] = e.count
+			continue
+		}
+		miss = append(miss, i)
+	}
+	counted := make([]int, len(miss))
+	c := &constraints[ci]
+	pl.parallelizer.Until(ctx, len(miss), func(j int) {
+		counted[j] = countPodsMatchSelector(nodes[miss[j]].Pods, c.Selector, pod.Namespace)
+	}, Name)
+	for j, i := range miss {
+		ni := nodes[i]
+		out[ni] = counted[j]
+		m.entries[ni] = hostEntry{gen: ni.Generation, count: counted[j]}
+	}
+	return out
 }

@@ -15,7 +15,8 @@ import (
 // The memoized PreFilter gives the same counts as a fresh computation
 // through a deterministic sequence of changes: pods added to nodes (new
 // generation), a node relabelled into another zone and (un)tainted, a NodeInfo replaced,
-// nodes dropped from and added to the list, and a node with Generation 0.
+// nodes dropped from and added to the list, and a node with Generation 0;
+// so do PreScore and Score (hostname counts remembered in PreScore).
 func TestMemoMatchesFreshComputation(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	var infos []*framework.NodeInfo
@@ -84,12 +85,23 @@ func TestMemoMatchesFreshComputation(t *testing.T) {
 			if s := p.PreScore(context.Background(), st1, pod, cand); !s.IsSuccess() {
 				t.Fatal(s)
 			}
-			fresh.memos = memoTable{}
+			fresh.memos, fresh.hosts = memoTable{}, hostMemo{}
 			if s := fresh.PreScore(context.Background(), st2, pod, cand); !s.IsSuccess() {
 				t.Fatal(s)
 			}
 			a, _ := getPreScoreState(st1)
 			b, _ := getPreScoreState(st2)
+			// Score (hostname constraints from the memoized counts) too.
+			for _, ni := range cand {
+				s1, st := p.Score(context.Background(), st1, pod, ni)
+				if !st.IsSuccess() {
+					t.Fatal(st)
+				}
+				s2, _ := fresh.Score(context.Background(), st2, pod, ni)
+				if s1 != s2 {
+					t.Fatalf("step %d pod %s node %s: memoized score %d, fresh %d", step, pod.Name, ni.NodeName(), s1, s2)
+				}
+			}
 			for i := range a.TopologyValueToPodCounts {
 				if len(a.TopologyValueToPodCounts[i]) != len(b.TopologyValueToPodCounts[i]) {
 					t.Fatalf("step %d: domains differ", step)

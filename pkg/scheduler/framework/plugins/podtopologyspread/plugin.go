@@ -41,6 +41,8 @@ type PodTopologySpread struct {
 
 	// memos keep PreFilter's per-node counts across cycles (memo.go).
 	memos memoTable
+	// hosts keep Score's per-node counts for hostname constraints.
+	hosts hostMemo
 }
 
 var (

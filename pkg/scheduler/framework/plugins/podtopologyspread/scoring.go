@@ -29,6 +29,11 @@ type preScoreState struct {
 	// TopologyNormalizingWeight[i] is log(domains+2), so that small
 	// topologies are not watered down by big ones.
 	TopologyNormalizingWeight []float64
+	// HostnameCounts: each scored node's matching pods for the first
+	// hostname constraint (HostnameConstraint; -1 when none), counted or
+	// remembered in PreScore.
+	HostnameConstraint int
+	HostnameCounts     map[*framework.NodeInfo]int
 }
 
 // Clone returns the state itself: it does not change after PreScore.
@@ -119,6 +124,14 @@ func (pl *PodTopologySpread) PreScore(ctx context.Context, cs *framework.CycleSt
 		}
 	}
 	m.release()
+	state.HostnameConstraint = -1
+	for i := range state.Constraints {
+		if state.Constraints[i].TopologyKey == corev1.LabelHostname {
+			state.HostnameConstraint = i
+			state.HostnameCounts = pl.hostnameCounts(ctx, pod, state.Constraints, i, filteredNodes)
+			break
+		}
+	}
 	cs.Write(preScoreStateKey, state)
 	return nil
 }
@@ -142,7 +155,11 @@ func (pl *PodTopologySpread) Score(_ context.Context, cs *framework.CycleState, 
 		}
 		var cnt int64
 		if c.TopologyKey == corev1.LabelHostname {
-			cnt = int64(countPodsMatchSelector(nodeInfo.Pods, c.Selector, pod.Namespace))
+			if n, ok := s.HostnameCounts[nodeInfo]; ok && i == s.HostnameConstraint {
+				cnt = int64(n)
+			} else {
+				cnt = int64(countPodsMatchSelector(nodeInfo.Pods, c.Selector, pod.Namespace))
+			}
 		} else if p := s.TopologyValueToPodCounts[i][tpVal]; p != nil {
 			cnt = *p
 		}
