@@ -3,9 +3,11 @@ package endpoints
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math"
 	"reflect"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -55,6 +57,7 @@ type Controller struct {
 	epIn      *cache.TypedInformer[*corev1.Endpoints]
 	queue     workqueue.TypedRateLimitingInterface[string]
 	triggers  *endpointutil.TriggerTimeTracker
+	stale     *staleTracker
 	log       *slog.Logger
 }
 
@@ -82,6 +85,7 @@ func New(cfg Config) (*Controller, error) {
 		svcIn:     cfg.Informers.Services(),
 		epIn:      cfg.Informers.Endpoints(),
 		triggers:  endpointutil.NewTriggerTimeTracker(),
+		stale:     &staleTracker{rv: map[string]string{}},
 		log:       cfg.Logger,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "endpoint", MetricsProvider: cfg.MetricsProvider}),
@@ -170,6 +174,7 @@ func (c *Controller) Sync(ctx context.Context, key string) error {
 			return err
 		}
 		c.triggers.DeleteService(ns, name)
+		c.stale.forget(key)
 		return nil
 	}
 	if err != nil {
@@ -193,6 +198,10 @@ func (c *Controller) Sync(ctx context.Context, key string) error {
 			return err
 		}
 		current = &corev1.Endpoints{ObjectMeta: metav1.ObjectMeta{Name: svc.Name, Namespace: ns, Labels: svc.Labels}}
+	} else if c.stale.isStale(key, current.ResourceVersion) {
+		// Our last write replaced this version: the informer has not
+		// caught up, and comparing against it could skip a needed write.
+		return fmt.Errorf("endpoints informer cache is out of date, resource version %s already processed for endpoints %s", current.ResourceVersion, key)
 	}
 	create := current.ResourceVersion == ""
 	compareLabels := current.Labels
@@ -224,10 +233,11 @@ func (c *Controller) Sync(ctx context.Context, key string) error {
 	} else {
 		ep.Labels = without(ep.Labels, corev1.IsHeadlessService)
 	}
+	var written *corev1.Endpoints
 	if create {
-		_, err = c.endpoints.Namespace(ns).Create(ctx, ep, metav1.CreateOptions{})
+		written, err = c.endpoints.Namespace(ns).Create(ctx, ep, metav1.CreateOptions{})
 	} else {
-		_, err = c.endpoints.Namespace(ns).Update(ctx, ep, metav1.UpdateOptions{})
+		written, err = c.endpoints.Namespace(ns).Update(ctx, ep, metav1.UpdateOptions{})
 	}
 	if err != nil {
 		if create && apierrors.IsForbidden(err) && apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause) {
@@ -240,7 +250,39 @@ func (c *Controller) Sync(ctx context.Context, key string) error {
 		}
 		return err
 	}
+	// An update may be a no-op (same resourceVersion back): only a version
+	// we replaced is known stale.
+	if !create && written != nil && written.ResourceVersion != current.ResourceVersion {
+		c.stale.replaced(key, current.ResourceVersion)
+	}
 	return nil
+}
+
+// staleTracker remembers, per Endpoints key, the resourceVersion our last
+// update replaced (upstream's staleEndpointsTracker): seeing that version
+// in the lister again means the informer lags behind our own write.
+type staleTracker struct {
+	mu sync.Mutex
+	rv map[string]string
+}
+
+func (t *staleTracker) replaced(key, rv string) {
+	t.mu.Lock()
+	t.rv[key] = rv
+	t.mu.Unlock()
+}
+
+func (t *staleTracker) isStale(key, rv string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	old, ok := t.rv[key]
+	return ok && old == rv
+}
+
+func (t *staleTracker) forget(key string) {
+	t.mu.Lock()
+	delete(t.rv, key)
+	t.mu.Unlock()
 }
 
 // DesiredSubsets are the repacked subsets of a Service's Endpoints given

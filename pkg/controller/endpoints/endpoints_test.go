@@ -357,6 +357,57 @@ func TestRunKeepsEndpointsCurrent(t *testing.T) {
 	})
 }
 
+// TestStaleEndpointsInformer: a sync whose Endpoints informer still holds
+// the version the controller's last update replaced must not trust it (it
+// would find nothing to do when the desired subsets equal that old
+// version, e.g. a pod deleted right after its address was written): it
+// fails, to be retried once the informer caught up, as upstream's
+// staleEndpointsTracker.
+func TestStaleEndpointsInformer(t *testing.T) {
+	h := newHarness(t)
+	h.service(t, webService("web"))
+	if ep := h.sync(t, "web"); ep == nil || len(ep.Subsets) != 0 {
+		t.Fatalf("endpoints %v, want empty", ep)
+	}
+	old, err := h.ctrl.epIn.Lister().Namespace("default").Get("web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.pod(t, "a", "10.0.0.9", true, nil)
+	if ep := h.sync(t, "web"); len(ep.Subsets) != 1 {
+		t.Fatalf("subsets %v, want the pod's address", ep.Subsets)
+	}
+	if err := h.pods.Delete(h.ctx, "a", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "informer sees pod a gone", func() bool {
+		_, err := h.ctrl.podIn.Lister().Namespace("default").Get("a")
+		return apierrors.IsNotFound(err)
+	})
+	// the Endpoints informer lags: it still holds the empty version
+	store := h.ctrl.epIn.Informer().GetStore()
+	if err := store.Update(old); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.ctrl.Sync(h.ctx, "default/web"); err == nil {
+		t.Fatal("sync against a stale Endpoints informer succeeded")
+	}
+	live, err := h.eps.Get(h.ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(live.Subsets) != 1 {
+		t.Fatalf("stale sync wrote %v", live.Subsets)
+	}
+	// caught up: the address goes
+	if err := store.Update(live); err != nil {
+		t.Fatal(err)
+	}
+	if ep := h.sync(t, "web"); len(ep.Subsets) != 0 {
+		t.Fatalf("subsets %v after the pod was deleted, want none", ep.Subsets)
+	}
+}
+
 func addrs(prefix string, n int) []corev1.EndpointAddress {
 	out := make([]corev1.EndpointAddress, n)
 	for i := range out {
