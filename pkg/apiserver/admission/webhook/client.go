@@ -129,8 +129,16 @@ func (c *clients) forConfig(cc admissionregistrationv1.WebhookClientConfig) (tar
 
 // post sends body to the target and decodes the answer into out, within
 // ctx (which carries the webhook's timeout). Errors are what upstream's
-// REST client reports: the transport's error, or the server's Status for a
-// non-2xx answer.
+// REST client reports: the transport's error, the server's Status for a
+// non-2xx answer, a decode error for a 2xx one.
+//
+// An answer read after ctx ended counts as none: the call failed with the
+// transport's error for an ended context (`Post "<url>": context deadline
+// exceeded`). The HTTP/1 transport may hand over a response that raced the
+// cancellation: closing a TLS connection first sends close_notify, on
+// which the webhook server ends the request and may still answer (e.g. an
+// empty 200) before the socket is closed; the transport then returns that
+// response rather than the context's error.
 func (t target) post(ctx context.Context, timeout time.Duration, body []byte, out any) error {
 	u := t.url
 	if timeout > 0 {
@@ -152,6 +160,9 @@ func (t target) post(ctx context.Context, timeout time.Duration, body []byte, ou
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
+	if cerr := ctx.Err(); cerr != nil {
+		return &url.Error{Op: "Post", URL: req.URL.Redacted(), Err: cerr}
+	}
 	if err != nil {
 		return err
 	}
@@ -161,6 +172,15 @@ func (t target) post(ctx context.Context, timeout time.Duration, body []byte, ou
 			return &apierrors.StatusError{ErrStatus: st}
 		}
 		return apierrors.NewGenericServerResponse(resp.StatusCode, "POST", schema.GroupResource{}, "", string(data), 0, true)
+	}
+	if len(data) == 0 {
+		// upstream's REST client refuses an empty answer before decoding
+		// (the content type defaults to the client's, JSON)
+		ct := resp.Header.Get("Content-Type")
+		if ct == "" {
+			ct = "application/json"
+		}
+		return fmt.Errorf("0-length response with status code: %d and content type: %s", resp.StatusCode, ct)
 	}
 	return json.Unmarshal(data, out)
 }

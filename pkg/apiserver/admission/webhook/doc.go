@@ -31,7 +31,11 @@
 //     callers of services). A call that fails or answers nonsense is
 //     upstream's "failed calling webhook" error: 500 InternalError with
 //     failurePolicy Fail, ignored (logged, "failed-open" annotation) with
-//     Ignore. A denial is the webhook's status with upstream's
+//     Ignore. An answer read after the timeout passed counts as none: the
+//     call failed with `Post "<url>?timeout=Ns": context deadline exceeded`,
+//     even when the HTTP transport handed over a response that raced the
+//     deadline. An empty 2xx answer is upstream's "0-length response"
+//     error. A denial is the webhook's status with upstream's
 //     `admission webhook "<name>" denied the request: <message>`.
 //     Warnings reach the client as Warning headers (admission.AddWarning).
 //   - Audit annotations (the webhook's, prefixed with its name, and the
