@@ -15,12 +15,15 @@
 //     function of pod, runtime state and time) what to do, does it, and
 //     hands the resulting API status to the status manager;
 //   - the PLEG relists the runtime every second and triggers the sync of
-//     every pod whose sandboxes or containers changed, and removes what
+//     every pod whose sandboxes or containers changed (it keeps a hash of
+//     each pod's sandbox and container IDs and states), and removes what
 //     belongs to pods the kubelet no longer has;
-//   - the status manager writes pods/status (a merge patch with the pod's
-//     UID as precondition) only when the status changed, and deletes a
-//     pod with grace period 0 (UID precondition) once a pod being deleted
-//     has no running container left;
+//   - the status manager writes pods/status (a PUT guarded by the
+//     resourceVersion the status was computed from, status.go) only when
+//     the status changed (it remembers a written status until the pod
+//     source delivers the write's result, then the source's copy serves),
+//     and deletes a pod with grace period 0 (UID precondition) once a pod
+//     being deleted has no running container left;
 //   - the CRI configurations come from pure builders (config.go, env.go,
 //     images.go) of the pod, what the node knows of itself and the
 //     objects read through Lookups (configMaps and secrets by GET through

@@ -322,7 +322,7 @@ func (k *Kubelet) admitNew(ctx context.Context, w *podWorker, pod *corev1.Pod) {
 // collection removes an evicted pod's containers) the status last written
 // stays.
 func (k *Kubelet) failedStatus(pod *corev1.Pod, st *podRuntimeStatus, status corev1.PodStatus, f *podFailure) corev1.PodStatus {
-	if cached, ok := k.status.cached(pod.UID); ok && cached.Phase == corev1.PodFailed && len(st.Containers) == 0 && st.SandboxID == "" {
+	if cached, ok := k.status.lastWritten(pod); ok && cached.Phase == corev1.PodFailed && len(st.Containers) == 0 && st.SandboxID == "" {
 		return cached
 	}
 	applyFailure(pod, &status, f, k.clock.Now())

@@ -251,7 +251,7 @@ func New(cfg Config) (*Kubelet, error) {
 	}
 	k.podCfg = k.newPodConfig()
 	k.status = &statusManager{pods: k.pods, last: map[types.UID]writtenStatus{}}
-	k.pleg = &pleg{k: k, last: map[string]string{}}
+	k.pleg = &pleg{k: k, last: map[string]uint64{}}
 	if !cfg.SimulateHandlers {
 		k.probes = prober.New(prober.Config{Runtime: cfg.Runtime, Runner: cfg.ProbeRunner, Clock: cfg.Clock,
 			Event: k.event, OnChange: k.pokePod})

@@ -91,6 +91,7 @@ func (k *Kubelet) registerNode(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("kubelet: registering node %s: %w", k.cfg.NodeName, err)
 	}
+	node.ManagedFields = nil // never read; a hollow agent keeps one Node per node
 	k.mu.Lock()
 	k.node = node
 	k.mu.Unlock()
@@ -216,6 +217,7 @@ func (k *Kubelet) postNodeStatus(ctx context.Context, force bool) error {
 		}
 		updated, err := k.nodes.Patch(ctx, k.cfg.NodeName, types.MergePatchType, body, metav1.PatchOptions{}, "status")
 		if err == nil {
+			updated.ManagedFields = nil
 			k.mu.Lock()
 			k.node, k.lastReport = updated, now
 			k.mu.Unlock()

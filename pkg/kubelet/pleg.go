@@ -2,9 +2,7 @@ package kubelet
 
 import (
 	"context"
-	"sort"
-	"strconv"
-	"strings"
+	"hash/maphash"
 
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -15,9 +13,24 @@ import (
 // pleg is the pod lifecycle event generator: it relists the runtime every
 // PLEGRelistPeriod and syncs the pods whose sandboxes or containers
 // changed; what belongs to pods the kubelet has no worker for is removed.
+// A pod's runtime state is remembered as a fingerprint (a sum of hashes
+// of its sandboxes' and containers' IDs and states), not a copy.
 type pleg struct {
 	k    *Kubelet
-	last map[string]string // pod UID → fingerprint of its runtime state
+	last map[string]uint64 // pod UID → fingerprint of its runtime state
+	now  map[string]uint64 // the relist's, reused
+}
+
+var plegSeed = maphash.MakeSeed()
+
+// plegHash is one sandbox's (kind 's') or container's ('c') share of its
+// pod's fingerprint: order does not matter (a sum), every part does.
+func plegHash(kind byte, id string, state int32) uint64 {
+	h := maphash.String(plegSeed, id) ^ uint64(kind)<<56 ^ (uint64(uint32(state))+1)*0x9e3779b97f4a7c15
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	return h
 }
 
 func (p *pleg) run(ctx context.Context) {
@@ -44,22 +57,19 @@ func (p *pleg) relist(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	parts := map[string][]string{}
+	if p.now == nil {
+		p.now = map[string]uint64{}
+	}
+	now := p.now
+	clear(now)
 	for _, s := range sbs.Items {
-		uid := s.Labels[cri.LabelPodUID]
-		parts[uid] = append(parts[uid], "s"+s.Id+"="+strconv.Itoa(int(s.State)))
+		now[s.Labels[cri.LabelPodUID]] += plegHash('s', s.Id, int32(s.State))
 	}
 	for _, c := range cs.Containers {
-		uid := c.Labels[cri.LabelPodUID]
-		parts[uid] = append(parts[uid], "c"+c.Id+"="+strconv.Itoa(int(c.State)))
-	}
-	now := map[string]string{}
-	for uid, ps := range parts {
-		sort.Strings(ps)
-		now[uid] = strings.Join(ps, ",")
+		now[c.Labels[cri.LabelPodUID]] += plegHash('c', c.Id, int32(c.State))
 	}
 	for uid, fp := range now {
-		if p.last[uid] == fp {
+		if last, ok := p.last[uid]; ok && last == fp {
 			continue
 		}
 		p.k.mu.Lock()

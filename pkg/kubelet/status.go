@@ -351,6 +351,11 @@ type statusManager struct {
 
 	mu   sync.Mutex
 	last map[types.UID]writtenStatus
+	// delivered: pods whose last write the pod source has delivered (the
+	// source's copy is that write's result): last forgot them, as the
+	// source's copy serves from then on, so that last holds only the
+	// writes in flight, not every pod's status.
+	delivered map[types.UID]struct{}
 }
 
 // writtenStatus is the status last written for a pod: the pod's
@@ -369,6 +374,17 @@ func (m *statusManager) set(ctx context.Context, pod *corev1.Pod, status corev1.
 	last, ok := m.last[pod.UID]
 	m.mu.Unlock()
 	if ok && apiequality.Semantic.DeepEqual(last.status, status) {
+		if pod.ResourceVersion == last.to && apiequality.Semantic.DeepEqual(pod.Status, overStatus(status, pod.Status)) {
+			m.mu.Lock()
+			if cur, ok := m.last[pod.UID]; ok && cur.to == last.to {
+				delete(m.last, pod.UID)
+				if m.delivered == nil {
+					m.delivered = map[types.UID]struct{}{}
+				}
+				m.delivered[pod.UID] = struct{}{}
+			}
+			m.mu.Unlock()
+		}
 		return nil
 	}
 	// The body: the pod as the informer has it (a shallow copy: nothing
@@ -392,6 +408,7 @@ func (m *statusManager) set(ctx context.Context, pod *corev1.Pod, status corev1.
 		if err == nil {
 			m.mu.Lock()
 			m.last[pod.UID] = writtenStatus{status: status, from: from, to: got.ResourceVersion}
+			delete(m.delivered, pod.UID)
 			m.mu.Unlock()
 			return nil
 		}
@@ -463,7 +480,8 @@ func (m *statusManager) deletePod(ctx context.Context, pod *corev1.Pod) error {
 	return err
 }
 
-// cached is the status last written for the pod.
+// cached is the status last written for the pod while the pod source has
+// not delivered that write (afterwards the source's pod has it).
 func (m *statusManager) cached(uid types.UID) (corev1.PodStatus, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -471,9 +489,24 @@ func (m *statusManager) cached(uid types.UID) (corev1.PodStatus, bool) {
 	return s.status, ok
 }
 
+// lastWritten is the status last written for pod (pod, the source's
+// newest copy, has it once delivered); false when none was written.
+func (m *statusManager) lastWritten(pod *corev1.Pod) (corev1.PodStatus, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if s, ok := m.last[pod.UID]; ok {
+		return s.status, true
+	}
+	if _, ok := m.delivered[pod.UID]; ok {
+		return pod.Status, true
+	}
+	return corev1.PodStatus{}, false
+}
+
 func (m *statusManager) forget(uid types.UID) {
 	m.mu.Lock()
 	delete(m.last, uid)
+	delete(m.delivered, uid)
 	m.mu.Unlock()
 }
 

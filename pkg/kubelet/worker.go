@@ -50,8 +50,9 @@ func (k *Kubelet) workerFor(uid types.UID) *podWorker {
 	defer k.mu.Unlock()
 	w := k.workers[uid]
 	if w == nil {
-		w = &podWorker{k: k, uid: uid, signal: make(chan struct{}, 1), done: make(chan struct{}),
-			stopping: map[string]bool{}, waiting: map[string]waitingInfo{}, backOffReported: map[string]bool{}}
+		// The maps are made when first written (most pods never need
+		// them): a hollow agent has a worker for each of its many pods.
+		w = &podWorker{k: k, uid: uid, signal: make(chan struct{}, 1), done: make(chan struct{})}
 		k.workers[uid] = w
 		go w.run(k.ctx)
 	}
@@ -182,6 +183,9 @@ func (k *Kubelet) syncPod(ctx context.Context, w *podWorker, pod *corev1.Pod, re
 	}
 	for name := range acts.BackOff {
 		if cs := st.latest(name); cs != nil && !w.backOffReported[cs.ID] {
+			if w.backOffReported == nil {
+				w.backOffReported = map[string]bool{}
+			}
 			w.backOffReported[cs.ID] = true
 			k.event(pod, name, corev1.EventTypeWarning, "BackOff",
 				fmt.Sprintf("Back-off restarting failed container %s in pod %s_%s(%s)", name, pod.Name, pod.Namespace, pod.UID))
@@ -269,6 +273,9 @@ func (k *Kubelet) execute(ctx context.Context, w *podWorker, pod *corev1.Pod, st
 		if w.stopping[id] {
 			w.mu.Unlock()
 			return
+		}
+		if w.stopping == nil {
+			w.stopping = map[string]bool{}
 		}
 		w.stopping[id] = true
 		w.mu.Unlock()
@@ -374,6 +381,9 @@ func (k *Kubelet) execute(ctx context.Context, w *podWorker, pod *corev1.Pod, st
 			continue
 		}
 		if reason, msg, err := k.startContainer(ctx, pod, sandboxID, sandboxCfg, podIPs, c, s); err != nil {
+			if w.waiting == nil {
+				w.waiting = map[string]waitingInfo{}
+			}
 			w.waiting[s.Name] = waitingInfo{reason, msg}
 			k.event(pod, s.Name, corev1.EventTypeWarning, "Failed", "Error: "+err.Error())
 			k.log.Warn("starting container", "pod", klogPod(pod), "container", s.Name, "reason", reason, "err", msg)

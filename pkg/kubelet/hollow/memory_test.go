@@ -65,7 +65,7 @@ func runMemoryAgent(dir string) error {
 		return err
 	}
 	c, err := client.New(&client.Config{Host: spec.Host, CAData: spec.CAData, CertData: spec.CertData, KeyData: spec.KeyData,
-		QPS: 50 * float32(spec.Nodes), Burst: 100 * spec.Nodes, UserAgent: "skiff-kubelet"})
+		QPS: 50 * float32(spec.Nodes), Burst: 100 * spec.Nodes, UserAgent: "skiff-kubelet", ContentType: os.Getenv("SKIFF_HOLLOW_MEMORY_CONTENT_TYPE")})
 	if err != nil {
 		return err
 	}
@@ -279,6 +279,7 @@ func measureAgentMemory(b *testing.B, nodes, pods int) {
 	b.ReportMetric(mib(m.peak), "peak-rss-MiB")
 	b.ReportMetric(mib(stats["HeapInuse"]), "heap-inuse-MiB")
 	b.ReportMetric(mib(stats["StackInuse"]), "stack-MiB")
+	b.ReportMetric(mib(stats["HeapAlloc"]), "live-MiB")
 	b.ReportMetric(stats["Goroutines"], "goroutines")
 	b.ReportMetric(mib(stats["PeakHeap"]), "peak-heap-MiB")
 	b.ReportMetric(mib(stats["PeakGoal"]), "peak-goal-MiB")
