@@ -309,8 +309,8 @@ func parseUpstreamScores(out string) *scoreLog {
 type scoreHandler struct{ log *scoreLog }
 
 func (h scoreHandler) Enabled(context.Context, slog.Level) bool { return true }
-func (h scoreHandler) WithAttrs([]slog.Attr) slog.Handler        { return h }
-func (h scoreHandler) WithGroup(string) slog.Handler             { return h }
+func (h scoreHandler) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h scoreHandler) WithGroup(string) slog.Handler            { return h }
 func (h scoreHandler) Handle(_ context.Context, r slog.Record) error {
 	if r.Message != "Plugin scored node for pod" && r.Message != "Calculated node's final score for pod" {
 		return nil
@@ -1066,7 +1066,9 @@ func schedulerName(n string) podOpt { return func(p *corev1.Pod) { p.Spec.Schedu
 func priorityClass(n string) podOpt { return func(p *corev1.Pod) { p.Spec.PriorityClassName = n } }
 
 func gate(n string) podOpt {
-	return func(p *corev1.Pod) { p.Spec.SchedulingGates = append(p.Spec.SchedulingGates, corev1.PodSchedulingGate{Name: n}) }
+	return func(p *corev1.Pod) {
+		p.Spec.SchedulingGates = append(p.Spec.SchedulingGates, corev1.PodSchedulingGate{Name: n})
+	}
 }
 
 func toleration(key, value string, op corev1.TolerationOperator, effect corev1.TaintEffect) podOpt {
@@ -1445,7 +1447,9 @@ func placementScenarios() []placementScenario {
 				{await: "needs-room"},
 				{change: func(t *testing.T, cs kubernetes.Interface) { patchNode(t, cs, "n2", `{"spec":{"taints":null}}`) }},
 				{await: "needs-untaint"},
-				{change: func(t *testing.T, cs kubernetes.Interface) { patchNode(t, cs, "n3", `{"spec":{"unschedulable":false}}`) }},
+				{change: func(t *testing.T, cs kubernetes.Interface) {
+					patchNode(t, cs, "n3", `{"spec":{"unschedulable":false}}`)
+				}},
 				{await: "needs-schedulable"},
 				{change: func(t *testing.T, cs kubernetes.Interface) { createNode(t, cs, pnode("n4", "2", "8Gi")) }},
 				{await: "needs-node"},
@@ -1474,9 +1478,15 @@ func placementScenarios() []placementScenario {
 				boundTo("n5", "middle", priorityClass("low"), requests("3", "")),
 			},
 			statuses: map[string]func(*corev1.PodStatus){
-				"late":   func(st *corev1.PodStatus) { st.StartTime = &metav1.Time{Time: time.Date(2026, 1, 3, 0, 0, 0, 0, time.UTC)} },
-				"early":  func(st *corev1.PodStatus) { st.StartTime = &metav1.Time{Time: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} },
-				"middle": func(st *corev1.PodStatus) { st.StartTime = &metav1.Time{Time: time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)} },
+				"late": func(st *corev1.PodStatus) {
+					st.StartTime = &metav1.Time{Time: time.Date(2026, 1, 3, 0, 0, 0, 0, time.UTC)}
+				},
+				"early": func(st *corev1.PodStatus) {
+					st.StartTime = &metav1.Time{Time: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+				},
+				"middle": func(st *corev1.PodStatus) {
+					st.StartTime = &metav1.Time{Time: time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)}
+				},
 			},
 			steps: steps(ppod("preemptor", priorityClass("high"), requests("2", ""))),
 		},

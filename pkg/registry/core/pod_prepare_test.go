@@ -10,7 +10,9 @@ import (
 )
 
 func TestPreparePodCreate(t *testing.T) {
-	sel := func() *metav1.LabelSelector { return &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}} }
+	sel := func() *metav1.LabelSelector {
+		return &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}
+	}
 	req := func(k string, op metav1.LabelSelectorOperator, v string) metav1.LabelSelectorRequirement {
 		return metav1.LabelSelectorRequirement{Key: k, Operator: op, Values: []string{v}}
 	}

@@ -70,7 +70,7 @@ type Framework struct {
 	bindPlugins       []framework.BindPlugin
 	postBindPlugins   []framework.PostBindPlugin
 	enqueueExtensions []framework.EnqueueExtensions
-	pluginsThatReject []string // plugins that can reject a pod, in order
+	pluginsThatReject []string  // plugins that can reject a pod, in order
 	scoreBufs         sync.Pool // of *scoreBuf
 }
 
