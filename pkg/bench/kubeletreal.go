@@ -55,13 +55,9 @@ func startRealRuntime(ctx context.Context, cfg *KubeletConfig, root string) (*re
 	// The pod network: the standard bridge and host-local plugins on a
 	// bridge and /24 of the benchmark's own.
 	subnet := fmt.Sprintf("10.251.%d.0/24", pid%250)
-	conflist := fmt.Sprintf(`{"cniVersion": "0.4.0", "name": "skiff-bench", "plugins": [{"type": "bridge", "bridge": %q,
-  "isGateway": true, "ipMasq": false, "ipam": {"type": "host-local", "ranges": [[{"subnet": %q}]],
-  "routes": [{"dst": "0.0.0.0/0"}], "dataDir": %q}}]}`, r.bridge, subnet, filepath.Join(base, "cni", "ipam"))
-	if err := os.MkdirAll(filepath.Join(base, "cni", "net.d"), 0o755); err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(filepath.Join(base, "cni", "net.d", "10-bench.conflist"), []byte(conflist), 0o644); err != nil {
+	network := containerd.BridgeNetwork{Name: "skiff-bench", Bridge: r.bridge, Subnets: []string{subnet},
+		IPAMDataDir: filepath.Join(base, "cni", "ipam")}
+	if err := network.Write(filepath.Join(base, "cni", "net.d", "10-bench.conflist")); err != nil {
 		return nil, err
 	}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -2,12 +2,10 @@ package cluster
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/netip"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -15,6 +13,7 @@ import (
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
+	"github.com/skiff-sh/skiff/pkg/containerd"
 	"github.com/skiff-sh/skiff/pkg/kubelet/cri"
 )
 
@@ -26,68 +25,50 @@ import (
 // call on, and containerd's CRI plugin picks the file up (it watches its
 // conf_dir), reporting NetworkReady once it has.
 //
-// The network (CNIConfig): bridge cni0 as the pods' gateway
-// (isGateway, isDefaultGateway: the plugin adds the pods' default
-// routes, so IPAM lists none), ipMasq so pods reach beyond the host,
-// hairpin mode so a pod reaches itself through a service; host-local
-// IPAM over the pod CIDR(s), its leases under <data-dir>/cni/networks;
-// portmap for hostPort. The loopback interface of every sandbox is
+// The network (CNIConfig, a containerd.BridgeNetwork): bridge cni0 as
+// the pods' gateway (isGateway, isDefaultGateway: the plugin adds the
+// pods' default routes, so IPAM lists none), ipMasq so pods reach beyond
+// the host, hairpin mode so a pod reaches itself through a service;
+// host-local IPAM over the pod CIDR(s), its leases under
+// <data-dir>/cni/networks; portmap for hostPort. The loopback interface of every sandbox is
 // containerd's own (it runs the loopback plugin itself).
+
+// podBridge is the node network's bridge device.
+const podBridge = "cni0"
+
+// podNetwork is the node's network for the given pod CIDRs (comma
+// separated).
+func podNetwork(podCIDRs, dataDir string) containerd.BridgeNetwork {
+	return containerd.BridgeNetwork{Name: "skiff", Bridge: podBridge, Subnets: strings.Split(podCIDRs, ","),
+		IPAMDataDir: filepath.Join(dataDir, "cni", "networks"), IPMasq: true, PortMap: true}
+}
 
 // CNIConfig is the conflist for the given pod CIDRs (comma separated).
 func CNIConfig(podCIDRs, dataDir string) ([]byte, error) {
-	var ranges [][]map[string]string
-	for _, c := range strings.Split(podCIDRs, ",") {
-		p, err := netip.ParsePrefix(strings.TrimSpace(c))
-		if err != nil {
-			return nil, fmt.Errorf("pod CIDR %q: %w", c, err)
-		}
-		ranges = append(ranges, []map[string]string{{"subnet": p.Masked().String()}})
-	}
-	conf := map[string]any{
-		"cniVersion": "0.4.0",
-		"name":       "skiff",
-		"plugins": []any{
-			map[string]any{
-				"type": "bridge", "bridge": "cni0", "isGateway": true, "isDefaultGateway": true, "ipMasq": true, "hairpinMode": true,
-				"ipam": map[string]any{"type": "host-local", "ranges": ranges,
-					"dataDir": filepath.Join(dataDir, "cni", "networks")},
-			},
-			map[string]any{"type": "portmap", "capabilities": map[string]bool{"portMappings": true}, "snat": true},
-		},
-	}
-	return json.MarshalIndent(conf, "", "  ")
+	return podNetwork(podCIDRs, dataDir).Conflist()
 }
 
 // writeCNIConfig writes CNIConfPath atomically, after removing a bridge
 // cni0 left with an address outside the pod CIDRs (a cluster of another
 // --cluster-cidr before: the bridge plugin refuses to use it).
 func writeCNIConfig(dataDir, podCIDRs string, logger *slog.Logger) error {
-	data, err := CNIConfig(podCIDRs, dataDir)
-	if err != nil {
+	n := podNetwork(podCIDRs, dataDir)
+	if _, err := n.Conflist(); err != nil {
 		return err
 	}
 	if stale := staleBridge(podCIDRs); stale != "" {
 		logger.Warn("removing bridge cni0: its address is outside the node's pod CIDR", "address", stale, "podCIDR", podCIDRs)
-		if out, err := exec.Command("ip", "link", "del", "cni0").CombinedOutput(); err != nil {
+		if out, err := exec.Command("ip", "link", "del", podBridge).CombinedOutput(); err != nil {
 			logger.Warn("removing bridge cni0", "err", err, "output", string(out))
 		}
 	}
-	path := CNIConfPath(dataDir)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return n.Write(CNIConfPath(dataDir))
 }
 
 // staleBridge is an address of cni0 outside the pod CIDRs ("" when there
 // is none, or no cni0).
 func staleBridge(podCIDRs string) string {
-	iface, err := net.InterfaceByName("cni0")
+	iface, err := net.InterfaceByName(podBridge)
 	if err != nil {
 		return ""
 	}

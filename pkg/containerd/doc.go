@@ -53,6 +53,14 @@
 // Nothing is pulled from a registry: the sandbox image
 // (localhost/skiff/pause:3.10) is built by pkg/image and imported.
 //
+// Pod network: BridgeNetwork is a conflist of the standard CNI plugins
+// (bridge, host-local, optionally portmap) for the configuration
+// directory the CRI plugin reads; skiff up's node network (pkg/cluster)
+// and the real-runtime tests and benchmark write theirs with it, each
+// with its own name, bridge and subnets, with or without masquerading and
+// portmap. Write replaces the file atomically (the CRI plugin watches the
+// directory).
+//
 // Invariants: this package knows nothing of the control plane (no
 // apiserver, registry, storage or client; test/arch); it talks to
 // containerd through the ctr binary and CRI (pkg/kubelet/remote).

@@ -123,14 +123,9 @@ func newRealNode(t *testing.T, name string) *realNode {
 	// bridge and subnet of this test's own.
 	id := (os.Getpid() + len(name)*7919) % 100000
 	bridge, subnet := fmt.Sprintf("ske%d", id), fmt.Sprintf("10.252.%d.0/24", id%250)
-	conflist := fmt.Sprintf(`{"cniVersion": "0.4.0", "name": "skiff-e2e", "plugins": [{"type": "bridge", "bridge": %q,
-  "isGateway": true, "ipMasq": false, "ipam": {"type": "host-local", "ranges": [[{"subnet": %q}]],
-  "routes": [{"dst": "0.0.0.0/0"}], "dataDir": %q}}, {"type": "portmap", "capabilities": {"portMappings": true}}]}`,
-		bridge, subnet, filepath.Join(base, "cni", "ipam"))
-	if err := os.MkdirAll(filepath.Join(base, "cni", "net.d"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(base, "cni", "net.d", "10-e2e.conflist"), []byte(conflist), 0o644); err != nil {
+	network := containerd.BridgeNetwork{Name: "skiff-e2e", Bridge: bridge, Subnets: []string{subnet},
+		IPAMDataDir: filepath.Join(base, "cni", "ipam"), PortMap: true}
+	if err := network.Write(filepath.Join(base, "cni", "net.d", "10-e2e.conflist")); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { exec.Command("ip", "link", "del", bridge).Run() })

@@ -61,11 +61,9 @@ func newRealRuntime(t *testing.T, envCfg testenv.Config) *realRuntime {
 	// Pod networking: the standard bridge and host-local plugins.
 	n := int(bridges.Add(1))
 	bridge, subnet := fmt.Sprintf("skt%d-%d", os.Getpid()%10000, n), fmt.Sprintf("10.%d.%d.0/24", 240+n%10, os.Getpid()%250)
-	conflist := fmt.Sprintf(`{"cniVersion": "0.4.0", "name": "skiff-test", "plugins": [{"type": "bridge", "bridge": %q,
-  "isGateway": true, "ipMasq": false, "ipam": {"type": "host-local", "ranges": [[{"subnet": %q}]],
-  "routes": [{"dst": "0.0.0.0/0"}], "dataDir": %q}}]}`, bridge, subnet, filepath.Join(base, "cni", "ipam"))
-	must(t, os.MkdirAll(filepath.Join(base, "cni", "net.d"), 0o755))
-	must(t, os.WriteFile(filepath.Join(base, "cni", "net.d", "10-test.conflist"), []byte(conflist), 0o644))
+	network := containerd.BridgeNetwork{Name: "skiff-test", Bridge: bridge, Subnets: []string{subnet},
+		IPAMDataDir: filepath.Join(base, "cni", "ipam")}
+	must(t, network.Write(filepath.Join(base, "cni", "net.d", "10-test.conflist")))
 	t.Cleanup(func() { exec.Command("ip", "link", "del", bridge).Run() })
 
 	sup, err := containerd.New(containerd.Config{Dir: filepath.Join(base, "containerd"), RemovePodsOnStop: true})
