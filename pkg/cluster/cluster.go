@@ -414,7 +414,7 @@ func (u *Up) Run(ctx context.Context) error {
 	}
 	if !u.disabled["metrics-server"] {
 		run, err := newMetricsServer(metricsServerSetup{PKIDir: pkiDir, CA: ca, FrontProxyCA: frontProxyCA, Admin: admin,
-			Server: server, HostIP: endpointIP, Clock: cfg.Clock, Logger: cfg.Logger.With("component", "metrics-server")})
+			Server: server, HostIP: endpointIP, PortFile: MetricsServerPortPath(cfg.DataDir), Clock: cfg.Clock, Logger: cfg.Logger.With("component", "metrics-server")})
 		if err != nil {
 			// The cluster works without it; kubectl top and the HPA say
 			// that the metrics API is missing.

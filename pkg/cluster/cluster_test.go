@@ -120,9 +120,25 @@ func TestUpKeepsObjectsAcrossRestart(t *testing.T) {
 		t.Fatalf("create: %d %v", resp.StatusCode, created)
 	}
 	stop()
+	// The metrics-server's port is kept for the next start (it runs only
+	// with a non-loopback address).
+	metricsPort := func() string {
+		if hostIP("") == "" {
+			return ""
+		}
+		b, err := os.ReadFile(MetricsServerPortPath(dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	msPort := metricsPort()
 
 	c, url, stop = startUp(t, dir, "etcd", port)
 	defer stop()
+	if p := metricsPort(); p != msPort {
+		t.Errorf("metrics-server port %q after restart, want the kept %q", p, msPort)
+	}
 	resp, err = c.Get(url + "/api/v1/namespaces/default/configmaps/keep")
 	if err != nil {
 		t.Fatal(err)

@@ -49,7 +49,10 @@
 // non-loopback IPv4 address, the APIService with the cluster CA as
 // caBundle). It scrapes kubelets as user system:metrics-server with a
 // client certificate of the cluster CA. Without a non-loopback address it
-// is not started, and skiff up logs why.
+// is not started, and skiff up logs why. Its port is chosen once and kept
+// in <data-dir>/metrics-server.port: a restart serves on it again (the
+// Service and EndpointSlice stay as they were) unless it is taken, when
+// skiff up logs so and keeps a new one.
 //
 // Invariants: cmd/skiff only fills these Configs; everything a cluster
 // keeps across restarts (PKI, etcd data, kubeconfig) lives in DataDir and

@@ -4,9 +4,15 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -40,6 +46,7 @@ type metricsServerSetup struct {
 	Admin         *pki.KeyPair // installs the RBAC, Service and APIService
 	Server        string       // the API server's URL
 	HostIP        string       // where it serves (EndpointSlices refuse loopback)
+	PortFile      string       // keeps its port across restarts ("": a new port at every start)
 	Clock         clock.Clock
 	Logger        *slog.Logger
 	ResolutionFor time.Duration
@@ -67,7 +74,7 @@ func newMetricsServer(s metricsServerSetup) (func(context.Context) error, error)
 	if err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(s.HostIP, "0"))
+	ln, err := keptPortListener(s.PortFile, s.HostIP, s.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -195,4 +202,61 @@ func apply[T client.Object, L client.ObjectList](ctx context.Context, r *client.
 		}
 		return err
 	}
+}
+
+// MetricsServerPortPath is where skiff up keeps its metrics-server's
+// port, so that a restart serves on the same one (its Service and
+// EndpointSlice stay as they were).
+func MetricsServerPortPath(dataDir string) string {
+	return filepath.Join(dataDir, "metrics-server.port")
+}
+
+// keptPortListener listens on host at the port kept in path (a decimal
+// number) when that port is free there, else (no file, an unreadable one,
+// the port taken) on a port the kernel chooses, which it then keeps in
+// path; a kept port it cannot use is logged with the new one. Without a
+// path it only lets the kernel choose.
+func keptPortListener(path, host string, logger *slog.Logger) (net.Listener, error) {
+	if path == "" {
+		return net.Listen("tcp", net.JoinHostPort(host, "0"))
+	}
+	kept := 0
+	switch b, err := os.ReadFile(path); {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		logger.Warn("reading the kept port", "file", path, "err", err)
+	default:
+		p, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || p < 1 || p > 65535 {
+			logger.Warn("ignoring the kept port: not a port number", "file", path, "content", strings.TrimSpace(string(b)))
+		} else {
+			kept = p
+		}
+	}
+	var keptErr error
+	if kept != 0 {
+		ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(kept)))
+		if err == nil {
+			return ln, nil
+		}
+		keptErr = err
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		return nil, err
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	if keptErr != nil {
+		logger.Warn("the kept port is taken: serving on another one", "port", kept, "newPort", port, "err", keptErr)
+	}
+	tmp := path + ".tmp"
+	err = os.WriteFile(tmp, []byte(strconv.Itoa(port)+"\n"), 0o644)
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		// It serves all the same; the next start chooses again.
+		logger.Warn("keeping the port", "file", path, "port", port, "err", err)
+	}
+	return ln, nil
 }
