@@ -17,11 +17,11 @@ const DefaultSandboxImage = "localhost/skiff/pause:3.10"
 // newGC builds the container and image collectors (pkg/kubelet/gc) with
 // upstream's default policies.
 func (k *Kubelet) newGC() (*gc.ContainerGC, *gc.ImageGC) {
-	cg := &gc.ContainerGC{Runtime: k.cfg.Runtime, Policy: gc.DefaultContainerPolicy(), Pods: k, Clock: k.clock, PodLogDir: k.cfg.PodLogDir}
+	cg := &gc.ContainerGC{Runtime: k.cfg.Runtime, Policy: gc.DefaultContainerPolicy(), Pods: k, Clock: k.clock, PodLogDir: k.cfg.PodLogDir, Do: runDeep}
 	ig := &gc.ImageGC{Runtime: k.cfg.Runtime, Images: k.cfg.Images, Policy: gc.DefaultImagePolicy(), Clock: k.clock,
 		SandboxImage: k.cfg.SandboxImage, FsStats: func(ctx context.Context, fs *runtimeapi.FilesystemUsage) (gc.FsStats, error) {
 			return k.cfg.Machine.ImageFs(ctx, fs)
-		}, Event: k.nodeEvent}
+		}, Event: k.nodeEvent, Do: runDeep}
 	return cg, ig
 }
 

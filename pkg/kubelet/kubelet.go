@@ -261,6 +261,17 @@ func New(cfg Config) (*Kubelet, error) {
 
 // Run registers the node and runs the kubelet until ctx ends.
 func (k *Kubelet) Run(ctx context.Context) error {
+	var err error
+	runDeep(func() { err = k.start(ctx) })
+	if err != nil || ctx.Err() != nil {
+		return err
+	}
+	return k.run(ctx)
+}
+
+// start asks the runtime its version and registers the node (retried
+// until it succeeds or ctx ends).
+func (k *Kubelet) start(ctx context.Context) error {
 	v, err := k.cfg.Runtime.Version(ctx, &runtimeVersionRequest)
 	if err != nil {
 		return fmt.Errorf("kubelet: container runtime: %w", err)
@@ -273,7 +284,7 @@ func (k *Kubelet) Run(ctx context.Context) error {
 	for delay := time.Second; ; delay = min(2*delay, 7*time.Second) {
 		err := k.registerNode(ctx)
 		if err == nil {
-			break
+			return nil
 		}
 		k.log.Warn("unable to register node with the API server", "err", err)
 		select {
@@ -282,6 +293,10 @@ func (k *Kubelet) Run(ctx context.Context) error {
 		case <-k.clock.After(delay):
 		}
 	}
+}
+
+// run runs the registered node's loops and pod workers until ctx ends.
+func (k *Kubelet) run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	run := func(f func(context.Context)) {
 		wg.Add(1)

@@ -247,15 +247,17 @@ func (k *Kubelet) nodeStatusLoop(ctx context.Context) {
 			return
 		case <-t.C():
 		}
-		if k.notReadyWithoutCIDR() {
-			k.readNode(ctx)
-		}
-		k.mu.Lock()
-		due := k.clock.Since(k.lastReport) >= k.cfg.NodeStatusReportFrequency
-		k.mu.Unlock()
-		if err := k.postNodeStatus(ctx, due); err != nil && ctx.Err() == nil {
-			k.log.Warn("posting node status", "err", err)
-		}
+		runDeep(func() {
+			if k.notReadyWithoutCIDR() {
+				k.readNode(ctx)
+			}
+			k.mu.Lock()
+			due := k.clock.Since(k.lastReport) >= k.cfg.NodeStatusReportFrequency
+			k.mu.Unlock()
+			if err := k.postNodeStatus(ctx, due); err != nil && ctx.Err() == nil {
+				k.log.Warn("posting node status", "err", err)
+			}
+		})
 	}
 }
 
@@ -265,11 +267,13 @@ func (k *Kubelet) leaseLoop(ctx context.Context) {
 	interval := time.Duration(k.cfg.NodeLeaseDurationSeconds) * time.Second / 4
 	var lease *coordinationv1.Lease
 	renew := func() {
-		var err error
-		lease, err = k.renewLease(ctx, lease)
-		if err != nil && ctx.Err() == nil {
-			k.log.Warn("renewing node lease", "err", err)
-		}
+		runDeep(func() {
+			var err error
+			lease, err = k.renewLease(ctx, lease)
+			if err != nil && ctx.Err() == nil {
+				k.log.Warn("renewing node lease", "err", err)
+			}
+		})
 	}
 	// The ticker is armed before the first renewal, so that once the
 	// lease exists its next renewal is scheduled (tests step the clock

@@ -41,9 +41,11 @@ func (p *pleg) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C():
-			if err := p.relist(ctx); err != nil && ctx.Err() == nil {
-				p.k.log.Warn("PLEG relist", "err", err)
-			}
+			runDeep(func() {
+				if err := p.relist(ctx); err != nil && ctx.Err() == nil {
+					p.k.log.Warn("PLEG relist", "err", err)
+				}
+			})
 		}
 	}
 }

@@ -101,7 +101,9 @@ func (w *podWorker) run(ctx context.Context) {
 		w.mu.Lock()
 		pod, removed := w.pod, w.removed
 		w.mu.Unlock()
-		next, finished := w.k.syncPod(ctx, w, pod, removed)
+		var next time.Duration
+		var finished bool
+		runDeep(func() { next, finished = w.k.syncPod(ctx, w, pod, removed) })
 		if finished {
 			w.k.mu.Lock()
 			if w.k.workers[w.uid] == w {

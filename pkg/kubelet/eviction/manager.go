@@ -49,6 +49,10 @@ type Config struct {
 	LocalStorageCapacityIsolation bool
 	// Event records an event: about pod, or about the node when pod is nil.
 	Event func(pod *corev1.Pod, eventtype, reason, message string)
+	// Do, when set, runs each synchronization of Run and waits for it
+	// (the kubelet's shared goroutines: Run's own goroutine then keeps a
+	// small stack); nil: Run's goroutine synchronizes.
+	Do func(func())
 }
 
 // Manager is the eviction manager: Synchronize every MonitoringInterval.
@@ -181,9 +185,16 @@ func (m *Manager) Run(ctx context.Context, interval time.Duration) {
 	}
 	t := m.cfg.Clock.NewTicker(interval)
 	defer t.Stop()
-	for {
+	sync := func() {
 		if _, err := m.Synchronize(ctx); err != nil && ctx.Err() == nil {
 			m.cfg.Logger.Warn("eviction manager: failed to synchronize", "err", err)
+		}
+	}
+	for {
+		if m.cfg.Do != nil {
+			m.cfg.Do(sync)
+		} else {
+			sync()
 		}
 		select {
 		case <-ctx.Done():

@@ -25,7 +25,9 @@ func (g *ContainerGC) Run(ctx context.Context, period time.Duration, event func(
 			return
 		case <-t.C():
 		}
-		if err := g.GarbageCollect(ctx); err != nil && ctx.Err() == nil {
+		var err error
+		do(g.Do, func() { err = g.GarbageCollect(ctx) })
+		if err != nil && ctx.Err() == nil {
 			log.Warn("container garbage collection failed", "err", err)
 			if event != nil {
 				event(corev1.EventTypeWarning, ReasonContainerGCFailed, err.Error())
@@ -47,7 +49,8 @@ func (g *ImageGC) Run(ctx context.Context, period time.Duration, log *slog.Logge
 			return
 		case <-t.C():
 		}
-		err := g.GarbageCollect(ctx)
+		var err error
+		do(g.Do, func() { err = g.GarbageCollect(ctx) })
 		if err == nil || ctx.Err() != nil {
 			failed = false
 			continue
@@ -60,4 +63,13 @@ func (g *ImageGC) Run(ctx context.Context, period time.Duration, log *slog.Logge
 		}
 		failed = true
 	}
+}
+
+// do runs f through run when set, else itself.
+func do(run func(func()), f func()) {
+	if run != nil {
+		run(f)
+		return
+	}
+	f()
 }

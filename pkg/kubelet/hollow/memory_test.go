@@ -2,6 +2,7 @@ package hollow
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -65,7 +66,7 @@ func runMemoryAgent(dir string) error {
 		return err
 	}
 	c, err := client.New(&client.Config{Host: spec.Host, CAData: spec.CAData, CertData: spec.CertData, KeyData: spec.KeyData,
-		QPS: 50 * float32(spec.Nodes), Burst: 100 * spec.Nodes, UserAgent: "skiff-kubelet", ContentType: os.Getenv("SKIFF_HOLLOW_MEMORY_CONTENT_TYPE")})
+		QPS: 50 * float32(spec.Nodes), Burst: 100 * spec.Nodes, UserAgent: "skiff-kubelet", ContentType: cmp.Or(os.Getenv("SKIFF_HOLLOW_MEMORY_CONTENT_TYPE"), client.ContentTypeProtobuf)})
 	if err != nil {
 		return err
 	}
@@ -101,6 +102,14 @@ func runMemoryAgent(dir string) error {
 			}
 			var ms runtime.MemStats
 			runtime.ReadMemStats(&ms)
+			if os.Getenv("SKIFF_HOLLOW_MEMORY_GCS") != "" {
+				for i := 0; i < 6; i++ {
+					runtime.GC()
+				}
+				var ms2 runtime.MemStats
+				runtime.ReadMemStats(&ms2)
+				fmt.Fprintf(os.Stderr, "after 6 more GCs: stack %d heap %d\n", ms2.StackInuse, ms2.HeapAlloc)
+			}
 			peakMu.Lock()
 			out, _ := json.Marshal(map[string]any{"HeapInuse": ms.HeapInuse, "HeapAlloc": ms.HeapAlloc, "StackInuse": ms.StackInuse,
 				"Sys": ms.Sys, "Goroutines": runtime.NumGoroutine(), "NumGC": ms.NumGC, "TotalAlloc": ms.TotalAlloc,

@@ -1,0 +1,61 @@
+package kubelet
+
+import "sync"
+
+// Long-lived goroutines keep small stacks: a goroutine starts with a 2 KiB
+// stack, a sync or an API call grows it to 8 KiB or more, and Go never
+// shrinks a grown stack below 4 KiB again (a stack shrinks only while
+// less than a quarter of it, counting a fixed reserve, is in use). A
+// hollow agent has one pod worker per pod and several loops per node
+// (10,000 pods on 1,000 nodes: 17,000 goroutines), so the goroutines that
+// live as long as a pod or a node (pod workers, the lease, node status,
+// PLEG and eviction loops) wait on their own shallow stack and run each
+// piece of work through runDeep, on one of a shared set of goroutines
+// whose stacks are grown once. runDeep waits for the work: what a worker
+// or loop does, and in which order, is unchanged.
+
+// deepIdleMax bounds the idle goroutines kept (more exit when done).
+const deepIdleMax = 64
+
+var deepPool struct {
+	mu   sync.Mutex
+	idle []chan deepTask
+}
+
+type deepTask struct {
+	f    func()
+	done chan struct{}
+}
+
+// runDeep runs f on a goroutine of the shared set (a new one when none is
+// idle: work never waits for another's) and returns when f has.
+func runDeep(f func()) {
+	t := deepTask{f: f, done: make(chan struct{})}
+	deepPool.mu.Lock()
+	if n := len(deepPool.idle); n > 0 {
+		ch := deepPool.idle[n-1]
+		deepPool.idle = deepPool.idle[:n-1]
+		deepPool.mu.Unlock()
+		ch <- t
+	} else {
+		deepPool.mu.Unlock()
+		go deepRunner(t)
+	}
+	<-t.done
+}
+
+func deepRunner(t deepTask) {
+	ch := make(chan deepTask)
+	for {
+		t.f()
+		close(t.done)
+		deepPool.mu.Lock()
+		if len(deepPool.idle) >= deepIdleMax {
+			deepPool.mu.Unlock()
+			return
+		}
+		deepPool.idle = append(deepPool.idle, ch)
+		deepPool.mu.Unlock()
+		t = <-ch
+	}
+}
