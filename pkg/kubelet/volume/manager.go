@@ -401,7 +401,7 @@ func podMemoryLimit(pod *corev1.Pod) int64 {
 // removes the pod's directory; it forgets the pod's tokens. Called once
 // the pod's containers and sandbox are gone.
 func (m *Manager) TearDown(ctx context.Context, uid types.UID) error {
-	if err := m.tearDown(ctx, uid); err != nil {
+	if err := m.tearDown(ctx, uid, false); err != nil {
 		return err
 	}
 	m.mu.Lock()
@@ -413,7 +413,11 @@ func (m *Manager) TearDown(ctx context.Context, uid types.UID) error {
 // Release tears down the volumes of a pod that finished (Succeeded or
 // Failed, no container running), as upstream's kubelet unmounts the
 // volumes of terminated pods: a tmpfs gives its memory back, emptyDir
-// contents are gone. Further SetUps of the pod do nothing.
+// contents are gone. The pod directory's "containers" (the containers'
+// termination message files, which the pod's status is read from as long
+// as the pod exists) stays until TearDown, as upstream's kubelet keeps
+// the pod directory until the pod is removed. Further SetUps of the pod
+// do nothing.
 func (m *Manager) Release(ctx context.Context, uid types.UID) error {
 	m.mu.Lock()
 	done := m.released[uid]
@@ -422,7 +426,7 @@ func (m *Manager) Release(ctx context.Context, uid types.UID) error {
 	if done {
 		return nil
 	}
-	if err := m.tearDown(ctx, uid); err != nil {
+	if err := m.tearDown(ctx, uid, true); err != nil {
 		m.mu.Lock()
 		delete(m.released, uid)
 		m.mu.Unlock()
@@ -431,7 +435,10 @@ func (m *Manager) Release(ctx context.Context, uid types.UID) error {
 	return nil
 }
 
-func (m *Manager) tearDown(ctx context.Context, uid types.UID) error {
+// ContainersDir is the entry of a pod's directory that Release keeps.
+const ContainersDir = "containers"
+
+func (m *Manager) tearDown(ctx context.Context, uid types.UID, keepContainers bool) error {
 	m.mu.Lock()
 	ps := m.pods[uid]
 	m.mu.Unlock()
@@ -455,7 +462,7 @@ func (m *Manager) tearDown(ctx context.Context, uid types.UID) error {
 			return fmt.Errorf("unmounting %s: %w", mp, err)
 		}
 	}
-	if err := os.RemoveAll(dir); err != nil {
+	if err := removePodDir(dir, keepContainers); err != nil {
 		return err
 	}
 	m.tokens.forget(uid)
@@ -538,4 +545,32 @@ func (m *Manager) Refresh(ctx context.Context) {
 		ps.mu.Unlock()
 	}
 	m.cache.prune(m.clock.Now(), 10*m.cfg.ResyncPeriod)
+}
+
+// removePodDir removes a pod's directory, or with keepContainers all of it
+// but its ContainersDir (the directory too when there is none).
+func removePodDir(dir string, keepContainers bool) error {
+	if keepContainers {
+		entries, err := os.ReadDir(dir)
+		if os.IsNotExist(err) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		kept := false
+		for _, e := range entries {
+			if e.Name() == ContainersDir {
+				kept = true
+				continue
+			}
+			if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+				return err
+			}
+		}
+		if kept {
+			return nil
+		}
+	}
+	return os.RemoveAll(dir)
 }

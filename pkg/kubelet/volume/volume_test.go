@@ -581,10 +581,37 @@ func TestRelease(t *testing.T) {
 	if err := h.m.SetUp(h.ctx, pod); err != nil {
 		t.Fatal(err)
 	}
+	// The kubelet's termination message file of a container.
+	msg := filepath.Join(h.m.PodDir(pod.UID), ContainersDir, "main", "0123")
+	if err := os.MkdirAll(filepath.Dir(msg), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(msg, []byte("all done"), 0o666); err != nil {
+		t.Fatal(err)
+	}
 	if err := h.m.Release(h.ctx, pod.UID); err != nil {
 		t.Fatal(err)
 	}
 	exists := func() bool { _, err := os.Stat(h.m.PodDir(pod.UID)); return err == nil }
+	if entries, err := os.ReadDir(h.m.PodDir(pod.UID)); err != nil || len(entries) != 1 || entries[0].Name() != ContainersDir {
+		t.Fatalf("after Release the pod's directory holds %v (%v), want only %s", entries, err, ContainersDir)
+	}
+	if b, err := os.ReadFile(msg); err != nil || string(b) != "all done" {
+		t.Fatalf("termination message after Release: %q, %v", b, err)
+	}
+	if err := h.m.TearDown(h.ctx, pod.UID); err != nil {
+		t.Fatal(err)
+	}
+	if exists() {
+		t.Fatal("TearDown left the pod's directory")
+	}
+	// Without containers, Release removes the directory.
+	if err := h.m.SetUp(h.ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.m.Release(h.ctx, pod.UID); err != nil {
+		t.Fatal(err)
+	}
 	if exists() {
 		t.Fatal("Release left the pod's directory")
 	}
