@@ -61,13 +61,61 @@ type Runtime struct {
 	imageNames map[string]string            // tag → id
 	usedIPs    map[netip.Addr]bool
 	podCIDR    bool // UpdateRuntimeConfig gave a pod CIDR
+	// shared holds the annotations of sandboxes and containers by
+	// content: the pods of one template share one copy (refcounted).
+	shared map[string]*sharedMap
+}
+
+// sharedMap is a map of annotations held by refs sandboxes or containers.
+type sharedMap struct {
+	key  string
+	m    map[string]string
+	refs int
+}
+
+// share returns the runtime's copy of m, shared with what has equal
+// annotations (nil for nil), and the handle release takes.
+func (r *Runtime) share(m map[string]string) (map[string]string, *sharedMap) {
+	if m == nil {
+		return nil, nil
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b []byte
+	for _, k := range keys {
+		b = strconv.AppendInt(b, int64(len(k)), 10)
+		b = append(append(append(b, ':'), k...), '=')
+		b = strconv.AppendInt(b, int64(len(m[k])), 10)
+		b = append(append(append(b, ':'), m[k]...), ';')
+	}
+	if s := r.shared[string(b)]; s != nil {
+		s.refs++
+		return s.m, s
+	}
+	s := &sharedMap{key: string(b), m: copyMap(m), refs: 1}
+	r.shared[s.key] = s
+	return s.m, s
+}
+
+// release drops a holder of s.
+func (r *Runtime) release(s *sharedMap) {
+	if s == nil {
+		return
+	}
+	if s.refs--; s.refs == 0 {
+		delete(r.shared, s.key)
+	}
 }
 
 type sandbox struct {
 	id          string
 	meta        *runtimeapi.PodSandboxMetadata
 	labels      map[string]string
-	annotations map[string]string
+	annotations map[string]string // shared (Runtime.share)
+	annotRef    *sharedMap
 	createdAt   time.Time
 	ready       bool
 	ip          netip.Addr
@@ -79,7 +127,8 @@ type container struct {
 	image         *runtimeapi.ImageSpec
 	imageRef      string
 	labels        map[string]string
-	annotations   map[string]string
+	annotations   map[string]string // shared (Runtime.share)
+	annotRef      *sharedMap
 	createdAt     time.Time
 
 	startAt  time.Time // zero until started: when it becomes RUNNING
@@ -100,7 +149,8 @@ func New(cfg Config) *Runtime {
 		cfg.PodSubnet = netip.MustParsePrefix("10.88.0.0/16")
 	}
 	return &Runtime{cfg: cfg, sandboxes: map[string]*sandbox{}, containers: map[string]*container{},
-		images: map[string]*runtimeapi.Image{}, imageNames: map[string]string{}, usedIPs: map[netip.Addr]bool{}}
+		images: map[string]*runtimeapi.Image{}, imageNames: map[string]string{}, usedIPs: map[netip.Addr]bool{},
+		shared: map[string]*sharedMap{}}
 }
 
 func (r *Runtime) newID() string {
@@ -191,8 +241,9 @@ func (r *Runtime) RunPodSandbox(_ context.Context, req *runtimeapi.RunPodSandbox
 	if err != nil {
 		return nil, err
 	}
-	s := &sandbox{id: r.newID(), meta: cfg.GetMetadata(), labels: copyMap(cfg.GetLabels()), annotations: copyMap(cfg.GetAnnotations()),
+	s := &sandbox{id: r.newID(), meta: cfg.GetMetadata(), labels: copyMap(cfg.GetLabels()),
 		createdAt: r.cfg.Clock.Now(), ready: true, ip: ip}
+	s.annotations, s.annotRef = r.share(cfg.GetAnnotations())
 	r.sandboxes[s.id] = s
 	return &runtimeapi.RunPodSandboxResponse{PodSandboxId: s.id}, nil
 }
@@ -232,12 +283,14 @@ func (r *Runtime) RemovePodSandbox(_ context.Context, req *runtimeapi.RemovePodS
 	}
 	for id, c := range r.containers {
 		if c.sandboxID == s.id {
+			r.release(c.annotRef)
 			delete(r.containers, id)
 		}
 	}
 	if s.ready {
 		delete(r.usedIPs, s.ip)
 	}
+	r.release(s.annotRef)
 	delete(r.sandboxes, s.id)
 	return &runtimeapi.RemovePodSandboxResponse{}, nil
 }
@@ -314,7 +367,8 @@ func (r *Runtime) CreateContainer(_ context.Context, req *runtimeapi.CreateConta
 		imageRef = imageID(cfg.GetImage().GetImage())
 	}
 	c := &container{id: r.newID(), sandboxID: s.id, meta: cfg.GetMetadata(), image: cfg.GetImage(), imageRef: imageRef,
-		labels: copyMap(cfg.GetLabels()), annotations: copyMap(cfg.GetAnnotations()), createdAt: r.cfg.Clock.Now()}
+		labels: copyMap(cfg.GetLabels()), createdAt: r.cfg.Clock.Now()}
+	c.annotations, c.annotRef = r.share(cfg.GetAnnotations())
 	r.decideRun(c, s)
 	r.containers[c.id] = c
 	return &runtimeapi.CreateContainerResponse{ContainerId: c.id}, nil
@@ -386,7 +440,10 @@ func (r *Runtime) StopContainer(_ context.Context, req *runtimeapi.StopContainer
 func (r *Runtime) RemoveContainer(_ context.Context, req *runtimeapi.RemoveContainerRequest) (*runtimeapi.RemoveContainerResponse, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	delete(r.containers, req.GetContainerId())
+	if c, ok := r.containers[req.GetContainerId()]; ok {
+		r.release(c.annotRef)
+		delete(r.containers, c.id)
+	}
 	return &runtimeapi.RemoveContainerResponse{}, nil
 }
 

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"reflect"
 	"testing"
 	"time"
 
@@ -149,5 +150,41 @@ func TestImages(t *testing.T) {
 	r.RemoveImage(ctx, &runtimeapi.RemoveImageRequest{Image: &runtimeapi.ImageSpec{Image: "nginx"}})
 	if s, _ := r.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: &runtimeapi.ImageSpec{Image: "nginx"}}); s.Image != nil {
 		t.Fatal("removed image still there")
+	}
+}
+
+// Equal annotations (the pods of one template) share one copy, kept while
+// a sandbox or container holds it; what the runtime reports is unchanged.
+func TestEqualAnnotationsShared(t *testing.T) {
+	ctx := context.Background()
+	r := New(Config{Clock: clock.NewFake(time.Unix(1000, 0))})
+	sb1 := run(t, r, map[string]string{"a": "1", "b": "2"})
+	sb2 := run(t, r, map[string]string{"b": "2", "a": "1"})
+	sb3 := run(t, r, map[string]string{"a": "1", "b": "3"})
+	c1, c2 := start(t, r, sb1, "c", ""), start(t, r, sb2, "c", "")
+	if len(r.shared) != 3 { // {a=1,b=2}, {a=1,b=3}, the containers'
+		t.Fatalf("%d shared maps, want 3", len(r.shared))
+	}
+	st1, st2 := status(t, r, c1), status(t, r, c2)
+	if reflect.ValueOf(st1.Annotations).UnsafePointer() != reflect.ValueOf(st2.Annotations).UnsafePointer() {
+		t.Error("the containers' equal annotations are not shared")
+	}
+	s, err := r.PodSandboxStatus(ctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: sb3})
+	if err != nil || !reflect.DeepEqual(s.Status.Annotations, map[string]string{"a": "1", "b": "3"}) {
+		t.Fatalf("sandbox 3: %v %v", s, err)
+	}
+	if _, err := r.RemoveContainer(ctx, &runtimeapi.RemoveContainerRequest{ContainerId: c1}); err != nil {
+		t.Fatal(err)
+	}
+	if got := status(t, r, c2).Annotations; len(r.shared) != 3 || !reflect.DeepEqual(got, map[string]string{cri.AnnotationContainerType: ""}) {
+		t.Errorf("after removing one container: %d shared maps, the other's annotations %v", len(r.shared), got)
+	}
+	for _, sb := range []string{sb1, sb2, sb3} {
+		if _, err := r.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: sb}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(r.shared) != 0 {
+		t.Errorf("%d shared maps left after everything was removed", len(r.shared))
 	}
 }
