@@ -116,14 +116,16 @@ func TestVolumesReleasedWhenThePodFinishes(t *testing.T) {
 		t.Fatalf("emptyDir of the running pod: %v", err)
 	}
 	h.podWhere(t, "job-pod", time.Second, func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodSucceeded })
+	// The volumes go; the containers' termination message files stay
+	// while the pod exists.
 	waitFor(t, "the finished pod's volumes released", func() (bool, error) {
-		_, err := os.Stat(filepath.Join(root, "pods", string(p.UID)))
+		_, err := os.Stat(filepath.Join(root, "pods", string(p.UID), "volumes"))
 		return os.IsNotExist(err), err
 	})
 	// Later syncs of the finished pod set nothing up again.
 	h.clk.Step(time.Minute)
 	time.Sleep(100 * time.Millisecond)
-	if _, err := os.Stat(filepath.Join(root, "pods", string(p.UID))); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(root, "pods", string(p.UID), "volumes")); !os.IsNotExist(err) {
 		t.Errorf("volumes of a finished pod set up again: %v", err)
 	}
 }
