@@ -50,7 +50,7 @@ func newRoot() *cobra.Command {
 		}
 		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	}
-	root.AddCommand(newUp(logger), newAPIServer(logger), newControllerManager(logger), newScheduler(logger), newKubelet(logger), newImage(), newBench(), newVersion())
+	root.AddCommand(newUp(logger), newAPIServer(logger), newControllerManager(logger), newScheduler(logger), newKubelet(logger), newImage(), newToken(), newBench(), newVersion())
 	return root
 }
 
@@ -91,6 +91,7 @@ func newUp(logger func() *slog.Logger) *cobra.Command {
 	f.IntVar(&cfg.SecurePort, "secure-port", 6443, "port the API server serves HTTPS on")
 	f.StringVar(&cfg.AdvertiseAddress, "advertise-address", "", "address clients reach the API server at (default: the bind address)")
 	f.StringVar(&cfg.TokenAuthFile, "token-auth-file", "", "static bearer tokens, CSV: token,user,uid[,\"group1,group2\"]")
+	f.BoolVar(&cfg.EnableBootstrapTokenAuth, "enable-bootstrap-token-auth", true, "accept bootstrap tokens (Secrets kube-system/bootstrap-token-<id>, made by skiff token create) as bearer tokens, as kubeadm sets it; nodes join with them (kubelet TLS bootstrap)")
 	f.StringVar(&cfg.AuthorizationMode, "authorization-mode", cluster.DefaultAuthorizationMode, "ordered comma-separated list of authorization modes: "+strings.Join(authorizer.Modes, ", "))
 	f.BoolVar(&cfg.AnonymousAuth, "anonymous-auth", true, "requests without credentials are system:anonymous (group system:unauthenticated), then authorized; off with AlwaysAllow")
 	f.BoolVar(&cfg.Profiling, "profiling", true, "Enable profiling via web interface host:port/debug/pprof/")
@@ -130,6 +131,7 @@ func newAPIServer(logger func() *slog.Logger) *cobra.Command {
 	f.StringVar(&cfg.TLSKeyFile, "tls-private-key-file", "", "serving key (PEM)")
 	f.StringVar(&cfg.ClientCAFile, "client-ca-file", "", "CA that signs client certificates")
 	f.StringVar(&cfg.TokenAuthFile, "token-auth-file", "", "static bearer tokens, CSV: token,user,uid[,\"group1,group2\"]")
+	f.BoolVar(&cfg.EnableBootstrapTokenAuth, "enable-bootstrap-token-auth", false, "accept bootstrap tokens (Secrets kube-system/bootstrap-token-<id>) as bearer tokens, for kubelet TLS bootstrapping")
 	f.StringVar(&cfg.AuthorizationMode, "authorization-mode", cluster.DefaultAuthorizationMode, "ordered comma-separated list of authorization modes: "+strings.Join(authorizer.Modes, ", "))
 	f.BoolVar(&cfg.AnonymousAuth, "anonymous-auth", true, "requests without credentials are system:anonymous (group system:unauthenticated), then authorized; off with AlwaysAllow")
 	f.BoolVar(&cfg.Profiling, "profiling", true, "Enable profiling via web interface host:port/debug/pprof/")

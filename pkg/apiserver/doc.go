@@ -3,7 +3,7 @@
 // status, scale, binding, eviction and finalize subresources) for every
 // registered resource over HTTPS, with discovery (legacy and aggregated),
 // OpenAPI v2/v3, server-side Table printing, admission, authentication
-// (client certificates, static tokens, service account tokens, anonymous),
+// (client certificates, static tokens, bootstrap tokens, service account tokens, anonymous),
 // impersonation, authorization (pkg/auth: RBAC, the access reviews),
 // health checks and Prometheus metrics.
 //

@@ -97,6 +97,11 @@ type Config struct {
 	ServiceAccountSigner crypto.Signer
 	// ServiceAccountIssuer is the tokens' issuer and API audience.
 	ServiceAccountIssuer string
+	// EnableBootstrapTokenAuth accepts bootstrap tokens (Secrets
+	// kube-system/bootstrap-token-<id>) as bearer tokens, as upstream's
+	// --enable-bootstrap-token-auth (off by default there; kubeadm turns
+	// it on). Needs an Authenticator.
+	EnableBootstrapTokenAuth bool
 
 	// ComponentHealthz overrides the health endpoints componentstatuses
 	// probes (name → URL; default: the scheduler's and controller manager's secure ports on this host).
@@ -337,8 +342,11 @@ func New(cfg Config) (*Server, error) {
 	if err := s.setupAuthorization(); err != nil {
 		return nil, err
 	}
+	if cfg.EnableBootstrapTokenAuth && cfg.Authenticator != nil {
+		s.cfg.Authenticator = UnionAuthenticator{s.cfg.Authenticator, &bootstrapTokenAuthenticator{s: s}}
+	}
 	if cfg.ServiceAccountSigner != nil && cfg.Authenticator != nil {
-		s.cfg.Authenticator = UnionAuthenticator{cfg.Authenticator, &saTokenAuthenticator{s: s}}
+		s.cfg.Authenticator = UnionAuthenticator{s.cfg.Authenticator, &saTokenAuthenticator{s: s}}
 	}
 	s.metrics = newMetrics()
 	for _, def := range cfg.Definitions {

@@ -44,6 +44,10 @@ type UpConfig struct {
 	SecurePort       int
 	AdvertiseAddress string
 	TokenAuthFile    string
+	// EnableBootstrapTokenAuth accepts bootstrap tokens (`skiff token
+	// create`) as bearer tokens, as kubeadm sets upstream's
+	// --enable-bootstrap-token-auth (the skiff up flag defaults to true).
+	EnableBootstrapTokenAuth bool
 	// AuthorizationMode is upstream's --authorization-mode (comma
 	// separated); empty means DefaultAuthorizationMode.
 	AuthorizationMode string
@@ -322,8 +326,9 @@ func (u *Up) Run(ctx context.Context) error {
 		SecurePort: cfg.SecurePort, BindAddress: cfg.BindAddress, AdvertiseAddress: cfg.AdvertiseAddress,
 		EndpointAddress: endpointIP, TLS: ServingTLS(serving, nil), Authenticator: authn,
 		ServiceAccountSigner: saKey, ClientCAPEM: ca.CertPEM, Profiling: cfg.Profiling,
-		ProxyClientCert:    &tls.Certificate{Certificate: [][]byte{frontProxy.Cert.Raw}, PrivateKey: frontProxy.Key, Leaf: frontProxy.Cert},
-		RequestHeaderCAPEM: frontProxyCA.CertPEM, RequestHeaderAllowedNames: []string{"front-proxy-client"},
+		EnableBootstrapTokenAuth: cfg.EnableBootstrapTokenAuth,
+		ProxyClientCert:          &tls.Certificate{Certificate: [][]byte{frontProxy.Cert.Raw}, PrivateKey: frontProxy.Key, Leaf: frontProxy.Cert},
+		RequestHeaderCAPEM:       frontProxyCA.CertPEM, RequestHeaderAllowedNames: []string{"front-proxy-client"},
 		KubeletClientCert: &tls.Certificate{Certificate: [][]byte{kubeletClient.Cert.Raw}, PrivateKey: kubeletClient.Key, Leaf: kubeletClient.Cert},
 		Clock:             cfg.Clock, Logger: cfg.Logger,
 		// NodeRestriction on, as kubeadm has it: a kubelet may change only
@@ -384,6 +389,16 @@ func (u *Up) Run(ctx context.Context) error {
 		}
 		comps = append(comps, inProcess{"controller manager", m.Run})
 	}
+	// The RBAC bindings kubeadm creates for nodes joining with a bootstrap
+	// token (kubeadm.go).
+	adminClient, err := client.New(&client.Config{Host: server, CAData: ca.CertPEM, CertData: admin.CertPEM, KeyData: admin.KeyPEM, UserAgent: "skiff-up"})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	comps = append(comps, inProcess{"node bootstrap RBAC", func(ctx context.Context) error {
+		return runKubeadmRBAC(ctx, adminClient, cfg.Clock, cfg.Logger)
+	}})
 	var node *nodePlan
 	if !u.disabled["kubelet"] {
 		if node, err = u.planNode(server, ca, endpointIP, now); err != nil {
@@ -538,6 +553,9 @@ type APIServerConfig struct {
 	TLSKeyFile       string
 	ClientCAFile     string
 	TokenAuthFile    string
+	// EnableBootstrapTokenAuth is upstream's --enable-bootstrap-token-auth
+	// (off by default, as upstream's).
+	EnableBootstrapTokenAuth bool
 	// AuthorizationMode and AnonymousAuth are as in UpConfig.
 	AuthorizationMode string
 	AnonymousAuth     bool
@@ -604,8 +622,8 @@ func RunAPIServer(ctx context.Context, cfg APIServerConfig) error {
 		}
 		authn = append(authn, t)
 	}
-	if len(authn) == 0 {
-		return errors.New("configure at least one of --client-ca-file or --token-auth-file")
+	if len(authn) == 0 && !cfg.EnableBootstrapTokenAuth {
+		return errors.New("configure at least one of --client-ca-file, --token-auth-file or --enable-bootstrap-token-auth")
 	}
 	modes, anonymous, err := authorization(cfg.AuthorizationMode, cfg.AnonymousAuth, cfg.Logger)
 	if err != nil {
@@ -668,7 +686,7 @@ func RunAPIServer(ctx context.Context, cfg APIServerConfig) error {
 		SecurePort: cfg.SecurePort, BindAddress: cfg.BindAddress, AdvertiseAddress: cfg.AdvertiseAddress,
 		TLS: &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}, ClientAuth: tls.RequestClientCert,
 			NextProtos: []string{"h2", "http/1.1"}},
-		Authenticator: authn, Logger: cfg.Logger,
+		Authenticator: authn, Logger: cfg.Logger, EnableBootstrapTokenAuth: cfg.EnableBootstrapTokenAuth,
 		ServiceAccountSigner: saKey, ServiceAccountIssuer: cfg.ServiceAccountIssuer,
 		ClientCAPEM: clientCA, Profiling: cfg.Profiling,
 		ProxyClientCert: proxyCert, RequestHeaderCAPEM: requestHeaderCA, RequestHeaderAllowedNames: cfg.RequestHeaderAllowedNames,

@@ -54,6 +54,14 @@
 // Service and EndpointSlice stay as they were) unless it is taken, when
 // skiff up logs so and keeps a new one.
 //
+// Up accepts bootstrap tokens (--enable-bootstrap-token-auth, on as kubeadm
+// sets it) and creates kubeadm's ClusterRoleBindings for joining nodes
+// (kubeadm.go: kubeadm:kubelet-bootstrap, kubeadm:node-autoapprove-bootstrap
+// for group system:bootstrappers:kubeadm:default-node-token,
+// kubeadm:node-autoapprove-certificate-rotation for system:nodes), so that a
+// kubelet given a token of `skiff token create` gets its client
+// certificate through a CSR the controller manager approves and signs.
+//
 // Invariants: cmd/skiff only fills these Configs; everything a cluster
 // keeps across restarts (PKI, etcd data, kubeconfig) lives in DataDir and
 // is reused, never regenerated while still valid.

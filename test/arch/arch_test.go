@@ -115,6 +115,10 @@ func TestDependencyRules(t *testing.T) {
 		// pkg/client (reviews).
 		{from: mod + "pkg/kubelet/server", forbidden: []string{mod + "pkg/kubelet"}, direct: true,
 			except: []string{mod + "pkg/kubelet/cri"}},
+		// Bootstrap tokens are made through pkg/client: no control plane
+		// internals, no kubelet.
+		{from: mod + "pkg/bootstraptoken", forbidden: []string{mod + "pkg/storage", mod + "pkg/apiserver", mod + "pkg/registry", mod + "pkg/cluster",
+			mod + "pkg/kubelet", mod + "pkg/controller", mod + "pkg/testenv"}},
 		// Proxying upgraded connections is a leaf: the standard library only.
 		{from: mod + "pkg/upgradeproxy", forbidden: []string{mod + "pkg/"}},
 		// field management sees the server only through its Config (definitions, conversions)
