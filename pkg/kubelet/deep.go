@@ -12,7 +12,9 @@ import "sync"
 // PLEG and eviction loops) wait on their own shallow stack and run each
 // piece of work through runDeep, on one of a shared set of goroutines
 // whose stacks are grown once. runDeep waits for the work: what a worker
-// or loop does, and in which order, is unchanged.
+// or loop does, and in which order, is unchanged. Work run this way must
+// not wait for other such work (it could wait for a turn that never
+// comes), nor sleep: a retry loop runs each attempt through runDeep.
 
 // deepIdleMax bounds the idle goroutines kept (more exit when done).
 const deepIdleMax = 64
@@ -28,8 +30,10 @@ type deepTask struct {
 }
 
 // runDeep runs f on a goroutine of the shared set (a new one when none is
-// idle: work never waits for another's) and returns when f has.
+// idle), once fewer than deepMax run, and returns when f has.
 func runDeep(f func()) {
+	deepSem <- struct{}{}
+	defer func() { <-deepSem }()
 	t := deepTask{f: f, done: make(chan struct{})}
 	deepPool.mu.Lock()
 	if n := len(deepPool.idle); n > 0 {
@@ -59,3 +63,11 @@ func deepRunner(t deepTask) {
 		t = <-ch
 	}
 }
+
+// deepSem bounds the work running at once (the rest waits its turn, on
+// its own small stack): in a burst every pod of a hollow agent syncs at
+// once, and each running piece of work has a grown stack. The API server's
+// HTTP/2 connection carries 250 streams at a time anyway.
+var deepSem = make(chan struct{}, deepMax)
+
+const deepMax = 256

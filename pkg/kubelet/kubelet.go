@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/skiff-sh/skiff/pkg/client"
 	"github.com/skiff-sh/skiff/pkg/client/cache"
@@ -261,18 +262,9 @@ func New(cfg Config) (*Kubelet, error) {
 
 // Run registers the node and runs the kubelet until ctx ends.
 func (k *Kubelet) Run(ctx context.Context) error {
+	var v *runtimeapi.VersionResponse
 	var err error
-	runDeep(func() { err = k.start(ctx) })
-	if err != nil || ctx.Err() != nil {
-		return err
-	}
-	return k.run(ctx)
-}
-
-// start asks the runtime its version and registers the node (retried
-// until it succeeds or ctx ends).
-func (k *Kubelet) start(ctx context.Context) error {
-	v, err := k.cfg.Runtime.Version(ctx, &runtimeVersionRequest)
+	runDeep(func() { v, err = k.cfg.Runtime.Version(ctx, &runtimeVersionRequest) })
 	if err != nil {
 		return fmt.Errorf("kubelet: container runtime: %w", err)
 	}
@@ -282,9 +274,9 @@ func (k *Kubelet) start(ctx context.Context) error {
 	// Registration is retried until it succeeds (the API server may not
 	// be up yet, as upstream's kubelet does), 1 s doubling to 7 s apart.
 	for delay := time.Second; ; delay = min(2*delay, 7*time.Second) {
-		err := k.registerNode(ctx)
+		runDeep(func() { err = k.registerNode(ctx) })
 		if err == nil {
-			return nil
+			break
 		}
 		k.log.Warn("unable to register node with the API server", "err", err)
 		select {
@@ -293,6 +285,7 @@ func (k *Kubelet) start(ctx context.Context) error {
 		case <-k.clock.After(delay):
 		}
 	}
+	return k.run(ctx)
 }
 
 // run runs the registered node's loops and pod workers until ctx ends.

@@ -113,7 +113,8 @@ func runMemoryAgent(dir string) error {
 			peakMu.Lock()
 			out, _ := json.Marshal(map[string]any{"HeapInuse": ms.HeapInuse, "HeapAlloc": ms.HeapAlloc, "StackInuse": ms.StackInuse,
 				"Sys": ms.Sys, "Goroutines": runtime.NumGoroutine(), "NumGC": ms.NumGC, "TotalAlloc": ms.TotalAlloc,
-				"PeakHeap": peakHeap, "PeakGoal": peakGoal, "PeakStack": peakStack, "HeapReleased": ms.HeapReleased, "HeapSys": ms.HeapSys})
+				"PeakHeap": peakHeap, "PeakGoal": peakGoal, "PeakStack": peakStack, "HeapReleased": ms.HeapReleased, "HeapSys": ms.HeapSys, "HeapIdle": ms.HeapIdle,
+				"StackSys": ms.StackSys, "MSpanSys": ms.MSpanSys, "GCSys": ms.GCSys, "OtherSys": ms.OtherSys, "BuckHashSys": ms.BuckHashSys})
 			peakMu.Unlock()
 			os.WriteFile(filepath.Join(dir, fmt.Sprintf("mem-%d.json", n)), out, 0o600)
 		}
@@ -270,7 +271,7 @@ func measureAgentMemory(b *testing.B, nodes, pods int) {
 		return json.Unmarshal(raw, &stats) == nil, nil
 	})
 	if out := os.Getenv("SKIFF_HOLLOW_MEMORY_OUT"); out != "" {
-		for _, f := range []string{"heap-0.pprof", "goroutines-0.txt", "agent.log"} {
+		for _, f := range []string{"heap-0.pprof", "goroutines-0.txt", "agent.log", "mem-0.json"} {
 			raw, err := os.ReadFile(filepath.Join(dir, f))
 			if err == nil {
 				err = os.WriteFile(out+"."+f, raw, 0o644)
