@@ -19,6 +19,7 @@ import (
 
 	"github.com/skiff-sh/skiff/pkg/client"
 	"github.com/skiff-sh/skiff/pkg/kubelet"
+	"github.com/skiff-sh/skiff/pkg/kubelet/certificate"
 	"github.com/skiff-sh/skiff/pkg/kubelet/eviction"
 	"github.com/skiff-sh/skiff/pkg/kubelet/hollow"
 	"github.com/skiff-sh/skiff/pkg/kubelet/server"
@@ -33,24 +34,25 @@ import (
 // the kubeconfig's identity.
 func newKubelet(logger func() *slog.Logger) *cobra.Command {
 	var (
-		kubeconfig  string
-		runtime     string
-		cfg         hollow.Config
-		qps         float32
-		burst       int
-		contentType string
-		labels      []string
-		endpoint    string
-		nodeIP      string
-		podLogDir   string
-		logMaxSize  string
-		logMaxFiles int
-		rootDir     string
-		reqTimeout  time.Duration
-		serving     kubeletServing
-		evictFlags  evictionFlags
-		podFlags    podConfigFlags
-		gogc        int
+		kubeconfig          string
+		bootstrapKubeconfig string
+		runtime             string
+		cfg                 hollow.Config
+		qps                 float32
+		burst               int
+		contentType         string
+		labels              []string
+		endpoint            string
+		nodeIP              string
+		podLogDir           string
+		logMaxSize          string
+		logMaxFiles         int
+		rootDir             string
+		reqTimeout          time.Duration
+		serving             kubeletServing
+		evictFlags          evictionFlags
+		podFlags            podConfigFlags
+		gogc                int
 	)
 	cmd := &cobra.Command{
 		Use:   "kubelet",
@@ -74,6 +76,36 @@ func newKubelet(logger func() *slog.Logger) *cobra.Command {
 			}
 			if cfg.Nodes < 1 || cfg.Nodes > hollow.MaxNodes {
 				return fmt.Errorf("--nodes must be between 1 and %d", hollow.MaxNodes)
+			}
+			if cfg.Nodes == 1 && !cmd.Flags().Changed("node-name-prefix") && cfg.Name == "" {
+				name, err := os.Hostname()
+				if err != nil {
+					return err
+				}
+				cfg.Name = strings.ToLower(name)
+			}
+			ctx, stop := signalContext()
+			defer stop()
+			if bootstrapKubeconfig != "" {
+				// TLS bootstrapping: the kubeconfig's client certificate,
+				// asked for with the bootstrap token when missing or expired.
+				if cfg.Nodes != 1 {
+					return errors.New("--bootstrap-kubeconfig: a client certificate is one node's identity, run one node (--nodes=1)")
+				}
+				if kubeconfig == "" {
+					return errors.New("--bootstrap-kubeconfig needs --kubeconfig: where the kubelet's kubeconfig is written")
+				}
+				certDir := serving.certDir
+				if certDir == "" {
+					certDir = filepath.Join(rootDir, "pki")
+				}
+				if _, err := certificate.LoadClientCert(ctx, certificate.BootstrapConfig{KubeconfigPath: kubeconfig,
+					BootstrapKubeconfigPath: bootstrapKubeconfig, CertDir: certDir, NodeName: cfg.NodeName(0), Logger: logger()}); err != nil {
+					if ctx.Err() != nil {
+						return nil
+					}
+					return fmt.Errorf("failed to run kubelet: unable to load bootstrap kubeconfig: %w", err)
+				}
 			}
 			cc, err := client.LoadKubeconfig(kubeconfig, "")
 			if err != nil {
@@ -101,12 +133,6 @@ func newKubelet(logger func() *slog.Logger) *cobra.Command {
 				}
 				cfg.Labels[k] = v
 			}
-			if cfg.Nodes == 1 && !cmd.Flags().Changed("node-name-prefix") && cfg.Name == "" {
-				if cfg.Name, err = os.Hostname(); err != nil {
-					return err
-				}
-				cfg.Name = strings.ToLower(cfg.Name)
-			}
 			cfg.Client, cfg.Logger = c, logger()
 			// The kubelet's HTTPS API: a remote runtime's node serves it
 			// unless --port=0; simulated nodes only when --port is given,
@@ -121,8 +147,6 @@ func newKubelet(logger func() *slog.Logger) *cobra.Command {
 					cfg.Server, cfg.NodeIP = srvCfg, nodeIP
 				}
 			}
-			ctx, stop := signalContext()
-			defer stop()
 			if runtime == "remote" {
 				name := cfg.NodeName(0)
 				fmt.Fprintf(os.Stderr, "skiff kubelet: node %s on the container runtime at %s, as the kubeconfig's user\n", name, endpoint)
@@ -161,6 +185,7 @@ func newKubelet(logger func() *slog.Logger) *cobra.Command {
 	f := cmd.Flags()
 	f.IntVar(&gogc, "gogc", 100, "skiff: the Go garbage collector's target percentage for this process, as the GOGC environment variable (which wins when set and this flag is not): lower takes less memory and more CPU. Measured with 1000 simulated nodes running 10k pods: 50 takes the peak from 542-590 to 446 MiB and the kubelets' CPU from 12-14 to 18 s")
 	f.StringVar(&kubeconfig, "kubeconfig", "", "Path to a kubeconfig file, specifying how to connect to the API server.")
+	f.StringVar(&bootstrapKubeconfig, "bootstrap-kubeconfig", "", "Path to a kubeconfig file that will be used to get client certificate for kubelet. If the file specified by --kubeconfig does not exist or its client certificate expired, the bootstrap kubeconfig is used to request a client certificate from the API server (a CSR the controller manager approves and signs); on success, a kubeconfig file referencing the generated client certificate and key is written to the path specified by --kubeconfig, the certificate and key to --cert-dir (default <root-dir>/pki). One node only (--nodes=1).")
 	f.StringVar(&runtime, "runtime", "sim", "Container runtime: sim (simulated nodes, no containers) or remote (one node on the CRI runtime at --container-runtime-endpoint; implied by that flag).")
 	f.StringVar(&endpoint, "container-runtime-endpoint", standalone.DefaultEndpoint, "The endpoint of the CRI runtime (--runtime=remote): unix:///path or a path.")
 	f.StringVar(&rootDir, "root-dir", kubelet.DefaultRootDir, "Directory for the kubelet's files (--runtime=remote): the pods' volumes under <dir>/pods/<uid>/volumes.")
@@ -208,7 +233,7 @@ func (s *kubeletServing) addFlags(f *pflag.FlagSet) {
 	f.StringVar(&s.address, "address", "0.0.0.0", "The IP address for the kubelet to serve on.")
 	f.StringVar(&s.certFile, "tls-cert-file", "", "The kubelet's serving certificate (without it a self-signed one is made and kept in --cert-dir).")
 	f.StringVar(&s.keyFile, "tls-private-key-file", "", "The key of --tls-cert-file.")
-	f.StringVar(&s.certDir, "cert-dir", "", "Where the self-signed serving certificate is kept (default <root-dir>/pki for --runtime=remote; in memory for simulated nodes).")
+	f.StringVar(&s.certDir, "cert-dir", "", "The directory where the TLS certs are located: the self-signed serving certificate (default <root-dir>/pki for --runtime=remote; in memory for simulated nodes) and, with --bootstrap-kubeconfig, the client certificate kubelet-client-current.pem (default <root-dir>/pki).")
 	f.StringVar(&s.clientCAFile, "client-ca-file", "", "The CA that client certificates (the API server's kubelet client) must be signed by (default: the kubeconfig's certificate authority, which is skiff's cluster CA).")
 	f.BoolVar(&s.anonymous, "anonymous-auth", false, "Let requests without credentials in as system:anonymous.")
 	f.StringVar(&s.authzMode, "authorization-mode", "Webhook", "Webhook (SubjectAccessReview through the API server) or AlwaysAllow.")
