@@ -46,7 +46,8 @@
 //
 // Memory: a runtime keeps its own copy of the labels and annotations a
 // sandbox or container was created with (equal annotations, as those of
-// the pods of one template, share one copy), and the results of the list and
+// the pods of one template, share one copy among all the runtimes of the
+// process), and the results of the list and
 // status calls share them (and the metadata and image specs) instead of
 // copying them per call: a relist of every node every second would
 // otherwise copy every pod's maps. Callers treat results as read-only (as

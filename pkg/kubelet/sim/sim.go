@@ -61,10 +61,15 @@ type Runtime struct {
 	imageNames map[string]string            // tag → id
 	usedIPs    map[netip.Addr]bool
 	podCIDR    bool // UpdateRuntimeConfig gave a pod CIDR
-	// shared holds the annotations of sandboxes and containers by
-	// content: the pods of one template share one copy (refcounted).
-	shared map[string]*sharedMap
 }
+
+// shared holds the annotations of sandboxes and containers of every
+// runtime of the process by content: the pods of one template, on all
+// the simulated nodes, share one copy (refcounted).
+var shared = struct {
+	mu sync.Mutex
+	m  map[string]*sharedMap
+}{m: map[string]*sharedMap{}}
 
 // sharedMap is a map of annotations held by refs sandboxes or containers.
 type sharedMap struct {
@@ -73,9 +78,9 @@ type sharedMap struct {
 	refs int
 }
 
-// share returns the runtime's copy of m, shared with what has equal
-// annotations (nil for nil), and the handle release takes.
-func (r *Runtime) share(m map[string]string) (map[string]string, *sharedMap) {
+// share returns a copy of m shared with what has equal annotations (nil
+// for nil), and the handle release takes.
+func share(m map[string]string) (map[string]string, *sharedMap) {
 	if m == nil {
 		return nil, nil
 	}
@@ -91,22 +96,26 @@ func (r *Runtime) share(m map[string]string) (map[string]string, *sharedMap) {
 		b = strconv.AppendInt(b, int64(len(m[k])), 10)
 		b = append(append(append(b, ':'), m[k]...), ';')
 	}
-	if s := r.shared[string(b)]; s != nil {
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if s := shared.m[string(b)]; s != nil {
 		s.refs++
 		return s.m, s
 	}
 	s := &sharedMap{key: string(b), m: copyMap(m), refs: 1}
-	r.shared[s.key] = s
+	shared.m[s.key] = s
 	return s.m, s
 }
 
 // release drops a holder of s.
-func (r *Runtime) release(s *sharedMap) {
+func release(s *sharedMap) {
 	if s == nil {
 		return
 	}
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
 	if s.refs--; s.refs == 0 {
-		delete(r.shared, s.key)
+		delete(shared.m, s.key)
 	}
 }
 
@@ -114,7 +123,7 @@ type sandbox struct {
 	id          string
 	meta        *runtimeapi.PodSandboxMetadata
 	labels      map[string]string
-	annotations map[string]string // shared (Runtime.share)
+	annotations map[string]string // shared (share)
 	annotRef    *sharedMap
 	createdAt   time.Time
 	ready       bool
@@ -127,7 +136,7 @@ type container struct {
 	image         *runtimeapi.ImageSpec
 	imageRef      string
 	labels        map[string]string
-	annotations   map[string]string // shared (Runtime.share)
+	annotations   map[string]string // shared (share)
 	annotRef      *sharedMap
 	createdAt     time.Time
 
@@ -149,8 +158,7 @@ func New(cfg Config) *Runtime {
 		cfg.PodSubnet = netip.MustParsePrefix("10.88.0.0/16")
 	}
 	return &Runtime{cfg: cfg, sandboxes: map[string]*sandbox{}, containers: map[string]*container{},
-		images: map[string]*runtimeapi.Image{}, imageNames: map[string]string{}, usedIPs: map[netip.Addr]bool{},
-		shared: map[string]*sharedMap{}}
+		images: map[string]*runtimeapi.Image{}, imageNames: map[string]string{}, usedIPs: map[netip.Addr]bool{}}
 }
 
 func (r *Runtime) newID() string {
@@ -243,7 +251,7 @@ func (r *Runtime) RunPodSandbox(_ context.Context, req *runtimeapi.RunPodSandbox
 	}
 	s := &sandbox{id: r.newID(), meta: cfg.GetMetadata(), labels: copyMap(cfg.GetLabels()),
 		createdAt: r.cfg.Clock.Now(), ready: true, ip: ip}
-	s.annotations, s.annotRef = r.share(cfg.GetAnnotations())
+	s.annotations, s.annotRef = share(cfg.GetAnnotations())
 	r.sandboxes[s.id] = s
 	return &runtimeapi.RunPodSandboxResponse{PodSandboxId: s.id}, nil
 }
@@ -283,14 +291,14 @@ func (r *Runtime) RemovePodSandbox(_ context.Context, req *runtimeapi.RemovePodS
 	}
 	for id, c := range r.containers {
 		if c.sandboxID == s.id {
-			r.release(c.annotRef)
+			release(c.annotRef)
 			delete(r.containers, id)
 		}
 	}
 	if s.ready {
 		delete(r.usedIPs, s.ip)
 	}
-	r.release(s.annotRef)
+	release(s.annotRef)
 	delete(r.sandboxes, s.id)
 	return &runtimeapi.RemovePodSandboxResponse{}, nil
 }
@@ -368,7 +376,7 @@ func (r *Runtime) CreateContainer(_ context.Context, req *runtimeapi.CreateConta
 	}
 	c := &container{id: r.newID(), sandboxID: s.id, meta: cfg.GetMetadata(), image: cfg.GetImage(), imageRef: imageRef,
 		labels: copyMap(cfg.GetLabels()), createdAt: r.cfg.Clock.Now()}
-	c.annotations, c.annotRef = r.share(cfg.GetAnnotations())
+	c.annotations, c.annotRef = share(cfg.GetAnnotations())
 	r.decideRun(c, s)
 	r.containers[c.id] = c
 	return &runtimeapi.CreateContainerResponse{ContainerId: c.id}, nil
@@ -441,7 +449,7 @@ func (r *Runtime) RemoveContainer(_ context.Context, req *runtimeapi.RemoveConta
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if c, ok := r.containers[req.GetContainerId()]; ok {
-		r.release(c.annotRef)
+		release(c.annotRef)
 		delete(r.containers, c.id)
 	}
 	return &runtimeapi.RemoveContainerResponse{}, nil

@@ -153,38 +153,56 @@ func TestImages(t *testing.T) {
 	}
 }
 
-// Equal annotations (the pods of one template) share one copy, kept while
-// a sandbox or container holds it; what the runtime reports is unchanged.
+// Equal annotations (the pods of one template, on every node of the
+// process) share one copy, kept while a sandbox or container holds it;
+// what the runtime reports is unchanged.
 func TestEqualAnnotationsShared(t *testing.T) {
 	ctx := context.Background()
-	r := New(Config{Clock: clock.NewFake(time.Unix(1000, 0))})
-	sb1 := run(t, r, map[string]string{"a": "1", "b": "2"})
-	sb2 := run(t, r, map[string]string{"b": "2", "a": "1"})
-	sb3 := run(t, r, map[string]string{"a": "1", "b": "3"})
-	c1, c2 := start(t, r, sb1, "c", ""), start(t, r, sb2, "c", "")
-	if len(r.shared) != 3 { // {a=1,b=2}, {a=1,b=3}, the containers'
-		t.Fatalf("%d shared maps, want 3", len(r.shared))
+	refs := func(m map[string]string) int {
+		_, s := share(m)
+		release(s)
+		return s.refs
 	}
-	st1, st2 := status(t, r, c1), status(t, r, c2)
+	r1 := New(Config{Clock: clock.NewFake(time.Unix(1000, 0))})
+	r2 := New(Config{Clock: clock.NewFake(time.Unix(1000, 0))})
+	a12, a13 := map[string]string{"test-a": "1", "test-b": "2"}, map[string]string{"test-a": "1", "test-b": "3"}
+	sb1 := run(t, r1, map[string]string{"test-a": "1", "test-b": "2"})
+	sb2 := run(t, r2, map[string]string{"test-b": "2", "test-a": "1"})
+	sb3 := run(t, r1, a13)
+	if refs(a12) != 2 || refs(a13) != 1 {
+		t.Fatalf("holders: %d of %v, %d of %v; want 2 and 1", refs(a12), a12, refs(a13), a13)
+	}
+	c1, c2 := start(t, r1, sb1, "test-c", "test-type"), start(t, r2, sb2, "test-c", "test-type")
+	st1, st2 := status(t, r1, c1), status(t, r2, c2)
 	if reflect.ValueOf(st1.Annotations).UnsafePointer() != reflect.ValueOf(st2.Annotations).UnsafePointer() {
 		t.Error("the containers' equal annotations are not shared")
 	}
-	s, err := r.PodSandboxStatus(ctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: sb3})
-	if err != nil || !reflect.DeepEqual(s.Status.Annotations, map[string]string{"a": "1", "b": "3"}) {
+	s, err := r1.PodSandboxStatus(ctx, &runtimeapi.PodSandboxStatusRequest{PodSandboxId: sb3})
+	if err != nil || !reflect.DeepEqual(s.Status.Annotations, a13) {
 		t.Fatalf("sandbox 3: %v %v", s, err)
 	}
-	if _, err := r.RemoveContainer(ctx, &runtimeapi.RemoveContainerRequest{ContainerId: c1}); err != nil {
+	if _, err := r1.RemoveContainer(ctx, &runtimeapi.RemoveContainerRequest{ContainerId: c1}); err != nil {
 		t.Fatal(err)
 	}
-	if got := status(t, r, c2).Annotations; len(r.shared) != 3 || !reflect.DeepEqual(got, map[string]string{cri.AnnotationContainerType: ""}) {
-		t.Errorf("after removing one container: %d shared maps, the other's annotations %v", len(r.shared), got)
+	ca := map[string]string{cri.AnnotationContainerType: "test-type"}
+	if got := status(t, r2, c2).Annotations; refs(ca) != 1 || !reflect.DeepEqual(got, ca) {
+		t.Errorf("after removing one container: %d holders, the other's annotations %v", refs(ca), got)
 	}
-	for _, sb := range []string{sb1, sb2, sb3} {
-		if _, err := r.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: sb}); err != nil {
+	for _, x := range []struct {
+		r  *Runtime
+		sb string
+	}{{r1, sb1}, {r2, sb2}, {r1, sb3}} {
+		if _, err := x.r.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: x.sb}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if len(r.shared) != 0 {
-		t.Errorf("%d shared maps left after everything was removed", len(r.shared))
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	for _, m := range []map[string]string{a12, a13, ca} {
+		for _, s := range shared.m {
+			if reflect.DeepEqual(s.m, m) {
+				t.Errorf("%v still held %d times after everything was removed", m, s.refs)
+			}
+		}
 	}
 }
