@@ -30,6 +30,13 @@ type Config struct {
 	CAFile, CertFile, KeyFile string
 	Insecure                  bool
 	ServerName                string
+	// GetClientCertificate, when set, supplies the client certificate of
+	// each TLS handshake instead of CertData/CertFile (a certificate that
+	// rotates, as the kubelet's; client-go's TLSClientConfig.GetCert).
+	GetClientCertificate func(*tls.CertificateRequestInfo) (*tls.Certificate, error)
+	// DialContext, when set, opens the client's connections (client-go's
+	// Dial), e.g. to close them all when the client certificate rotated.
+	DialContext func(ctx context.Context, network, addr string) (net.Conn, error)
 
 	// BearerToken, or BearerTokenFile (re-read as it rotates).
 	BearerToken     string
@@ -96,6 +103,10 @@ func (c *Config) tlsConfig() (*tls.Config, error) {
 		}
 		key = data
 	}
+	if c.GetClientCertificate != nil {
+		t.GetClientCertificate = c.GetClientCertificate
+		return t, nil
+	}
 	if len(cert) > 0 || len(key) > 0 {
 		pair, err := tls.X509KeyPair(cert, key)
 		if err != nil {
@@ -121,6 +132,9 @@ func (c *Config) transport() (http.RoundTripper, error) {
 		IdleConnTimeout:     90 * time.Second,
 		TLSHandshakeTimeout: 10 * time.Second,
 		DialContext:         (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+	}
+	if c.DialContext != nil {
+		rt.(*http.Transport).DialContext = c.DialContext
 	}
 	switch {
 	case c.TokenSource != nil:

@@ -308,14 +308,22 @@ func TestLoadClientCertExpiredAndDenied(t *testing.T) {
 
 func whoAmI(t *testing.T, cc *client.Config) string {
 	t.Helper()
-	c, err := client.New(cc)
+	u, err := tryWhoAmI(cc)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return u
+}
+
+func tryWhoAmI(cc *client.Config) (string, error) {
+	c, err := client.New(cc)
+	if err != nil {
+		return "", err
 	}
 	resp, err := c.Do(context.Background(), &client.Request{Method: "POST", Path: "/apis/authentication.k8s.io/v1/selfsubjectreviews",
 		Body: []byte(`{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}`), JSONOnly: true})
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	var r struct {
 		Status struct {
@@ -325,7 +333,7 @@ func whoAmI(t *testing.T, cc *client.Config) string {
 		} `json:"status"`
 	}
 	if err := jsonUnmarshal(resp.Body, &r); err != nil {
-		t.Fatal(err)
+		return "", err
 	}
-	return r.Status.UserInfo.Username
+	return r.Status.UserInfo.Username, nil
 }

@@ -96,9 +96,15 @@ func Request(ctx context.Context, c *client.Client, node string, key *ecdsa.Priv
 	if err != nil {
 		return nil, err
 	}
+	return request(ctx, c, csr, node, key)
+}
+
+// request creates csr (a generated name when it has none) and waits for
+// its certificate.
+func request(ctx context.Context, c *client.Client, csr *certificatesv1.CertificateSigningRequest, node string, key *ecdsa.PrivateKey) ([]byte, error) {
 	csrs := client.For[*certificatesv1.CertificateSigningRequest, *certificatesv1.CertificateSigningRequestList](c)
 	created, err := csrs.Create(ctx, csr, metav1.CreateOptions{})
-	if apierrors.IsAlreadyExists(err) {
+	if apierrors.IsAlreadyExists(err) && csr.Name != "" {
 		existing, gerr := csrs.Get(ctx, csr.Name, metav1.GetOptions{})
 		if gerr != nil {
 			return nil, gerr
