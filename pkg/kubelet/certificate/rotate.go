@@ -21,8 +21,8 @@ type ManagerConfig struct {
 	Store *Store
 	// NodeName is the node the certificate is for.
 	NodeName string
-	Clock  clock.Clock
-	Logger *slog.Logger
+	Clock    clock.Clock
+	Logger   *slog.Logger
 	// Rand draws the jitter of the rotation deadline (default: seeded
 	// from the time).
 	Rand *rand.Rand
