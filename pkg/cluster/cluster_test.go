@@ -479,3 +479,61 @@ func TestUpDisable(t *testing.T) {
 		}
 	}
 }
+
+// With every component disabled (the API server alone, as the benchmarks
+// run it), skiff up keeps serving after its own start-up work is done
+// (the node bootstrap RBAC once returned and so stopped the cluster).
+func TestUpAPIServerAloneStaysUp(t *testing.T) {
+	dir := t.TempDir()
+	var out bytes.Buffer
+	up, err := NewUp(UpConfig{DataDir: dir, Storage: "memory", SecurePort: freePort(t), Out: &out, ContainerRuntime: "sim",
+		Disable: Components})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- up.Run(ctx) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Stat(KubeconfigPath(dir)); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no kubeconfig")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	c, url := adminClient(t, KubeconfigPath(dir))
+	waitReady(t, c, url, errc)
+	get := func(path string) int {
+		resp, err := c.Get(url + path)
+		if err != nil {
+			return 0
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	// The start-up work is done once kubeadm's bindings exist...
+	for get("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/kubeadm:kubelet-bootstrap") != http.StatusOK {
+		if time.Now().After(deadline) {
+			t.Fatal("no kubeadm:kubelet-bootstrap binding")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// ...and the server still answers for the next second.
+	for end := time.Now().Add(time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		select {
+		case err := <-errc:
+			t.Fatalf("skiff up returned (%v) with every component disabled; output:\n%s", err, out.String())
+		default:
+		}
+		if code := get("/api/v1/namespaces/default"); code != http.StatusOK {
+			t.Fatalf("GET namespace: %d", code)
+		}
+	}
+	cancel()
+	if err := <-errc; err != nil {
+		t.Errorf("up returned %v", err)
+	}
+}

@@ -56,11 +56,16 @@ func installKubeadmRBAC(ctx context.Context, c *client.Client) error {
 }
 
 // runKubeadmRBAC installs the bindings once the API server answers,
-// retrying while it settles; it returns when they are in place or ctx ends.
+// retrying while it settles, then runs until ctx ends (as every in-process
+// component: skiff up stops once all of them have returned).
 func runKubeadmRBAC(ctx context.Context, c *client.Client, clk clock.Clock, logger *slog.Logger) error {
 	for {
 		err := installKubeadmRBAC(ctx, c)
 		if err == nil {
+			// An in-process component runs until the cluster stops: the
+			// API server stops once every component has returned (with
+			// the others disabled this would be at once).
+			<-ctx.Done()
 			return nil
 		}
 		logger.Warn("creating the node bootstrap RBAC bindings", "err", err)
