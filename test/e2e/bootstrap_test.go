@@ -61,6 +61,13 @@ func TestKubeletTLSBootstrap(t *testing.T) {
 	}
 	// The node's identity is limited as a node's is (Node authorizer).
 	k.fails(t, "--kubeconfig", kubeletConf, "get", "secrets", "-n", "kube-system")
+	// And it runs pods as a node: scheduled there, Running with an IP.
+	k.ok(t, "run", "web", "--image=registry.k8s.io/pause:3.10")
+	eventually(t, 60*time.Second, "pod web Running on joined-1", func() (bool, string) {
+		o, _, _ := k.run(t, "get", "pod", "web", "-o", `jsonpath={.status.phase} {.spec.nodeName} {.status.podIP}`)
+		f := columns(o)
+		return len(f) == 3 && f[0] == "Running" && f[1] == "joined-1", o
+	})
 
 	// Restarted, the kubelet keeps its certificate: no second CSR.
 	stop()
