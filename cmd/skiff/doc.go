@@ -3,7 +3,9 @@
 // memory storage, the API server, the controller manager, the scheduler,
 // metrics-server and a node: a kubelet on a containerd it supervises, or
 // on the simulated runtime without one; pkg/cluster); `skiff kubelet` runs
-// more nodes; `skiff apiserver` runs the API server alone against
+// more nodes (joining with a bootstrap token: --bootstrap-kubeconfig,
+// pkg/kubelet/certificate); `skiff token create` makes bootstrap tokens
+// (pkg/bootstraptoken); `skiff apiserver` runs the API server alone against
 // an external etcd cluster; `skiff bench apiserver` measures a `skiff up`
 // child process from the client side; `skiff image` builds the pause and
 // busybox images as tarballs and imports/lists images in the containerd of

@@ -121,15 +121,8 @@ func newKubelet(logger func() *slog.Logger) *cobra.Command {
 				if certDir == "" {
 					certDir = filepath.Join(rootDir, "pki")
 				}
-				store := &certificate.Store{Dir: certDir, Prefix: certificate.ClientPrefix}
-				if same, _ := sameFile(cc.CertFile, store.CurrentPath()); same {
-					if rotation, err = certificate.NewManager(certificate.ManagerConfig{Store: store, NodeName: cfg.NodeName(0), Logger: logger()}); err != nil {
-						return err
-					}
-					cc.CertFile, cc.KeyFile, cc.CertData, cc.KeyData = "", "", nil, nil
-					cc.GetClientCertificate, cc.DialContext = rotation.GetClientCertificate, rotation.Dialer().DialContext
-				} else {
-					logger().Warn("client certificate rotation is off: the kubeconfig's certificate is not the bootstrapped one", "kubeconfig", kubeconfig, "cert-dir", certDir)
+				if rotation, err = certificate.ForKubeconfig(cc, certDir, cfg.NodeName(0), logger()); err != nil {
+					return err
 				}
 			}
 			// Each kubelet gets upstream's kubelet rate (50 QPS, burst 100)
@@ -355,24 +348,4 @@ func (e *evictionFlags) thresholds(f *pflag.FlagSet) ([]eviction.Threshold, erro
 		th = []eviction.Threshold{} // none: no eviction
 	}
 	return th, nil
-}
-
-// sameFile says whether paths a and b name the same file (b may be a
-// symlink to it, or a itself).
-func sameFile(a, b string) (bool, error) {
-	if a == "" || b == "" {
-		return false, nil
-	}
-	if filepath.Clean(a) == filepath.Clean(b) {
-		return true, nil
-	}
-	ia, err := os.Lstat(a)
-	if err != nil {
-		return false, err
-	}
-	ib, err := os.Lstat(b)
-	if err != nil {
-		return false, err
-	}
-	return os.SameFile(ia, ib), nil
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
+	"os"
 	"sync"
 	"time"
 
@@ -56,6 +57,44 @@ func NewManager(cfg ManagerConfig) (*Manager, error) {
 		return nil, err
 	}
 	return &Manager{cfg: cfg, cur: cur, dialer: &Dialer{d: net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}, conns: map[*trackedConn]struct{}{}}}, nil
+}
+
+// ForKubeconfig returns a Manager for the bootstrapped certificate in
+// certDir and points cc's TLS at it (its GetClientCertificate and Dialer)
+// when cc's client certificate is that store's current file (the
+// kubeconfig LoadClientCert writes); otherwise it leaves cc alone, logs
+// that rotation is off, and returns nil. The caller sets the client built
+// from cc (SetClient) and runs the Manager.
+func ForKubeconfig(cc *client.Config, certDir, node string, logger *slog.Logger) (*Manager, error) {
+	store := &Store{Dir: certDir, Prefix: ClientPrefix}
+	if !sameFile(cc.CertFile, store.CurrentPath()) {
+		logger.Warn("client certificate rotation is off: the kubeconfig's certificate is not the bootstrapped one", "cert", cc.CertFile, "cert-dir", certDir)
+		return nil, nil
+	}
+	m, err := NewManager(ManagerConfig{Store: store, NodeName: node, Logger: logger})
+	if err != nil {
+		return nil, err
+	}
+	cc.CertFile, cc.KeyFile, cc.CertData, cc.KeyData = "", "", nil, nil
+	cc.GetClientCertificate, cc.DialContext = m.GetClientCertificate, m.Dialer().DialContext
+	return m, nil
+}
+
+// sameFile says whether paths a and b name the same file (either may be
+// the symlink itself).
+func sameFile(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	ia, err := os.Lstat(a)
+	if err != nil {
+		return false
+	}
+	ib, err := os.Lstat(b)
+	if err != nil {
+		return false
+	}
+	return os.SameFile(ia, ib)
 }
 
 // SetClient sets the client renewals are asked with: one built on

@@ -127,3 +127,41 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// ForKubeconfig takes over the client's certificate only when the
+// kubeconfig names the bootstrapped pair.
+func TestForKubeconfig(t *testing.T) {
+	c := startCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	seen := make(chan *certificatesv1.CertificateSigningRequest, 4)
+	c.controlPlane(t, ctx, false, time.Hour, seen)
+	dir := t.TempDir()
+	cfg := certificate.BootstrapConfig{KubeconfigPath: filepath.Join(dir, "kubelet.conf"), BootstrapKubeconfigPath: c.bootstrap,
+		CertDir: filepath.Join(dir, "pki"), NodeName: "n1", Logger: quietLogger()}
+	if _, err := certificate.LoadClientCert(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	cc, err := client.LoadKubeconfig(cfg.KubeconfigPath, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := certificate.ForKubeconfig(cc, cfg.CertDir, "n1", quietLogger())
+	if err != nil || m == nil {
+		t.Fatalf("bootstrapped kubeconfig: manager %v, err %v", m, err)
+	}
+	if cc.CertFile != "" || cc.GetClientCertificate == nil || cc.DialContext == nil {
+		t.Errorf("client config not pointed at the manager: cert file %q", cc.CertFile)
+	}
+	if got := whoAmI(t, cc); got != "system:node:n1" {
+		t.Errorf("through the manager the client is %s", got)
+	}
+
+	admin, err := client.LoadKubeconfig(c.env.KubeconfigPath, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err := certificate.ForKubeconfig(admin, cfg.CertDir, "n1", quietLogger()); err != nil || m != nil || admin.GetClientCertificate != nil {
+		t.Errorf("another kubeconfig: manager %v, err %v, hooks set %v", m, err, admin.GetClientCertificate != nil)
+	}
+}
