@@ -30,7 +30,7 @@ func TestActionSubresources(t *testing.T) {
 	for name, want := range map[string]string{
 		"pods/binding": "create", "pods/eviction": "create", "pods/log": "get", "pods/exec": "create,get",
 		"pods/attach": "create,get", "pods/portforward": "create,get", "serviceaccounts/token": "create",
-		"namespaces/finalize": "update", "pods/status": "get,patch,update",
+		"namespaces/finalize": "update", "pods/status": "get,patch,update", "pods/ephemeralcontainers": "get,patch,update",
 	} {
 		if verbs[name] != want {
 			t.Errorf("discovery: %s verbs %q, want %q", name, verbs[name], want)

@@ -126,6 +126,10 @@ func pods() *registry.Definition {
 	}
 	d.Categories = []string{"all"}
 	d.ValidateStatus = registry.ValidateUpdate(ValidatePodStatusUpdate)
+	// kubectl debug adds ephemeral containers through their subresource.
+	d.Subresources = []registry.UpdateSubresource{{Name: "ephemeralcontainers",
+		Keep:           registry.PrepareUpdate(PrepareEphemeralContainersUpdate),
+		ValidateUpdate: registry.ValidateUpdate(ValidatePodEphemeralContainersUpdate)}}
 	return d
 }
 
