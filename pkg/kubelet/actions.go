@@ -18,9 +18,14 @@ const (
 // containerToStart names a container of the spec to create and start.
 type containerToStart struct {
 	Name string
-	// Type is "init", "sidecar" or "regular" (cri.AnnotationContainerType).
+	// Type is "init", "sidecar", "regular" or "ephemeral"
+	// (cri.AnnotationContainerType).
 	Type    string
 	Attempt uint32
+	// TargetID, for an ephemeral container with a targetContainerName, is
+	// the target's running container, whose PID namespace it joins (""
+	// when the target does not run: the start fails).
+	TargetID string
 }
 
 // podActions is what syncPod does to bring the runtime to the pod's spec.
@@ -99,8 +104,8 @@ func podIsDone(pod *corev1.Pod) bool {
 // computePodActions decides what to do for pod given its runtime state at
 // now: upstream's computePodActions reduced to sandbox creation, init
 // containers one at a time (sidecars started in order and kept running),
-// regular containers, restarts per restartPolicy with back-off, and
-// killing.
+// regular containers, restarts per restartPolicy with back-off, ephemeral
+// containers (started once, never restarted), and killing.
 func computePodActions(pod *corev1.Pod, st *podRuntimeStatus, now time.Time) podActions {
 	var a podActions
 	if st == nil {
@@ -150,6 +155,9 @@ func computePodActions(pod *corev1.Pod, st *podRuntimeStatus, now time.Time) pod
 	for i := range pod.Spec.Containers {
 		known[pod.Spec.Containers[i].Name] = true
 	}
+	for i := range pod.Spec.EphemeralContainers {
+		known[pod.Spec.EphemeralContainers[i].Name] = true
+	}
 	for _, c := range view.Containers {
 		if !known[c.Name] && active(c) {
 			a.ContainersToKill = append(a.ContainersToKill, c.ID)
@@ -166,6 +174,12 @@ func computePodActions(pod *corev1.Pod, st *podRuntimeStatus, now time.Time) pod
 			}
 			a.KillReasons[c.ID] = c.Unhealthy
 		}
+	}
+
+	// Ephemeral containers start even while init containers run (not in
+	// the sync that creates the sandbox), once each.
+	if !a.CreateSandbox {
+		a.ContainersToStart = append(a.ContainersToStart, ephemeralToStart(pod, st, view)...)
 	}
 
 	for i := range pod.Spec.InitContainers {

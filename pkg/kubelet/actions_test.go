@@ -62,34 +62,34 @@ func TestComputePodActions(t *testing.T) {
 		want podActions
 	}{
 		{name: "new pod: sandbox and every container", pod: testPod(always, nil, "a", "b"), st: &podRuntimeStatus{},
-			want: podActions{CreateSandbox: true, ContainersToStart: []containerToStart{{"a", "regular", 0}, {"b", "regular", 0}}}},
+			want: podActions{CreateSandbox: true, ContainersToStart: []containerToStart{{Name: "a", Type: "regular", Attempt: 0}, {Name: "b", Type: "regular", Attempt: 0}}}},
 		{name: "new pod with init containers: only the first init", pod: testPod(always, []corev1.Container{initC("i1"), initC("i2")}, "a"), st: &podRuntimeStatus{},
-			want: podActions{CreateSandbox: true, ContainersToStart: []containerToStart{{"i1", "init", 0}}}},
+			want: podActions{CreateSandbox: true, ContainersToStart: []containerToStart{{Name: "i1", Type: "init", Attempt: 0}}}},
 		{name: "init running: wait", pod: testPod(always, []corev1.Container{initC("i1"), initC("i2")}, "a"), st: ready(cs("i1", 0, running, 0, 0))},
 		{name: "init created: wait", pod: testPod(always, []corev1.Container{initC("i1")}, "a"), st: ready(cs("i1", 0, created, 0, 0))},
 		{name: "first init done: the second", pod: testPod(always, []corev1.Container{initC("i1"), initC("i2")}, "a"), st: ready(cs("i1", 0, exitedS, 0, time.Second)),
-			want: podActions{ContainersToStart: []containerToStart{{"i2", "init", 0}}}},
+			want: podActions{ContainersToStart: []containerToStart{{Name: "i2", Type: "init", Attempt: 0}}}},
 		{name: "inits done: regular containers", pod: testPod(always, []corev1.Container{initC("i1"), initC("i2")}, "a"),
 			st:   ready(cs("i1", 0, exitedS, 0, time.Second), cs("i2", 0, exitedS, 0, time.Second)),
-			want: podActions{ContainersToStart: []containerToStart{{"a", "regular", 0}}}},
+			want: podActions{ContainersToStart: []containerToStart{{Name: "a", Type: "regular", Attempt: 0}}}},
 		{name: "init failed, Never: the pod fails", pod: testPod(never, []corev1.Container{initC("i1")}, "a"), st: ready(cs("i1", 0, exitedS, 1, time.Second)),
 			want: podActions{KillPod: true}},
 		{name: "init failed, OnFailure: restarted at once the first time", pod: testPod(onFailure, []corev1.Container{initC("i1")}, "a"),
 			st: ready(cs("i1", 0, exitedS, 1, time.Second)), now: time.Second,
-			want: podActions{ContainersToStart: []containerToStart{{"i1", "init", 1}}}},
+			want: podActions{ContainersToStart: []containerToStart{{Name: "i1", Type: "init", Attempt: 1}}}},
 		{name: "sidecar first: the next init waits for it", pod: testPod(always, []corev1.Container{sidecarC("s"), initC("i1")}, "a"), st: &podRuntimeStatus{},
-			want: podActions{CreateSandbox: true, ContainersToStart: []containerToStart{{"s", "sidecar", 0}}}},
+			want: podActions{CreateSandbox: true, ContainersToStart: []containerToStart{{Name: "s", Type: "sidecar", Attempt: 0}}}},
 		{name: "sidecar running: next init", pod: testPod(always, []corev1.Container{sidecarC("s"), initC("i1")}, "a"), st: ready(cs("s", 0, running, 0, 0)),
-			want: podActions{ContainersToStart: []containerToStart{{"i1", "init", 0}}}},
+			want: podActions{ContainersToStart: []containerToStart{{Name: "i1", Type: "init", Attempt: 0}}}},
 		{name: "sidecar crashed after running: restarted, regular containers go on", pod: testPod(always, []corev1.Container{sidecarC("s")}, "a"),
 			st: ready(cs("s", 0, exitedS, 1, time.Second)), now: time.Second,
-			want: podActions{ContainersToStart: []containerToStart{{"s", "sidecar", 1}, {"a", "regular", 0}}}},
+			want: podActions{ContainersToStart: []containerToStart{{Name: "s", Type: "sidecar", Attempt: 1}, {Name: "a", Type: "regular", Attempt: 0}}}},
 		{name: "crash, Always, in back-off", pod: testPod(always, nil, "a"), st: ready(cs("a", 1, exitedS, 1, time.Second)), now: 6 * time.Second,
 			want: podActions{BackOff: map[string]time.Duration{"a": 5 * time.Second}}},
 		{name: "crash, Always, back-off over", pod: testPod(always, nil, "a"), st: ready(cs("a", 1, exitedS, 1, time.Second)), now: 11 * time.Second,
-			want: podActions{ContainersToStart: []containerToStart{{"a", "regular", 2}}}},
+			want: podActions{ContainersToStart: []containerToStart{{Name: "a", Type: "regular", Attempt: 2}}}},
 		{name: "success, Always: restarted", pod: testPod(always, nil, "a"), st: ready(cs("a", 0, exitedS, 0, time.Second)), now: time.Second,
-			want: podActions{ContainersToStart: []containerToStart{{"a", "regular", 1}}}},
+			want: podActions{ContainersToStart: []containerToStart{{Name: "a", Type: "regular", Attempt: 1}}}},
 		{name: "success, OnFailure: done", pod: testPod(onFailure, nil, "a"), st: ready(cs("a", 0, exitedS, 0, time.Second))},
 		{name: "failure, Never: done", pod: testPod(never, nil, "a"), st: ready(cs("a", 0, exitedS, 1, time.Second))},
 		{name: "job done: its sidecar is stopped", pod: testPod(never, []corev1.Container{sidecarC("s")}, "a"),
@@ -101,10 +101,49 @@ func TestComputePodActions(t *testing.T) {
 		{name: "succeeded: kill", pod: succeeded, st: ready(cs("a", 0, exitedS, 0, time.Second)), want: podActions{KillPod: true}},
 		{name: "sandbox died: a new one, restart counts go on", pod: testPod(always, nil, "a"),
 			st:   &podRuntimeStatus{SandboxID: "sb", SandboxAttempt: 0, Containers: []*containerStatus{cs("a", 0, exitedS, 137, time.Second)}},
-			want: podActions{CreateSandbox: true, SandboxAttempt: 1, ContainersToStart: []containerToStart{{"a", "regular", 1}}}},
+			want: podActions{CreateSandbox: true, SandboxAttempt: 1, ContainersToStart: []containerToStart{{Name: "a", Type: "regular", Attempt: 1}}}},
 		{name: "sandbox gone after a job completed: not started again", pod: testPod(never, nil, "a"),
 			st: &podRuntimeStatus{SandboxID: "sb", Containers: []*containerStatus{cs("a", 0, exitedS, 0, time.Second)}}},
 	}
+	// Ephemeral containers: started once each, never restarted.
+	debug := func(policy corev1.RestartPolicy, inits []corev1.Container, target string) *corev1.Pod {
+		p := testPod(policy, inits, "a")
+		p.Spec.EphemeralContainers = []corev1.EphemeralContainer{{TargetContainerName: target,
+			EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: "dbg", Image: "busybox"}}}
+		return p
+	}
+	lostDebugger := debug(always, nil, "")
+	lostDebugger.Status.EphemeralContainerStatuses = []corev1.ContainerStatus{{Name: "dbg",
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0}}}}
+	deletingDebug := debug(always, nil, "a")
+	deletingDebug.DeletionTimestamp = &metav1.Time{Time: t0}
+	tests = append(tests, []struct {
+		name string
+		pod  *corev1.Pod
+		st   *podRuntimeStatus
+		now  time.Duration // after t0
+		want podActions
+	}{
+		{name: "ephemeral added: started with its target's ID", pod: debug(always, nil, "a"), st: ready(cs("a", 0, running, 0, 0)),
+			want: podActions{ContainersToStart: []containerToStart{{Name: "dbg", Type: "ephemeral", TargetID: "a-0"}}}},
+		{name: "ephemeral without a target", pod: debug(never, nil, ""), st: ready(cs("a", 0, running, 0, 0)),
+			want: podActions{ContainersToStart: []containerToStart{{Name: "dbg", Type: "ephemeral"}}}},
+		{name: "ephemeral whose target does not run: no target ID", pod: debug(never, nil, "a"), st: ready(cs("a", 0, exitedS, 1, time.Second)), now: 2 * time.Second,
+			want: podActions{ContainersToStart: []containerToStart{{Name: "dbg", Type: "ephemeral"}}}},
+		{name: "ephemeral running: kept", pod: debug(always, nil, "a"), st: ready(cs("a", 0, running, 0, 0), cs("dbg", 0, running, 0, 0))},
+		{name: "ephemeral exited, Always: not restarted", pod: debug(always, nil, "a"), st: ready(cs("a", 0, running, 0, 0), cs("dbg", 0, exitedS, 1, time.Second)), now: time.Hour},
+		{name: "ephemeral gone from the runtime after it ran: not started again", pod: lostDebugger, st: ready(cs("a", 0, running, 0, 0))},
+		{name: "ephemeral while an init container runs: started", pod: debug(always, []corev1.Container{initC("i1")}, ""), st: ready(cs("i1", 0, running, 0, 0)),
+			want: podActions{ContainersToStart: []containerToStart{{Name: "dbg", Type: "ephemeral"}}}},
+		{name: "new sandbox: ephemeral not started in that sync", pod: debug(always, nil, ""),
+			st:   &podRuntimeStatus{SandboxID: "sb", Containers: []*containerStatus{cs("a", 0, exitedS, 137, time.Second)}},
+			want: podActions{CreateSandbox: true, SandboxAttempt: 1, ContainersToStart: []containerToStart{{Name: "a", Type: "regular", Attempt: 1}}}},
+		{name: "ephemeral of an old sandbox: not started again", pod: debug(always, nil, ""),
+			st: &podRuntimeStatus{SandboxID: "sb2", SandboxReady: true, Containers: []*containerStatus{
+				{ID: "a-1", Name: "a", SandboxID: "sb2", Attempt: 1, State: running}, cs("dbg", 0, exitedS, 137, time.Second)}}},
+		{name: "deleting: the ephemeral container is killed with the rest", pod: deletingDebug,
+			st: ready(cs("a", 0, running, 0, 0), cs("dbg", 0, running, 0, 0)), want: podActions{KillPod: true}},
+	}...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := computePodActions(tt.pod, tt.st, t0.Add(tt.now))

@@ -78,9 +78,12 @@ func (b *podConfig) podLogDir(pod *corev1.Pod) string {
 // containerRun is what building a container's configuration knows of the
 // container and its sandbox.
 type containerRun struct {
-	// Type is "init", "sidecar" or "regular".
+	// Type is "init", "sidecar", "regular" or "ephemeral".
 	Type    string
 	Attempt uint32
+	// TargetID is the running container whose PID namespace an ephemeral
+	// container joins ("": none).
+	TargetID string
 	// PodIPs of the sandbox, first the primary.
 	PodIPs []string
 	// ImageRef is the image the runtime resolved ("" : c.Image).
@@ -97,6 +100,9 @@ func (b *podConfig) containerConfig(ctx context.Context, pod *corev1.Pod, c *cor
 		user.UID = new(int64) // upstream: an image without a user runs as root
 	}
 	if err := verifyRunAsNonRoot(pod, c, user); err != nil {
+		return nil, err
+	}
+	if err := ephemeralTargetCheck(pod, c, run); err != nil {
 		return nil, err
 	}
 	env, err := makeEnvironment(ctx, pod, c, envInput{Lookups: b.Lookups, PodIPs: run.PodIPs, HostIPs: b.HostIPs, Allocatable: b.Allocatable})
@@ -127,6 +133,7 @@ func (b *podConfig) containerConfig(ctx context.Context, pod *corev1.Pod, c *cor
 	if err != nil {
 		return nil, err
 	}
+	withTargetPID(sc, run.TargetID)
 	cfg.Linux = &runtimeapi.LinuxContainerConfig{Resources: b.containerResources(pod, c), SecurityContext: sc}
 	for _, e := range env {
 		cfg.Envs = append(cfg.Envs, &runtimeapi.KeyValue{Key: e.Name, Value: []byte(e.Value)})

@@ -83,6 +83,13 @@
 //     message file per run (<pod dir>/containers/<name>/<id>, mounted at
 //     terminationMessagePath); an exited container's message is the
 //     file's content, or with FallbackToLogsOnError the tail of its log;
+//   - ephemeral containers (kubectl debug, ephemeral.go) as upstream's:
+//     started once each in the pod's sandbox while it runs (also during
+//     init, not in the sync that creates a sandbox), never restarted,
+//     in their targetContainerName's PID namespace (NamespaceMode
+//     TARGET; a target not running is a CreateContainerConfigError),
+//     killed with the pod, reported in ephemeralContainerStatuses (no
+//     effect on phase or readiness);
 //   - the node status loop posts status on change or every
 //     NodeStatusReportFrequency; the lease loop renews
 //     kube-node-lease/<node> every leaseDuration/4 (10 s).

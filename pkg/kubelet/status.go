@@ -94,6 +94,7 @@ func (k *Kubelet) generateAPIStatus(pod *corev1.Pod, st *podRuntimeStatus, acts 
 		s.ContainerStatuses = append(s.ContainerStatuses, k.containerAPIStatus(pod, &pod.Spec.Containers[i], st, acts, waiting, regularWaiting, now))
 	}
 	sort.Slice(s.ContainerStatuses, func(i, j int) bool { return s.ContainerStatuses[i].Name < s.ContainerStatuses[j].Name })
+	s.EphemeralContainerStatuses = k.ephemeralStatuses(pod, old.Phase, old.EphemeralContainerStatuses, st, acts, waiting, now)
 
 	terminal := pod.DeletionTimestamp != nil && !anyActive(st)
 	s.Phase = podPhase(pod, &s, initialized, terminal)

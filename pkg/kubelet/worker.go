@@ -430,7 +430,7 @@ func (k *Kubelet) startContainer(ctx context.Context, pod *corev1.Pod, sandboxID
 	user, err := k.imageUser(ctx, imageRef)
 	if err == nil {
 		var cfg *runtimeapi.ContainerConfig
-		cfg, err = k.podCfg.containerConfig(ctx, pod, c, containerRun{Type: s.Type, Attempt: s.Attempt, PodIPs: podIPs, ImageRef: imageRef, ImageUser: user})
+		cfg, err = k.podCfg.containerConfig(ctx, pod, c, containerRun{Type: s.Type, Attempt: s.Attempt, PodIPs: podIPs, ImageRef: imageRef, ImageUser: user, TargetID: s.TargetID})
 		if err == nil {
 			return k.createAndStart(ctx, pod, sandboxID, sandboxCfg, c, cfg)
 		}
@@ -487,6 +487,9 @@ func specContainer(pod *corev1.Pod, name string) *corev1.Container {
 			return &pod.Spec.Containers[i]
 		}
 	}
+	if ec := ephemeralContainer(pod, name); ec != nil {
+		return (*corev1.Container)(&ec.EphemeralContainerCommon)
+	}
 	return nil
 }
 
@@ -535,7 +538,8 @@ func containerName(st *podRuntimeStatus, id string) string {
 }
 
 // event records an event about container name of pod (fieldPath
-// spec.containers{name} or spec.initContainers{name}, as upstream's;
+// spec.containers{name}, spec.initContainers{name} or
+// spec.ephemeralContainers{name}, as upstream's;
 // name "": the pod itself).
 func (k *Kubelet) event(pod *corev1.Pod, name, eventtype, reason, message string) {
 	if k.cfg.Recorder == nil {
@@ -547,6 +551,8 @@ func (k *Kubelet) event(pod *corev1.Pod, name, eventtype, reason, message string
 		field = "" // about the pod
 	case isInit(pod, name):
 		field = "spec.initContainers{" + name + "}"
+	case ephemeralContainer(pod, name) != nil:
+		field = "spec.ephemeralContainers{" + name + "}"
 	}
 	ref := &corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID,
 		ResourceVersion: pod.ResourceVersion, FieldPath: field}

@@ -27,7 +27,9 @@
 //     --sim-run-duration). It exits with the pod annotation
 //     sim.skiff.sh/exit-code (default 0). Sidecars (init containers with
 //     restartPolicy Always) and containers of restartPolicy Always pods
-//     without the annotation run until stopped.
+//     without the annotation run until stopped. An ephemeral container
+//     (kubectl debug; container-type ephemeral) runs to completion as a
+//     Job's container does, exit 0.
 //
 // Network: pod IPs come from Config.PodSubnet, replaced by the node's pod
 // CIDR when the kubelet calls UpdateRuntimeConfig (new pods get IPs from

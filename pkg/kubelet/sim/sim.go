@@ -390,6 +390,13 @@ func (r *Runtime) decideRun(c *container, s *sandbox) {
 		return
 	case "sidecar":
 		return
+	case "ephemeral":
+		// A debug container runs to completion, exit 0, as a Job's.
+		c.finishes, c.runFor = true, r.cfg.RunDuration
+		if d, err := time.ParseDuration(s.annotations[AnnotationRunDuration]); err == nil {
+			c.runFor = d
+		}
+		return
 	}
 	if v, ok := s.annotations[AnnotationRunDuration]; ok {
 		if d, err := time.ParseDuration(v); err == nil {
