@@ -26,6 +26,7 @@ import (
 
 	"github.com/skiff-sh/skiff/pkg/apiserver/admission"
 	"github.com/skiff-sh/skiff/pkg/storage"
+	"github.com/skiff-sh/skiff/pkg/streamtranslator"
 	"github.com/skiff-sh/skiff/pkg/upgradeproxy"
 )
 
@@ -35,8 +36,10 @@ import (
 // the request goes to the node's kubelet (pkg/kubelet/server) over TLS
 // with the kubelet client certificate: a log is streamed back (flushed as
 // it comes, for follow), an exec, attach or port-forward upgrade request
-// is proxied and the upgraded connections spliced (SPDY or WebSocket,
-// whatever the client and the runtime agree on).
+// is proxied and the upgraded connections spliced (SPDY), except that a
+// WebSocket exec or attach of the v5/v4 channel protocols and a WebSocket
+// port-forward tunneling SPDY are translated (pkg/streamtranslator) to
+// SPDY toward the kubelet, as upstream's API server does.
 func (s *Server) servePodStream(w http.ResponseWriter, r *http.Request, info *RequestInfo, e *endpoint) error {
 	if info.Subresource != "log" {
 		if err := s.admitConnect(r, info, e); err != nil {
@@ -107,6 +110,27 @@ func (s *Server) servePodStream(w http.ResponseWriter, r *http.Request, info *Re
 		loc.Path = fmt.Sprintf("/portForward/%s/%s", pod.Namespace, pod.Name)
 	}
 	loc.RawQuery = params.Encode()
+	// WebSocket clients (kubectl >= 1.30) are translated to SPDY toward
+	// the kubelet, as upstream's API server does.
+	switch {
+	case info.Subresource == "portforward" && streamtranslator.IsTunnelingRequest(r):
+		tc, err := s.kubeletTLS()
+		if err != nil {
+			return apierrors.NewInternalError(err)
+		}
+		if err := streamtranslator.ServePortForward(w, r, loc, upgradeproxy.Options{TLS: tc, Stop: s.stopping}); err != nil {
+			return unknownError(err)
+		}
+		return nil
+	case info.Subresource != "portforward" && streamtranslator.IsChannelRequest(r):
+		tc, err := s.kubeletTLS()
+		if err != nil {
+			return apierrors.NewInternalError(err)
+		}
+		opts := streamtranslator.Options{Stdin: queryBool(q, "stdin"), Stdout: queryBool(q, "stdout"), Stderr: queryBool(q, "stderr"), TTY: queryBool(q, "tty")}
+		streamtranslator.ServeRemoteCommand(w, r, loc, opts, upgradeproxy.Options{TLS: tc, Stop: s.stopping})
+		return nil
+	}
 	return s.proxyKubeletUpgrade(w, r, loc)
 }
 

@@ -3,6 +3,7 @@ package apiserver_test
 import (
 	"bufio"
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/net/websocket"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -76,6 +78,44 @@ func TestPodStreamSubresources(t *testing.T) {
 	data, _ := io.ReadAll(resp.Body)
 	expectStatus(t, resp.StatusCode, data, 500, metav1.StatusReasonUnknown,
 		fmt.Sprintf("error dialing backend: dial tcp 127.0.0.1:%d: connect: connection refused", closed))
+
+	// A WebSocket exec is accepted and translated: the unreachable kubelet
+	// is reported on its error channel (upstream's translator answers so).
+	wsURL := strings.Replace(c.env.URL, "https://", "wss://", 1) + base
+	cfg, err := websocket.NewConfig(wsURL+"p2/exec?container=side&command=ls&stdout=true", c.env.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.TlsConfig, cfg.Protocol = c.env.TLSConfig(), []string{"v5.channel.k8s.io"}
+	ws, err := websocket.DialConfig(cfg)
+	if err != nil {
+		t.Fatalf("WebSocket exec: %v", err)
+	}
+	_ = ws.SetDeadline(time.Now().Add(20 * time.Second))
+	var status metav1.Status
+	for {
+		var msg []byte
+		if err := websocket.Message.Receive(ws, &msg); err != nil {
+			t.Fatalf("WebSocket exec: no status: %v", err)
+		}
+		if len(msg) > 1 && msg[0] == 3 {
+			if err := json.Unmarshal(msg[1:], &status); err != nil {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	ws.Close()
+	wantMsg := fmt.Sprintf("Internal error occurred: error dialing backend: dial tcp 127.0.0.1:%d: connect: connection refused", closed)
+	if status.Status != metav1.StatusFailure || status.Reason != metav1.StatusReasonInternalError || status.Message != wantMsg {
+		t.Errorf("WebSocket exec status: %+v, want %q", status, wantMsg)
+	}
+	// A WebSocket port-forward toward it is upstream's dial error.
+	cfg, _ = websocket.NewConfig(wsURL+"p2/portforward?ports=80", c.env.URL)
+	cfg.TlsConfig, cfg.Protocol = c.env.TLSConfig(), []string{"SPDY/3.1+portforward.k8s.io"}
+	if _, err := websocket.DialConfig(cfg); err == nil || !strings.Contains(err.Error(), "bad status") {
+		t.Errorf("WebSocket port-forward to a dead kubelet: %v", err)
+	}
 
 	// An unscheduled pod's log is empty, as upstream answers it.
 	code, _, body := c.do(http.MethodGet, base+"p1/log", nil, "", "")

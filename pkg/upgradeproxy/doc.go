@@ -4,7 +4,9 @@
 // backend answers 101 Switching Protocols, splices the client's hijacked
 // connection and the backend's connection both ways, as upstream's
 // UpgradeAwareHandler does. The API server uses it toward a kubelet, the
-// kubelet toward its runtime's streaming server.
+// kubelet toward its runtime's streaming server. Connect sends an upgrade
+// request of the caller's own and hands back the upgraded connection
+// (pkg/streamtranslator speaks SPDY over it).
 //
 // Invariants: the proxy never interprets the upgraded protocol (it copies
 // bytes, so every SPDY or WebSocket subprotocol passes); a backend answer

@@ -2,6 +2,7 @@ package upgradeproxy
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -65,29 +66,13 @@ func Proxy(w http.ResponseWriter, r *http.Request, target *url.URL, opts Options
 		return &DialError{Err: err}
 	}
 	out := r.Clone(context.WithoutCancel(ctx))
-	out.URL = &url.URL{Scheme: target.Scheme, Host: target.Host, Path: target.Path, RawPath: target.RawPath, RawQuery: target.RawQuery}
-	if !strings.HasPrefix(out.URL.Path, "/") {
-		out.URL.Path, out.URL.RawPath = "/"+out.URL.Path, ""
-	}
-	out.Host = target.Host
-	out.RequestURI = ""
-	out.Close = false
-	if opts.Header != nil {
-		opts.Header(out.Header)
-	}
 	if r.Body == nil || r.ContentLength == 0 {
 		out.Body = nil
 		out.ContentLength = 0
 	}
-	if err := out.Write(backend); err != nil {
-		backend.Close()
-		return &DialError{Err: err}
-	}
-	br := bufio.NewReader(backend)
-	resp, err := http.ReadResponse(br, out)
+	resp, br, err := roundTrip(backend, out, target, opts)
 	if err != nil {
-		backend.Close()
-		return fmt.Errorf("error reading the backend's answer: %w", err)
+		return err
 	}
 	if resp.StatusCode != http.StatusSwitchingProtocols {
 		defer backend.Close()
@@ -112,6 +97,72 @@ func Proxy(w http.ResponseWriter, r *http.Request, target *url.URL, opts Options
 	}
 	Splice(client, crw.Reader, backend, br, opts.Stop)
 	return nil
+}
+
+// Connect sends a request of method with header (Connection and Upgrade
+// are the caller's to set) to target over a new connection and reads the
+// answer. On 101 Switching Protocols it returns the answer and the
+// upgraded connection (its reads start with whatever the backend sent
+// after the answer); on any other status the answer with its body read
+// (at most 1 MiB) and the connection closed. An error before the answer
+// is a *DialError when the backend was not reached.
+func Connect(ctx context.Context, method string, target *url.URL, header http.Header, opts Options) (*http.Response, net.Conn, error) {
+	backend, err := dial(ctx, target, opts)
+	if err != nil {
+		return nil, nil, &DialError{Err: err}
+	}
+	req, err := http.NewRequestWithContext(context.WithoutCancel(ctx), method, target.String(), nil)
+	if err != nil {
+		backend.Close()
+		return nil, nil, err
+	}
+	req.Header = header.Clone()
+	resp, br, err := roundTrip(backend, req, target, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	if resp.StatusCode != http.StatusSwitchingProtocols {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		resp.Body.Close()
+		backend.Close()
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		return resp, nil, nil
+	}
+	return resp, &bufferedConn{Conn: backend, r: br}, nil
+}
+
+// bufferedConn reads through the reader that read the upgrade answer.
+type bufferedConn struct {
+	net.Conn
+	r io.Reader
+}
+
+func (c *bufferedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
+
+// roundTrip writes out (its URL and host made target's) on backend and
+// reads the answer; backend is closed on an error.
+func roundTrip(backend net.Conn, out *http.Request, target *url.URL, opts Options) (*http.Response, *bufio.Reader, error) {
+	out.URL = &url.URL{Scheme: target.Scheme, Host: target.Host, Path: target.Path, RawPath: target.RawPath, RawQuery: target.RawQuery}
+	if !strings.HasPrefix(out.URL.Path, "/") {
+		out.URL.Path, out.URL.RawPath = "/"+out.URL.Path, ""
+	}
+	out.Host = target.Host
+	out.RequestURI = ""
+	out.Close = false
+	if opts.Header != nil {
+		opts.Header(out.Header)
+	}
+	if err := out.Write(backend); err != nil {
+		backend.Close()
+		return nil, nil, &DialError{Err: err}
+	}
+	br := bufio.NewReader(backend)
+	resp, err := http.ReadResponse(br, out)
+	if err != nil {
+		backend.Close()
+		return nil, nil, fmt.Errorf("error reading the backend's answer: %w", err)
+	}
+	return resp, br, nil
 }
 
 // Splice copies a→b (starting with what aBuf already read from a) and b→a

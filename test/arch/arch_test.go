@@ -121,6 +121,9 @@ func TestDependencyRules(t *testing.T) {
 			mod + "pkg/kubelet", mod + "pkg/controller", mod + "pkg/testenv"}},
 		// Proxying upgraded connections is a leaf: the standard library only.
 		{from: mod + "pkg/upgradeproxy", forbidden: []string{mod + "pkg/"}},
+		// Translating WebSocket streams to SPDY builds on the upgrade proxy
+		// only: it knows nothing of the API server or the kubelet.
+		{from: mod + "pkg/streamtranslator", forbidden: []string{mod + "pkg/"}, except: []string{mod + "pkg/upgradeproxy"}},
 		// field management sees the server only through its Config (definitions, conversions)
 		{from: mod + "pkg/apiserver/fieldmanager", forbidden: []string{mod + "pkg/apiserver", mod + "pkg/registry", mod + "pkg/storage"}},
 		{from: mod + "pkg/apiserver/fieldmanager", forbidden: []string{"net/http"}, direct: true},

@@ -60,7 +60,7 @@ func TestContainerdKubelet(t *testing.T) {
 	// kubectl logs: the API server asks the kubelet's HTTPS API.
 	wantContains(t, k.ok(t, "logs", "fetch"), "HTTP/1.1 200 OK", "ok")
 	// kubectl exec: through the API server and the kubelet to containerd's
-	// streaming server (kubectl's WebSocket attempt falls back to SPDY).
+	// streaming server (kubectl's WebSocket translated to SPDY by the API server).
 	wantLines(t, k.ok(t, "exec", "deploy/web", "--", "cat", "/tmp/index.html"), "ok")
 	// A host-network pod (the sandbox keeps the host's UTS namespace: no hostname).
 	k.ok(t, "run", "hostnet", "--image=busybox:e2e", "--restart=Never", `--overrides={"spec":{"hostNetwork":true}}`, "--", "true")

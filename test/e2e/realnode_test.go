@@ -101,8 +101,13 @@ spec:
 	wantContains(t, k.ok(t, "logs", web), "serving")
 
 	// Exec without and with a terminal (script gives kubectl a pty).
-	wantLines(t, k.ok(t, "exec", web, "--", "cat", "/tmp/index.html"), "ok")
-	_, _, err := k.run(t, "exec", web, "--", "sh", "-c", "exit 3")
+	// kubectl speaks WebSocket (v5.channel.k8s.io) and the API server
+	// translates it to SPDY toward the kubelet: no fallback to SPDY.
+	o, e, err := k.withEnv("KUBECTL_REMOTE_COMMAND_WEBSOCKETS=true").run(t, "exec", "-v=4", web, "--", "cat", "/tmp/index.html")
+	if err != nil || strings.TrimSpace(o) != "ok" || strings.Contains(e, "fallback") {
+		t.Errorf("kubectl exec over WebSocket: %v, stdout %q, stderr:\n%s", err, o, e)
+	}
+	_, _, err = k.run(t, "exec", web, "--", "sh", "-c", "exit 3")
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 3 {
 		t.Errorf("kubectl exec of 'exit 3': %v, want exit status 3", err)
 	}
@@ -124,7 +129,7 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	pf := k.withTimeout(2*time.Minute).start(t, "port-forward", "pod/"+web, fmt.Sprintf("%d:8080", local))
+	pf := k.withTimeout(2*time.Minute).withEnv("KUBECTL_PORT_FORWARD_WEBSOCKETS=true").start(t, "port-forward", "-v=4", "pod/"+web, fmt.Sprintf("%d:8080", local))
 	eventually(t, 30*time.Second, "a page through kubectl port-forward", func() (bool, string) {
 		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/index.html", local))
 		if err != nil {
@@ -135,6 +140,10 @@ spec:
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode == 200 && strings.TrimSpace(string(b)) == "ok", string(b)
 	})
+	// SPDY tunneled over a WebSocket, without falling back to SPDY.
+	if o, e := pf.output(); strings.Contains(o+e, "fallback") {
+		t.Errorf("kubectl port-forward fell back to SPDY:\n%s%s", o, e)
+	}
 	pf.cancel()
 
 	// The Job completes.
