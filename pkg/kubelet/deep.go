@@ -26,15 +26,26 @@ var deepPool struct {
 
 type deepTask struct {
 	f    func()
+	then func() // after f, when not nil
 	done chan struct{}
 }
 
 // runDeep runs f on a goroutine of the shared set (a new one when none is
 // idle), once fewer than deepMax run, and returns when f has.
 func runDeep(f func()) {
-	deepSem <- struct{}{}
-	defer func() { <-deepSem }()
 	t := deepTask{f: f, done: make(chan struct{})}
+	startDeep(t)
+	<-t.done
+}
+
+// goDeep is runDeep without waiting for f: it returns once f has its turn
+// and a goroutine; then runs right after f, on that goroutine.
+func goDeep(f, then func()) {
+	startDeep(deepTask{f: f, then: then})
+}
+
+func startDeep(t deepTask) {
+	deepSem <- struct{}{}
 	deepPool.mu.Lock()
 	if n := len(deepPool.idle); n > 0 {
 		ch := deepPool.idle[n-1]
@@ -45,14 +56,19 @@ func runDeep(f func()) {
 		deepPool.mu.Unlock()
 		go deepRunner(t)
 	}
-	<-t.done
 }
 
 func deepRunner(t deepTask) {
 	ch := make(chan deepTask)
 	for {
 		t.f()
-		close(t.done)
+		<-deepSem
+		if t.then != nil {
+			t.then()
+		}
+		if t.done != nil {
+			close(t.done)
+		}
 		deepPool.mu.Lock()
 		if len(deepPool.idle) >= deepIdleMax {
 			deepPool.mu.Unlock()

@@ -95,12 +95,14 @@
 //     kube-node-lease/<node> every leaseDuration/4 (10 s).
 //
 // Memory (a hollow agent runs 10,000 pods on 1,000 nodes in one process):
-// the goroutines that live as long as a pod or a node (pod workers; the
-// lease, node status, PLEG, garbage collection and eviction loops) wait on
-// their own 2 KiB stacks and run each sync or tick through runDeep
-// (deep.go), on a shared set of goroutines, and wait for it: Go never
-// shrinks a stack a sync grew below 4 KiB again. Order and serialisation
-// are the same as if the goroutine ran the work itself.
+// the goroutines that live as long as a pod or a node wait on their own
+// 2 KiB stacks and run each sync or tick on a shared set of goroutines
+// (deep.go; Go never shrinks a stack a sync grew below 4 KiB again): a pod
+// worker runs its syncs through runDeep and waits for each, so order and
+// serialisation are its own; a node's periodic work runs from two
+// goroutines (tasks.go), one for the lease and node status, one, once the
+// pod source has given the pods, for the PLEG, garbage collection and
+// eviction, each task on its own ticker, its runs never overlapping.
 //
 // Invariants: the kubelet reaches the API server only through pkg/client
 // (test/arch); all time comes from Config.Clock; status conditions keep

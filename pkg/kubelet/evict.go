@@ -43,7 +43,7 @@ func (k *Kubelet) newEvictionManager() (*eviction.Manager, error) {
 			k.failPod(pod.UID, &podFailure{reason: eviction.Reason, message: message, gracePeriod: grace, condition: disruptionTarget})
 			return nil
 		},
-		LocalStorageCapacityIsolation: true, Do: runDeep,
+		LocalStorageCapacityIsolation: true,
 		Event: func(pod *corev1.Pod, eventtype, reason, message string) {
 			if pod == nil {
 				k.nodeEvent(eventtype, reason, message)

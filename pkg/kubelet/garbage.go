@@ -17,22 +17,22 @@ const DefaultSandboxImage = "localhost/skiff/pause:3.10"
 // newGC builds the container and image collectors (pkg/kubelet/gc) with
 // upstream's default policies.
 func (k *Kubelet) newGC() (*gc.ContainerGC, *gc.ImageGC) {
-	cg := &gc.ContainerGC{Runtime: k.cfg.Runtime, Policy: gc.DefaultContainerPolicy(), Pods: k, Clock: k.clock, PodLogDir: k.cfg.PodLogDir, Do: runDeep}
+	cg := &gc.ContainerGC{Runtime: k.cfg.Runtime, Policy: gc.DefaultContainerPolicy(), Pods: k, Clock: k.clock, PodLogDir: k.cfg.PodLogDir}
 	ig := &gc.ImageGC{Runtime: k.cfg.Runtime, Images: k.cfg.Images, Policy: gc.DefaultImagePolicy(), Clock: k.clock,
 		SandboxImage: k.cfg.SandboxImage, FsStats: func(ctx context.Context, fs *runtimeapi.FilesystemUsage) (gc.FsStats, error) {
 			return k.cfg.Machine.ImageFs(ctx, fs)
-		}, Event: k.nodeEvent, Do: runDeep}
+		}, Event: k.nodeEvent}
 	return cg, ig
 }
 
-// runGC runs container GC every minute and image GC every 5 minutes of
+// gcTasks run container GC every minute and image GC every 5 minutes of
 // the kubelet's clock.
-func (k *Kubelet) runGC(ctx context.Context) {
+func (k *Kubelet) gcTasks() []task {
 	cg, ig := k.newGC()
-	done := make(chan struct{})
-	go func() { defer close(done); ig.Run(ctx, gc.ImageGCPeriod, k.log) }()
-	cg.Run(ctx, gc.ContainerGCPeriod, k.nodeEvent, k.log)
-	<-done
+	return []task{
+		{period: gc.ContainerGCPeriod, run: func(ctx context.Context) { cg.Collect(ctx, k.nodeEvent, k.log) }},
+		{period: gc.ImageGCPeriod, run: func(ctx context.Context) { ig.Collect(ctx, k.log) }},
+	}
 }
 
 // nodeEvent records an event about the node (upstream's nodeRef: the

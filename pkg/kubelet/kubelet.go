@@ -305,8 +305,7 @@ func (k *Kubelet) run(ctx context.Context) error {
 		run(k.volumes.Run)
 		run(k.cleanupOrphanedVolumes)
 	}
-	run(k.leaseLoop)
-	run(k.nodeStatusLoop)
+	run(func(ctx context.Context) { k.runTasks(ctx, k.leaseTask(), k.nodeStatusTask()) })
 	run(k.logRotationLoop)
 	run(k.fastStatusUpdate)
 	// Containers' service variables need the services listed once
@@ -319,11 +318,14 @@ func (k *Kubelet) run(ctx context.Context) error {
 	}
 	scancel()
 	k.cfg.PodSource.Register(k.cfg.NodeName, k)
-	run(k.pleg.run)
-	run(k.runGC)
+	// What relists and cleans the runtime starts once the source has
+	// given the pods (else it would take them for orphans).
+	podTasks := append([]task{k.pleg.task()}, k.gcTasks()...)
 	if k.evictions != nil {
-		run(func(ctx context.Context) { k.evictions.Run(ctx, eviction.MonitoringInterval) })
+		// Run's first synchronization at once, then every interval.
+		podTasks = append(podTasks, task{period: eviction.MonitoringInterval, now: true, run: k.evictions.Tick})
 	}
+	run(func(ctx context.Context) { k.runTasks(ctx, podTasks...) })
 	<-ctx.Done()
 	k.cfg.PodSource.Unregister(k.cfg.NodeName)
 	wg.Wait()

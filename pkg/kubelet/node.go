@@ -236,59 +236,35 @@ func (k *Kubelet) postNodeStatus(ctx context.Context, force bool) error {
 	}
 }
 
-// nodeStatusLoop computes status every NodeStatusUpdateFrequency and posts
-// it on change or every NodeStatusReportFrequency.
-func (k *Kubelet) nodeStatusLoop(ctx context.Context) {
-	t := k.clock.NewTicker(k.cfg.NodeStatusUpdateFrequency)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C():
+// nodeStatusTask computes status every NodeStatusUpdateFrequency and
+// posts it on change or every NodeStatusReportFrequency.
+func (k *Kubelet) nodeStatusTask() task {
+	return task{period: k.cfg.NodeStatusUpdateFrequency, run: func(ctx context.Context) {
+		if k.notReadyWithoutCIDR() {
+			k.readNode(ctx)
 		}
-		runDeep(func() {
-			if k.notReadyWithoutCIDR() {
-				k.readNode(ctx)
-			}
-			k.mu.Lock()
-			due := k.clock.Since(k.lastReport) >= k.cfg.NodeStatusReportFrequency
-			k.mu.Unlock()
-			if err := k.postNodeStatus(ctx, due); err != nil && ctx.Err() == nil {
-				k.log.Warn("posting node status", "err", err)
-			}
-		})
-	}
+		k.mu.Lock()
+		due := k.clock.Since(k.lastReport) >= k.cfg.NodeStatusReportFrequency
+		k.mu.Unlock()
+		if err := k.postNodeStatus(ctx, due); err != nil && ctx.Err() == nil {
+			k.log.Warn("posting node status", "err", err)
+		}
+	}}
 }
 
-// leaseLoop renews kube-node-lease/<node> every leaseDuration/4, as
-// upstream's node lease controller.
-func (k *Kubelet) leaseLoop(ctx context.Context) {
-	interval := time.Duration(k.cfg.NodeLeaseDurationSeconds) * time.Second / 4
+// leaseTask renews kube-node-lease/<node> every leaseDuration/4, as
+// upstream's node lease controller, and at once (its ticker armed
+// before: once the lease exists its next renewal is scheduled, and tests
+// step the clock as soon as they see the lease).
+func (k *Kubelet) leaseTask() task {
 	var lease *coordinationv1.Lease
-	renew := func() {
-		runDeep(func() {
-			var err error
-			lease, err = k.renewLease(ctx, lease)
-			if err != nil && ctx.Err() == nil {
-				k.log.Warn("renewing node lease", "err", err)
-			}
-		})
-	}
-	// The ticker is armed before the first renewal, so that once the
-	// lease exists its next renewal is scheduled (tests step the clock
-	// as soon as they see the lease).
-	t := k.clock.NewTicker(interval)
-	defer t.Stop()
-	renew()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C():
-			renew()
+	return task{period: time.Duration(k.cfg.NodeLeaseDurationSeconds) * time.Second / 4, now: true, run: func(ctx context.Context) {
+		var err error
+		lease, err = k.renewLease(ctx, lease)
+		if err != nil && ctx.Err() == nil {
+			k.log.Warn("renewing node lease", "err", err)
 		}
-	}
+	}}
 }
 
 func (k *Kubelet) renewLease(ctx context.Context, lease *coordinationv1.Lease) (*coordinationv1.Lease, error) {

@@ -33,21 +33,13 @@ func plegHash(kind byte, id string, state int32) uint64 {
 	return h
 }
 
-func (p *pleg) run(ctx context.Context) {
-	t := p.k.clock.NewTicker(p.k.cfg.PLEGRelistPeriod)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C():
-			runDeep(func() {
-				if err := p.relist(ctx); err != nil && ctx.Err() == nil {
-					p.k.log.Warn("PLEG relist", "err", err)
-				}
-			})
+// task relists every PLEGRelistPeriod.
+func (p *pleg) task() task {
+	return task{period: p.k.cfg.PLEGRelistPeriod, run: func(ctx context.Context) {
+		if err := p.relist(ctx); err != nil && ctx.Err() == nil {
+			p.k.log.Warn("PLEG relist", "err", err)
 		}
-	}
+	}}
 }
 
 func (p *pleg) relist(ctx context.Context) error {

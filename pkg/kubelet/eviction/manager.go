@@ -49,10 +49,6 @@ type Config struct {
 	LocalStorageCapacityIsolation bool
 	// Event records an event: about pod, or about the node when pod is nil.
 	Event func(pod *corev1.Pod, eventtype, reason, message string)
-	// Do, when set, runs each synchronization of Run and waits for it
-	// (the kubelet's shared goroutines: Run's own goroutine then keeps a
-	// small stack); nil: Run's goroutine synchronizes.
-	Do func(func())
 }
 
 // Manager is the eviction manager: Synchronize every MonitoringInterval.
@@ -185,21 +181,19 @@ func (m *Manager) Run(ctx context.Context, interval time.Duration) {
 	}
 	t := m.cfg.Clock.NewTicker(interval)
 	defer t.Stop()
-	sync := func() {
-		if _, err := m.Synchronize(ctx); err != nil && ctx.Err() == nil {
-			m.cfg.Logger.Warn("eviction manager: failed to synchronize", "err", err)
-		}
-	}
 	for {
-		if m.cfg.Do != nil {
-			m.cfg.Do(sync)
-		} else {
-			sync()
-		}
+		m.Tick(ctx)
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C():
 		}
+	}
+}
+
+// Tick is one round of Run: Synchronize, a failure logged.
+func (m *Manager) Tick(ctx context.Context) {
+	if _, err := m.Synchronize(ctx); err != nil && ctx.Err() == nil {
+		m.cfg.Logger.Warn("eviction manager: failed to synchronize", "err", err)
 	}
 }

@@ -55,9 +55,6 @@ type ContainerGC struct {
 	// PodLogDir: the pods' log directories (<dir>/<ns>_<name>_<uid>) of
 	// pods whose content is removable are removed; "": none.
 	PodLogDir string
-	// Do, when set, runs each collection of Run and waits for it (the
-	// kubelet's shared goroutines); nil: Run's goroutine collects.
-	Do func(func())
 }
 
 type gcContainer struct {

@@ -74,12 +74,10 @@ type ImageGC struct {
 	FsStats func(ctx context.Context, fs *runtimeapi.FilesystemUsage) (FsStats, error)
 	// Event records a Warning event about the node.
 	Event func(eventtype, reason, message string)
-	// Do, when set, runs each collection of Run and waits for it (the
-	// kubelet's shared goroutines); nil: Run's goroutine collects.
-	Do func(func())
 
 	mu      sync.Mutex
 	records map[string]*imageRecord // by image ID
+	failed  bool                    // the last Collect failed
 }
 
 type imageRecord struct {

@@ -14,8 +14,8 @@ const (
 	ImageGCPeriod     = 5 * time.Minute
 )
 
-// Run collects containers every period until ctx ends; a failure records
-// ContainerGCFailed (upstream's StartGarbageCollection).
+// Run collects containers every period until ctx ends (Collect at each
+// tick).
 func (g *ContainerGC) Run(ctx context.Context, period time.Duration, event func(eventtype, reason, message string), log *slog.Logger) {
 	t := g.Clock.NewTicker(period)
 	defer t.Stop()
@@ -25,51 +25,49 @@ func (g *ContainerGC) Run(ctx context.Context, period time.Duration, event func(
 			return
 		case <-t.C():
 		}
-		var err error
-		do(g.Do, func() { err = g.GarbageCollect(ctx) })
-		if err != nil && ctx.Err() == nil {
-			log.Warn("container garbage collection failed", "err", err)
-			if event != nil {
-				event(corev1.EventTypeWarning, ReasonContainerGCFailed, err.Error())
-			}
+		g.Collect(ctx, event, log)
+	}
+}
+
+// Collect is one round of Run: a failure records ContainerGCFailed
+// (upstream's StartGarbageCollection).
+func (g *ContainerGC) Collect(ctx context.Context, event func(eventtype, reason, message string), log *slog.Logger) {
+	if err := g.GarbageCollect(ctx); err != nil && ctx.Err() == nil {
+		log.Warn("container garbage collection failed", "err", err)
+		if event != nil {
+			event(corev1.EventTypeWarning, ReasonContainerGCFailed, err.Error())
 		}
 	}
 }
 
-// Run collects images every period until ctx ends; a failure twice in a
-// row records ImageGCFailed (the first may be stats not being ready yet,
-// as upstream says).
+// Run collects images every period until ctx ends (Collect at each tick).
 func (g *ImageGC) Run(ctx context.Context, period time.Duration, log *slog.Logger) {
 	t := g.Clock.NewTicker(period)
 	defer t.Stop()
-	failed := false
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C():
 		}
-		var err error
-		do(g.Do, func() { err = g.GarbageCollect(ctx) })
-		if err == nil || ctx.Err() != nil {
-			failed = false
-			continue
-		}
-		if failed {
-			log.Warn("image garbage collection failed multiple times in a row", "err", err)
-			g.event(corev1.EventTypeWarning, ReasonImageGCFailed, err.Error())
-		} else {
-			log.Info("image garbage collection failed once; stats initialization may not have completed yet", "err", err)
-		}
-		failed = true
+		g.Collect(ctx, log)
 	}
 }
 
-// do runs f through run when set, else itself.
-func do(run func(func()), f func()) {
-	if run != nil {
-		run(f)
+// Collect is one round of Run: a failure twice in a row records
+// ImageGCFailed (the first may be stats not being ready yet, as upstream
+// says). Rounds do not overlap.
+func (g *ImageGC) Collect(ctx context.Context, log *slog.Logger) {
+	err := g.GarbageCollect(ctx)
+	if err == nil || ctx.Err() != nil {
+		g.failed = false
 		return
 	}
-	f()
+	if g.failed {
+		log.Warn("image garbage collection failed multiple times in a row", "err", err)
+		g.event(corev1.EventTypeWarning, ReasonImageGCFailed, err.Error())
+	} else {
+		log.Info("image garbage collection failed once; stats initialization may not have completed yet", "err", err)
+	}
+	g.failed = true
 }
