@@ -134,14 +134,6 @@ func (m *Managers) typeConverter(g *generation) (managedfields.TypeConverter, er
 	return g.tc, g.err
 }
 
-func newTypeConverter(schemas map[string]*spec.Schema) (managedfields.TypeConverter, error) {
-	tc, err := managedfields.NewTypeConverter(schemas, false)
-	if err != nil {
-		return nil, fmt.Errorf("fieldmanager: building types from the OpenAPI definitions: %w", err)
-	}
-	return tc, nil
-}
-
 // For returns the field manager of k.
 func (m *Managers) For(k Kind) (*managedfields.FieldManager, error) {
 	return m.forKey(m.current(), k, k.key())
@@ -181,7 +173,7 @@ func knows(tc managedfields.TypeConverter, gvk schema.GroupVersionKind) bool {
 	u := &unstructured.Unstructured{Object: map[string]any{}}
 	u.SetGroupVersionKind(gvk)
 	_, err := tc.ObjectToTyped(u)
-	return err == nil || !strings.Contains(err.Error(), "no corresponding type")
+	return err == nil || !runtime.IsNotRegisteredError(err) && !strings.Contains(err.Error(), "no corresponding type")
 }
 
 // noDefaulting: the API server defaults an applied object after the merge,
