@@ -24,7 +24,9 @@ import (
 // pkg/containerd with a CNI bridge network: the node gets Ready, a
 // Deployment's pods run in real containers with pod IPs from the bridge's
 // subnet, a pod fetches a page from one of them by its pod IP (and kubectl
-// logs shows it), and a host-network pod runs to completion.
+// logs shows it), kubectl debug runs ephemeral containers in a pod (with
+// --target, and attached with -i) and a node debugging pod, and a
+// host-network pod runs to completion.
 func TestContainerdKubelet(t *testing.T) {
 	n := newRealNode(t, "ctd-node")
 	n.startKubelet(t)
@@ -62,6 +64,44 @@ func TestContainerdKubelet(t *testing.T) {
 	// kubectl exec: through the API server and the kubelet to containerd's
 	// streaming server (kubectl's WebSocket translated to SPDY by the API server).
 	wantLines(t, k.ok(t, "exec", "deploy/web", "--", "cat", "/tmp/index.html"), "ok")
+	// kubectl debug: an ephemeral container in the web pod's sandbox, in
+	// the PID namespace of its target (ps shows the target's httpd), run
+	// once, with its own log; with -i kubectl attaches to it.
+	web := strings.Fields(k.ok(t, "get", "pods", "-l", "app=web", "-o", "jsonpath={.items[0].metadata.name}"))[0]
+	k.ok(t, "debug", web, "--image=busybox:e2e", "--target=busybox", "-c", "dbg", "--", "ps")
+	eventually(t, 60*time.Second, "the debug container terminated", func() (bool, string) {
+		o, _, _ := k.run(t, "get", "pod", web, "-o", `jsonpath={.status.ephemeralContainerStatuses[?(@.name=="dbg")].state.terminated.exitCode}`)
+		return o == "0", o
+	})
+	wantContains(t, k.ok(t, "logs", web, "-c", "dbg"), "httpd -f -p 8080")
+	// -it: kubectl attaches to the debug container's terminal (script
+	// gives kubectl a pty; without one containerd ends an attach at the
+	// end of kubectl's stdin, output or not, as with upstream's kubelet).
+	if _, err := exec.LookPath("script"); err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		cmd := exec.CommandContext(ctx, "script", "-qec", fmt.Sprintf("%s --kubeconfig %s debug -it %s --image=busybox:e2e --target=busybox -c dbg2 -- sh -c 'sleep 1; tty; ps'", k.bin, n.c.kubeconfig, web), "/dev/null")
+		cmd.Env = k.environ()
+		out, err := cmd.CombinedOutput()
+		cancel()
+		if err != nil || !strings.Contains(string(out), "/dev/pts/") || !strings.Contains(string(out), "httpd -f -p 8080") {
+			t.Errorf("kubectl debug -it: %v\n%s", err, out)
+		}
+	} else {
+		t.Log("no script(1): kubectl debug -it not checked")
+	}
+	// kubectl debug node/: a pod on the host's PID and network namespaces
+	// with the node's root at /host.
+	k.ok(t, "debug", "node/ctd-node", "--image=busybox:e2e", "--", "sh", "-c", "ls /host/; ps")
+	eventually(t, 60*time.Second, "the node debugger pod Succeeded", func() (bool, string) {
+		o, _, _ := k.run(t, "get", "pods", "-o", `jsonpath={range .items[*]}{.metadata.name} {.status.phase}{"\n"}{end}`)
+		for _, l := range lines(o) {
+			if f := columns(l); len(f) == 2 && strings.HasPrefix(f[0], "node-debugger-ctd-node-") && f[1] == "Succeeded" {
+				wantContains(t, k.ok(t, "logs", f[0]), "etc", "usr", "containerd")
+				return true, o
+			}
+		}
+		return false, o
+	})
 	// A host-network pod (the sandbox keeps the host's UTS namespace: no hostname).
 	k.ok(t, "run", "hostnet", "--image=busybox:e2e", "--restart=Never", `--overrides={"spec":{"hostNetwork":true}}`, "--", "true")
 	eventually(t, 60*time.Second, "pod hostnet Succeeded", func() (bool, string) {
