@@ -74,6 +74,17 @@ func TestContainerdKubelet(t *testing.T) {
 		return o == "0", o
 	})
 	wantContains(t, k.ok(t, "logs", web, "-c", "dbg"), "httpd -f -p 8080")
+	// --profile=sysadmin: a privileged debug container, in a sandbox that
+	// was created unprivileged (the sandbox config the kubelet passes with
+	// it says privileged, as upstream's).
+	k.ok(t, "debug", web, "--image=busybox:e2e", "--profile=sysadmin", "-c", "admin", "--", "sh", "-c", "grep CapEff /proc/self/status")
+	eventually(t, 60*time.Second, "the sysadmin debug container terminated", func() (bool, string) {
+		o, _, _ := k.run(t, "get", "pod", web, "-o", `jsonpath={.status.ephemeralContainerStatuses[?(@.name=="admin")].state}`)
+		return strings.Contains(o, "terminated"), o
+	})
+	if o := k.ok(t, "logs", web, "-c", "admin"); !strings.Contains(o, "CapEff:") || strings.Contains(o, "a80425fb") {
+		t.Errorf("the sysadmin debug container's capabilities: %q, want more than the default a80425fb", o)
+	}
 	// -it: kubectl attaches to the debug container's terminal (script
 	// gives kubectl a pty; without one containerd ends an attach at the
 	// end of kubectl's stdin, output or not, as with upstream's kubelet).
