@@ -15,13 +15,18 @@ import (
 const DefaultSandboxImage = "localhost/skiff/pause:3.10"
 
 // newGC builds the container and image collectors (pkg/kubelet/gc) with
-// upstream's default policies.
+// upstream's default policies, once: the periodic collections and the
+// eviction manager's disk reclaim share them (as upstream's).
 func (k *Kubelet) newGC() (*gc.ContainerGC, *gc.ImageGC) {
+	if k.containerGC != nil {
+		return k.containerGC, k.imageGC
+	}
 	cg := &gc.ContainerGC{Runtime: k.cfg.Runtime, Policy: gc.DefaultContainerPolicy(), Pods: k, Clock: k.clock, PodLogDir: k.cfg.PodLogDir}
 	ig := &gc.ImageGC{Runtime: k.cfg.Runtime, Images: k.cfg.Images, Policy: gc.DefaultImagePolicy(), Clock: k.clock,
 		SandboxImage: k.cfg.SandboxImage, FsStats: func(ctx context.Context, fs *runtimeapi.FilesystemUsage) (gc.FsStats, error) {
 			return k.cfg.Machine.ImageFs(ctx, fs)
 		}, Event: k.nodeEvent}
+	k.containerGC, k.imageGC = cg, ig
 	return cg, ig
 }
 

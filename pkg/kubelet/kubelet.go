@@ -24,6 +24,7 @@ import (
 	"github.com/skiff-sh/skiff/pkg/clock"
 	"github.com/skiff-sh/skiff/pkg/kubelet/cri"
 	"github.com/skiff-sh/skiff/pkg/kubelet/eviction"
+	"github.com/skiff-sh/skiff/pkg/kubelet/gc"
 	"github.com/skiff-sh/skiff/pkg/kubelet/prober"
 	"github.com/skiff-sh/skiff/pkg/kubelet/volume"
 )
@@ -184,6 +185,9 @@ type Kubelet struct {
 	podCfg    *podConfig
 	// imageBackOff: failed pulls per pod and image.
 	imageBackOff imageBackOff
+	// The garbage collectors (newGC).
+	containerGC *gc.ContainerGC
+	imageGC     *gc.ImageGC
 
 	ownServices *cache.TypedInformer[*corev1.Service] // when Config.Services is nil
 }

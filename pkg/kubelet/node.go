@@ -91,9 +91,8 @@ func (k *Kubelet) registerNode(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("kubelet: registering node %s: %w", k.cfg.NodeName, err)
 	}
-	node.ManagedFields = nil // never read; a hollow agent keeps one Node per node
 	k.mu.Lock()
-	k.node = node
+	k.node = keptNode(node)
 	k.mu.Unlock()
 	k.updatePodCIDR(ctx, node)
 	return k.postNodeStatus(ctx, true)
@@ -195,6 +194,14 @@ func sameStatus(a, b corev1.NodeStatus) bool {
 	return apiequality.Semantic.DeepEqual(strip(a), strip(b))
 }
 
+// keptNode is what the kubelet keeps of its Node (k.node): its name and
+// UID (the lease's owner), pod CIDRs and status; not its labels,
+// annotations and managedFields (a hollow agent keeps one per node).
+func keptNode(n *corev1.Node) *corev1.Node {
+	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.Name, UID: n.UID, ResourceVersion: n.ResourceVersion},
+		Spec: corev1.NodeSpec{PodCIDR: n.Spec.PodCIDR, PodCIDRs: n.Spec.PodCIDRs}, Status: n.Status}
+}
+
 // postNodeStatus posts the node's status when it changed, or when force.
 func (k *Kubelet) postNodeStatus(ctx context.Context, force bool) error {
 	k.mu.Lock()
@@ -217,9 +224,8 @@ func (k *Kubelet) postNodeStatus(ctx context.Context, force bool) error {
 		}
 		updated, err := k.nodes.Patch(ctx, k.cfg.NodeName, types.MergePatchType, body, metav1.PatchOptions{}, "status")
 		if err == nil {
-			updated.ManagedFields = nil
 			k.mu.Lock()
-			k.node, k.lastReport = updated, now
+			k.node, k.lastReport = keptNode(updated), now
 			k.mu.Unlock()
 			if k.updatePodCIDR(ctx, updated) {
 				return k.postNodeStatus(ctx, false) // the network may be ready now
