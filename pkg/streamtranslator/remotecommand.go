@@ -248,8 +248,14 @@ func runSPDY(ctx context.Context, ws []io.ReadWriteCloser, target *url.URL, opts
 		var once sync.Once
 		closeStdin := func() { once.Do(func() { stdin.Close() }) }
 		go func() {
-			_, _ = io.Copy(stdin, ws[remotecommand.StreamStdIn])
+			_, err := io.Copy(stdin, ws[remotecommand.StreamStdIn])
 			closeStdin()
+			if err != nil {
+				// The connection to the kubelet failed: what the client
+				// still sends is dropped (unread, it would stall the
+				// WebSocket's reader until the session is torn down).
+				_, _ = io.Copy(io.Discard, ws[remotecommand.StreamStdIn])
+			}
 		}()
 		go func() {
 			_, _ = io.Copy(io.Discard, stdin)
