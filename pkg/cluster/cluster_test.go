@@ -68,6 +68,30 @@ func adminClient(t *testing.T, path string) (*http.Client, string) {
 	return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots, Certificates: []tls.Certificate{cert}}}}, kc.Clusters[0].Cluster.Server
 }
 
+// runUp runs up (its data dir is dir) until the test stops it with
+// cancel, after which errc has Run's result; it returns once the API
+// server is ready.
+func runUp(t *testing.T, up *Up, dir string) (c *http.Client, url string, errc chan error, cancel context.CancelFunc) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	errc = make(chan error, 1)
+	go func() { errc <- up.Run(ctx) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Stat(KubeconfigPath(dir)); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatal("no kubeconfig")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	c, url = adminClient(t, KubeconfigPath(dir))
+	waitReady(t, c, url, errc)
+	return c, url, errc, cancel
+}
+
 func startUp(t *testing.T, dir, storage string, port int) (*http.Client, string, func()) {
 	t.Helper()
 	var out bytes.Buffer
@@ -433,21 +457,7 @@ func TestUpDisable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() { errc <- up.Run(ctx) }()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if _, err := os.Stat(KubeconfigPath(dir)); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no kubeconfig")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	c, url := adminClient(t, KubeconfigPath(dir))
-	waitReady(t, c, url, errc)
+	c, url, errc, cancel := runUp(t, up, dir)
 	resp, err := c.Post(url+"/api/v1/namespaces", "application/json", strings.NewReader(`{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"bare"}}`))
 	if err != nil {
 		t.Fatal(err)
@@ -491,21 +501,7 @@ func TestUpAPIServerAloneStaysUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() { errc <- up.Run(ctx) }()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if _, err := os.Stat(KubeconfigPath(dir)); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no kubeconfig")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	c, url := adminClient(t, KubeconfigPath(dir))
-	waitReady(t, c, url, errc)
+	c, url, errc, cancel := runUp(t, up, dir)
 	get := func(path string) int {
 		resp, err := c.Get(url + path)
 		if err != nil {
@@ -515,8 +511,9 @@ func TestUpAPIServerAloneStaysUp(t *testing.T) {
 		return resp.StatusCode
 	}
 	// The start-up work is done once kubeadm's bindings exist...
+	end30 := time.Now().Add(30 * time.Second)
 	for get("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/kubeadm:kubelet-bootstrap") != http.StatusOK {
-		if time.Now().After(deadline) {
+		if time.Now().After(end30) {
 			t.Fatal("no kubeadm:kubelet-bootstrap binding")
 		}
 		time.Sleep(5 * time.Millisecond)

@@ -3,7 +3,8 @@
 // hint (As), the broken-linear scoring function (shape scores), the
 // default score normalization (DefaultNormalizeScore), the selector of a
 // pod's Services and controller for default spreading (DefaultSelector),
-// and, for the volume and DRA plugins, reads of cluster objects from
+// least-recently-used eviction of the plugins' memo tables
+// (DeleteLeastRecentlyUsed), and, for the volume and DRA plugins, reads of cluster objects from
 // informer listers with upstream's NotFound messages (GetObject,
 // ErrorAsStatus, InformerFactory) and claim/volume class names.
 //

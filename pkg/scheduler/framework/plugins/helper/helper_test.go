@@ -57,3 +57,13 @@ func TestBrokenLinearFunction(t *testing.T) {
 		}
 	}
 }
+
+func TestDeleteLeastRecentlyUsed(t *testing.T) {
+	m := map[string]uint64{"a": 3, "b": 1, "c": 2}
+	DeleteLeastRecentlyUsed(m, func(u uint64) uint64 { return u })
+	if _, ok := m["b"]; ok || len(m) != 2 {
+		t.Errorf("after one eviction: %v, want b gone", m)
+	}
+	empty := map[string]uint64{}
+	DeleteLeastRecentlyUsed(empty, func(u uint64) uint64 { return u })
+}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework"
+	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/helper"
 )
 
 // Memoization across cycles. Pods with the same terms (the replicas of
@@ -73,15 +74,7 @@ func (t *memoTable[T]) acquire(key string, n int) *memo[T] {
 		}
 		delete(t.seen, key)
 		if len(t.byKey) >= maxMemos {
-			var oldest string
-			var oldestUse uint64
-			first := true
-			for k, v := range t.byKey {
-				if first || v.lastUse < oldestUse {
-					oldest, oldestUse, first = k, v.lastUse, false
-				}
-			}
-			delete(t.byKey, oldest)
+			helper.DeleteLeastRecentlyUsed(t.byKey, func(m *memo[T]) uint64 { return m.lastUse })
 		}
 		m = &memo[T]{}
 		t.byKey[key] = m

@@ -12,6 +12,7 @@ import (
 
 	"github.com/skiff-sh/skiff/pkg/componenthelpers/scheduling/nodeaffinity"
 	"github.com/skiff-sh/skiff/pkg/scheduler/framework"
+	"github.com/skiff-sh/skiff/pkg/scheduler/framework/plugins/helper"
 )
 
 // Memoization of PreFilter's counting across cycles. The replicas of one
@@ -70,15 +71,7 @@ func (t *memoTable) acquire(key string, nc int) *countMemo {
 	m := t.byKey[key]
 	if m == nil {
 		if len(t.byKey) >= maxMemos {
-			var oldest string
-			var oldestUse uint64
-			first := true
-			for k, v := range t.byKey {
-				if first || v.lastUse < oldestUse {
-					oldest, oldestUse, first = k, v.lastUse, false
-				}
-			}
-			delete(t.byKey, oldest)
+			helper.DeleteLeastRecentlyUsed(t.byKey, func(m *countMemo) uint64 { return m.lastUse })
 		}
 		m = newCountMemo(nc)
 		t.byKey[key] = m
@@ -304,15 +297,7 @@ func (h *hostMemo) forKey(key string, nodes int) *hostKeyMemo {
 	m := h.byKey[key]
 	if m == nil {
 		if len(h.byKey) >= maxHostMemos {
-			var oldest string
-			var oldestUse uint64
-			first := true
-			for k, v := range h.byKey {
-				if first || v.lastUse < oldestUse {
-					oldest, oldestUse, first = k, v.lastUse, false
-				}
-			}
-			delete(h.byKey, oldest)
+			helper.DeleteLeastRecentlyUsed(h.byKey, func(m *hostKeyMemo) uint64 { return m.lastUse })
 		}
 		m = &hostKeyMemo{}
 		h.byKey[key] = m
