@@ -85,11 +85,24 @@ func runMemoryAgent(dir string) error {
 			peakMu.Unlock()
 		}
 	}()
+	var cpuProfile *os.File
+	if os.Getenv("SKIFF_HOLLOW_MEMORY_CPU") != "" {
+		if cpuProfile, err = os.Create(filepath.Join(dir, "cpu.pprof")); err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(cpuProfile); err != nil {
+			return err
+		}
+	}
 	usr1 := make(chan os.Signal, 1)
 	signal.Notify(usr1, syscall.SIGUSR1)
 	go func() {
 		for n := 0; ; n++ {
 			<-usr1
+			if cpuProfile != nil && n == 0 {
+				pprof.StopCPUProfile()
+				cpuProfile.Close()
+			}
 			runtime.GC()
 			f, err := os.Create(filepath.Join(dir, fmt.Sprintf("heap-%d.pprof", n)))
 			if err == nil {
@@ -271,8 +284,11 @@ func measureAgentMemory(b *testing.B, nodes, pods int) {
 		return json.Unmarshal(raw, &stats) == nil, nil
 	})
 	if out := os.Getenv("SKIFF_HOLLOW_MEMORY_OUT"); out != "" {
-		for _, f := range []string{"heap-0.pprof", "goroutines-0.txt", "agent.log", "mem-0.json"} {
+		for _, f := range []string{"heap-0.pprof", "goroutines-0.txt", "agent.log", "mem-0.json", "cpu.pprof"} {
 			raw, err := os.ReadFile(filepath.Join(dir, f))
+			if f == "cpu.pprof" && os.IsNotExist(err) {
+				continue
+			}
 			if err == nil {
 				err = os.WriteFile(out+"."+f, raw, 0o644)
 			}
