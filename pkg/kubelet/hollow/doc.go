@@ -25,4 +25,10 @@
 // up's own node has one); hollow nodes keep their own pod subnets unless
 // a pod CIDR from node IPAM reaches them through a status post; Run returns when ctx ends, after
 // every kubelet has stopped, or at the first kubelet that fails to start.
+//
+// Memory: BenchmarkAgentMemory (memory_test.go) runs the nodes in a child
+// process against an in-process API server and reports its resident
+// memory, heap, stacks and CPU, with its heap profile
+// (SKIFF_HOLLOW_MEMORY_NODES/PODS/OUT; go test ./pkg/kubelet/hollow/ -run
+// XXX -bench AgentMemory -benchtime 1x).
 package hollow
