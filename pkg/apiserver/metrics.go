@@ -19,7 +19,13 @@ type metrics struct {
 	storageObjects *prometheus.GaugeVec
 	watchers       *prometheus.GaugeVec
 	longRunning    *prometheus.GaugeVec
-	handler        http.Handler
+	// WebSocket pod streams: translated exec/attach sessions and
+	// port-forward tunnels by code, and every WebSocket stream request by
+	// where it was handled (upstream's pkg/util/proxy/metrics).
+	streamTranslator   *prometheus.CounterVec
+	streamTunnel       *prometheus.CounterVec
+	websocketStreaming *prometheus.CounterVec
+	handler            http.Handler
 }
 
 func newMetrics() *metrics {
@@ -45,7 +51,22 @@ func newMetrics() *metrics {
 		Name: "apiserver_longrunning_requests",
 		Help: "Gauge of all active long-running apiserver requests broken out by verb, group, version, resource, scope and component.",
 	}, []string{"verb", "group", "version", "resource", "subresource", "scope", "component"})
+	m.streamTranslator = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "apiserver_stream_translator_requests_total",
+		Help: "Total number of requests that were handled by the StreamTranslatorProxy, which processes streaming RemoteCommand/V5",
+	}, []string{"code"})
+	m.streamTunnel = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "apiserver_stream_tunnel_requests_total",
+		Help: "Total number of requests that were handled by the StreamTunnelProxy, which processes streaming PortForward/V2",
+	}, []string{"code"})
+	m.websocketStreaming = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "apiserver_websocket_streaming_requests_total",
+		Help: "Total number of WebSocket streaming requests (exec/attach/portforward) routed by the API server, " +
+			"labeled by subresource and proxy_type. proxy_type is proxied_to_kubelet when the kubelet " +
+			"handles the request directly; otherwise translated_at_apiserver.",
+	}, []string{"subresource", "proxy_type"})
 	m.registry.MustRegister(m.requests, m.latency, m.storageObjects, m.watchers, m.longRunning,
+		m.streamTranslator, m.streamTunnel, m.websocketStreaming,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.handler = promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
 	return m

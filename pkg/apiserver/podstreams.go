@@ -118,18 +118,26 @@ func (s *Server) servePodStream(w http.ResponseWriter, r *http.Request, info *Re
 		if err != nil {
 			return apierrors.NewInternalError(err)
 		}
-		if err := streamtranslator.ServePortForward(w, r, loc, upgradeproxy.Options{TLS: tc, Stop: s.stopping}); err != nil {
+		s.metrics.websocketStreaming.WithLabelValues(info.Subresource, "translated_at_apiserver").Inc()
+		code, err := streamtranslator.ServePortForward(w, r, loc, upgradeproxy.Options{TLS: tc, Stop: s.stopping})
+		if err != nil {
 			return unknownError(err)
 		}
+		s.metrics.streamTunnel.WithLabelValues(strconv.Itoa(code)).Inc()
 		return nil
 	case info.Subresource != "portforward" && streamtranslator.IsChannelRequest(r):
 		tc, err := s.kubeletTLS()
 		if err != nil {
 			return apierrors.NewInternalError(err)
 		}
+		s.metrics.websocketStreaming.WithLabelValues(info.Subresource, "translated_at_apiserver").Inc()
 		opts := streamtranslator.Options{Stdin: queryBool(q, "stdin"), Stdout: queryBool(q, "stdout"), Stderr: queryBool(q, "stderr"), TTY: queryBool(q, "tty")}
-		streamtranslator.ServeRemoteCommand(w, r, loc, opts, upgradeproxy.Options{TLS: tc, Stop: s.stopping})
+		code := streamtranslator.ServeRemoteCommand(w, r, loc, opts, upgradeproxy.Options{TLS: tc, Stop: s.stopping})
+		s.metrics.streamTranslator.WithLabelValues(strconv.Itoa(code)).Inc()
 		return nil
+	case strings.EqualFold(r.Header.Get("Upgrade"), "websocket"):
+		// Other WebSocket protocols go to the kubelet as they are.
+		s.metrics.websocketStreaming.WithLabelValues(info.Subresource, "proxied_to_kubelet").Inc()
 	}
 	return s.proxyKubeletUpgrade(w, r, loc)
 }

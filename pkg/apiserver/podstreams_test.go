@@ -117,6 +117,17 @@ func TestPodStreamSubresources(t *testing.T) {
 		t.Errorf("WebSocket port-forward to a dead kubelet: %v", err)
 	}
 
+	// Upstream's metrics count them as translated (and the exec's 500,
+	// counted when the session's handler returns: waited for).
+	for _, want := range []string{`apiserver_stream_translator_requests_total{code="500"} 1`,
+		`apiserver_websocket_streaming_requests_total{proxy_type="translated_at_apiserver",subresource="exec"} 1`,
+		`apiserver_websocket_streaming_requests_total{proxy_type="translated_at_apiserver",subresource="portforward"} 1`} {
+		eventually(t, "metric "+want, func() bool {
+			_, _, metrics := c.do(http.MethodGet, "/metrics", nil, "", "")
+			return strings.Contains(string(metrics), want+"\n")
+		})
+	}
+
 	// An unscheduled pod's log is empty, as upstream answers it.
 	code, _, body := c.do(http.MethodGet, base+"p1/log", nil, "", "")
 	if code != http.StatusOK || len(body) != 0 {

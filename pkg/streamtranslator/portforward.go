@@ -32,8 +32,10 @@ func IsTunnelingRequest(r *http.Request) bool {
 // an agreement accepts the client's WebSocket with the agreed protocol and
 // copies the bytes of both connections, inside binary WebSocket messages
 // toward the client, until either ends. An error means nothing was written
-// to w (the kubelet was not reached).
-func ServePortForward(w http.ResponseWriter, r *http.Request, target *url.URL, proxy upgradeproxy.Options) error {
+// to w (the kubelet was not reached); otherwise the code upstream's
+// tunneling handler counts the request by: 101 for a tunnel, the
+// kubelet's code for its refusal, 400 or 500 for the failures answered.
+func ServePortForward(w http.ResponseWriter, r *http.Request, target *url.URL, proxy upgradeproxy.Options) (int, error) {
 	var tunneled []string
 	for _, p := range requestedProtocols(r) {
 		if strings.HasPrefix(p, tunnelingPrefix) && strings.HasSuffix(p, tunnelingSuffix) {
@@ -42,7 +44,7 @@ func ServePortForward(w http.ResponseWriter, r *http.Request, target *url.URL, p
 	}
 	if len(tunneled) == 0 {
 		http.Error(w, "unable to upgrade: no tunneling spdy protocols provided", http.StatusBadRequest)
-		return nil
+		return http.StatusBadRequest, nil
 	}
 	header := http.Header{}
 	header.Set("Connection", "Upgrade")
@@ -52,7 +54,7 @@ func ServePortForward(w http.ResponseWriter, r *http.Request, target *url.URL, p
 	}
 	resp, backend, err := upgradeproxy.Connect(r.Context(), http.MethodPost, target, header, proxy)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if resp.StatusCode != http.StatusSwitchingProtocols {
 		defer resp.Body.Close()
@@ -61,14 +63,14 @@ func ServePortForward(w http.ResponseWriter, r *http.Request, target *url.URL, p
 		}
 		w.WriteHeader(resp.StatusCode)
 		_, _ = io.Copy(w, resp.Body)
-		return nil
+		return resp.StatusCode, nil
 	}
 	defer backend.Close()
 	if !upgradedToSPDY(resp) {
 		http.Error(w, "unable to upgrade: missing upgrade headers in response", http.StatusInternalServerError)
-		return nil
+		return http.StatusInternalServerError, nil
 	}
-	agreed := ""
+	agreed, opened := "", false
 	if p := strings.TrimSpace(resp.Header.Get(headerProtocolVersion)); p != "" {
 		agreed = tunnelingPrefix + p
 	}
@@ -87,9 +89,13 @@ func ServePortForward(w http.ResponseWriter, r *http.Request, target *url.URL, p
 			return nil
 		},
 		Handler: func(ws *websocket.Conn) {
+			opened = true
 			ws.PayloadType = websocket.BinaryFrame
 			upgradeproxy.Splice(ws, ws, backend, backend, proxy.Stop)
 		},
 	}.ServeHTTP(hijacker{w}, r)
-	return nil
+	if !opened {
+		return http.StatusInternalServerError, nil // the WebSocket server answered
+	}
+	return http.StatusSwitchingProtocols, nil
 }

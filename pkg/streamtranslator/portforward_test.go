@@ -57,15 +57,18 @@ func fakePortForwardKubelet(t *testing.T) *httptest.Server {
 
 func TestPortForwardTunnel(t *testing.T) {
 	kubelet := fakePortForwardKubelet(t)
+	codes := make(chan int, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !streamtranslator.IsTunnelingRequest(r) {
 			http.Error(w, "not translated", http.StatusTeapot)
 			return
 		}
 		target, _ := url.Parse(kubelet.URL + "/portForward/ns/" + r.URL.Query().Get("pod"))
-		if err := streamtranslator.ServePortForward(w, r, target, upgradeproxy.Options{}); err != nil {
+		code, err := streamtranslator.ServePortForward(w, r, target, upgradeproxy.Options{})
+		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 		}
+		codes <- code
 	}))
 	defer srv.Close()
 	dialWS := func(pod string, protocols ...string) (*websocket.Conn, error) {
@@ -114,9 +117,18 @@ func TestPortForwardTunnel(t *testing.T) {
 		}
 	}
 
+	conn.Close()
+	ws.Close()
+	if code := <-codes; code != http.StatusSwitchingProtocols {
+		t.Errorf("tunnel code %d", code)
+	}
+
 	// The kubelet's refusal reaches the client as it was answered.
 	if _, err := dialWS("missing", "SPDY/3.1+portforward.k8s.io"); err == nil || !strings.Contains(err.Error(), "bad status") {
 		t.Errorf("refused port-forward: %v", err)
+	}
+	if code := <-codes; code != http.StatusNotFound {
+		t.Errorf("refused port-forward code %d", code)
 	}
 
 	for _, tt := range []struct {

@@ -99,8 +99,10 @@ type terminalSize struct {
 // the WebSocket server), then runs the session over SPDY with target (the
 // kubelet's exec or attach URL, reached with proxy's TLS configuration)
 // and ends it with the status on the error channel. It returns when the
-// session ended.
-func ServeRemoteCommand(w http.ResponseWriter, r *http.Request, target *url.URL, opts Options, proxy upgradeproxy.Options) {
+// session ended, with the code upstream's translator counts the session
+// by: 400 when the WebSocket was not accepted, 200 for a command that ran
+// (whatever its exit code), else the code of the error status.
+func ServeRemoteCommand(w http.ResponseWriter, r *http.Request, target *url.URL, opts Options, proxy upgradeproxy.Options) int {
 	channels := make([]wsstream.ChannelType, 5)
 	channels[remotecommand.StreamStdIn] = pick(opts.Stdin, wsstream.ReadChannel)
 	channels[remotecommand.StreamStdOut] = pick(opts.Stdout, wsstream.WriteChannel)
@@ -115,7 +117,7 @@ func ServeRemoteCommand(w http.ResponseWriter, r *http.Request, target *url.URL,
 	conn.SetIdleTimeout(idleTimeout)
 	_, streams, err := conn.Open(hijacker{w}, r)
 	if err != nil {
-		return // the WebSocket server answered
+		return http.StatusBadRequest // the WebSocket server answered
 	}
 	defer conn.Close()
 	// An empty message on the lowest writable channel tells the client the
@@ -128,15 +130,20 @@ func ServeRemoteCommand(w http.ResponseWriter, r *http.Request, target *url.URL,
 		first = remotecommand.StreamStdErr
 	}
 	if _, err := streams[first].Write([]byte{}); err != nil {
-		return
+		return http.StatusBadRequest
 	}
 	status := runSPDY(r.Context(), streams, target, opts, proxy)
-	data, err := json.Marshal(status)
-	if err != nil {
-		return
+	if data, err := json.Marshal(status); err == nil {
+		conn.SetWriteDeadline(statusWriteTimeout)
+		_, _ = streams[remotecommand.StreamErr].Write(data)
 	}
-	conn.SetWriteDeadline(statusWriteTimeout)
-	_, _ = streams[remotecommand.StreamErr].Write(data)
+	switch {
+	case status.Status == metav1.StatusSuccess || status.Reason == remotecommand.NonZeroExitCodeReason:
+		return http.StatusOK
+	case status.Code != 0:
+		return int(status.Code)
+	}
+	return http.StatusInternalServerError
 }
 
 func pick(real bool, t wsstream.ChannelType) wsstream.ChannelType {

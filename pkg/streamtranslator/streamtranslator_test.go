@@ -130,7 +130,7 @@ func fakeKubelet(t *testing.T) *httptest.Server {
 // translator serves ServeRemoteCommand toward kubelet (the exec URL
 // /exec/ns/pod/<container> with the query's streams, as the API server
 // builds it).
-func translator(t *testing.T, kubelet string, stop <-chan struct{}) *httptest.Server {
+func translator(t *testing.T, kubelet string, stop <-chan struct{}, codes chan<- int) *httptest.Server {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !streamtranslator.IsChannelRequest(r) {
 			http.Error(w, "not translated", http.StatusTeapot)
@@ -145,7 +145,7 @@ func translator(t *testing.T, kubelet string, stop <-chan struct{}) *httptest.Se
 			}
 		}
 		target, _ := url.Parse(kubelet + "/exec/ns/pod/" + q.Get("container") + "?" + params.Encode())
-		streamtranslator.ServeRemoteCommand(w, r, target, opts, upgradeproxy.Options{Stop: stop})
+		codes <- streamtranslator.ServeRemoteCommand(w, r, target, opts, upgradeproxy.Options{Stop: stop})
 	}))
 	t.Cleanup(srv.Close)
 	return srv
@@ -219,7 +219,8 @@ func (s *session) result() (map[byte]string, *metav1.Status) {
 
 func TestRemoteCommand(t *testing.T) {
 	kubelet := fakeKubelet(t)
-	srv := translator(t, kubelet.URL, nil)
+	codes := make(chan int, 1)
+	srv := translator(t, kubelet.URL, nil, codes)
 	success := &metav1.Status{Status: metav1.StatusSuccess}
 	internal := func(msg string) *metav1.Status {
 		st := apierrors.NewInternalError(fmt.Errorf("%s", msg)).Status()
@@ -282,6 +283,14 @@ func TestRemoteCommand(t *testing.T) {
 			if !equalOut(out, tt.out) {
 				t.Errorf("output %q, want %q", out, tt.out)
 			}
+			select {
+			case code := <-codes:
+				if want := map[bool]int{true: 500, false: 200}[strings.Contains(tt.name, "refuses") || strings.Contains(tt.name, "internal")]; code != want {
+					t.Errorf("code %d, want %d", code, want)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("ServeRemoteCommand did not return")
+			}
 			if tt.status == nil {
 				if status == nil || status.Reason != remotecommand.NonZeroExitCodeReason {
 					t.Errorf("status %+v, want the exit code", status)
@@ -318,7 +327,7 @@ func TestRemoteCommandRequestsAndStop(t *testing.T) {
 
 	kubelet := fakeKubelet(t)
 	stop := make(chan struct{})
-	srv := translator(t, kubelet.URL, stop)
+	srv := translator(t, kubelet.URL, stop, make(chan int, 1))
 	s, err := dial(t, srv, "command=cat&stdin=true&stdout=true&stderr=true&container=c", "v5.channel.k8s.io")
 	if err != nil {
 		t.Fatal(err)
