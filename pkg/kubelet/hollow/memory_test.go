@@ -78,11 +78,22 @@ func runMemoryAgent(dir string) error {
 	var peakHeap, peakGoal, peakStack uint64
 	go func() {
 		samples := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/gc/heap/goal:bytes"}, {Name: "/memory/classes/heap/stacks:bytes"}}
+		var lastPeakProfile time.Time
 		for range time.Tick(20 * time.Millisecond) {
 			metrics.Read(samples)
 			peakMu.Lock()
+			newGoal := samples[1].Value.Uint64() > peakGoal
 			peakHeap, peakGoal, peakStack = max(peakHeap, samples[0].Value.Uint64()), max(peakGoal, samples[1].Value.Uint64()), max(peakStack, samples[2].Value.Uint64())
 			peakMu.Unlock()
+			// The heap at the collection that set the highest goal (what
+			// was live at the peak), at most once a second.
+			if newGoal && time.Since(lastPeakProfile) > time.Second {
+				lastPeakProfile = time.Now()
+				if f, err := os.Create(filepath.Join(dir, "heap-peak.pprof")); err == nil {
+					pprof.Lookup("heap").WriteTo(f, 0)
+					f.Close()
+				}
+			}
 		}
 	}()
 	var cpuProfile *os.File
@@ -284,9 +295,9 @@ func measureAgentMemory(b *testing.B, nodes, pods int) {
 		return json.Unmarshal(raw, &stats) == nil, nil
 	})
 	if out := os.Getenv("SKIFF_HOLLOW_MEMORY_OUT"); out != "" {
-		for _, f := range []string{"heap-0.pprof", "goroutines-0.txt", "agent.log", "mem-0.json", "cpu.pprof"} {
+		for _, f := range []string{"heap-0.pprof", "goroutines-0.txt", "agent.log", "mem-0.json", "cpu.pprof", "heap-peak.pprof"} {
 			raw, err := os.ReadFile(filepath.Join(dir, f))
-			if f == "cpu.pprof" && os.IsNotExist(err) {
+			if os.IsNotExist(err) && (f == "cpu.pprof" || f == "heap-peak.pprof") {
 				continue
 			}
 			if err == nil {
