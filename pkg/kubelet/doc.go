@@ -98,7 +98,7 @@
 // the goroutines that live as long as a pod or a node wait on their own
 // 2 KiB stacks and run each sync or tick on a shared set of goroutines
 // (deep.go; Go never shrinks a stack a sync grew below 4 KiB again): a pod
-// worker runs its syncs through runDeep and waits for each, so order and
+// worker runs its syncs through its WorkPool and waits for each, so order and
 // serialisation are its own; a node's periodic work runs from two
 // goroutines (tasks.go), one for the lease and node status, one, once the
 // pod source has given the pods, for the PLEG, garbage collection and

@@ -36,6 +36,9 @@ const Version = "v1.37.2"
 type Config struct {
 	Client   *client.Client
 	NodeName string
+	// WorkPool runs the pod workers' and node tasks' work (deep.go); the
+	// hollow agent's nodes share one. Nil: a pool of the kubelet's own.
+	WorkPool *WorkPool
 	Runtime  cri.RuntimeService
 	Images   cri.ImageService
 	Clock    clock.Clock
@@ -155,6 +158,7 @@ type Config struct {
 // Kubelet is one node's agent.
 type Kubelet struct {
 	cfg    Config
+	pool   *WorkPool
 	log    *slog.Logger
 	clock  clock.Clock
 	nodes  *client.Typed[*corev1.Node, *corev1.NodeList]
@@ -203,6 +207,9 @@ func New(cfg Config) (*Kubelet, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.WorkPool == nil {
+		cfg.WorkPool = NewWorkPool()
+	}
 	if cfg.NodeStatusUpdateFrequency <= 0 {
 		cfg.NodeStatusUpdateFrequency = 10 * time.Second
 	}
@@ -224,7 +231,7 @@ func New(cfg Config) (*Kubelet, error) {
 	if cfg.KubeletPort <= 0 {
 		cfg.KubeletPort = 10250
 	}
-	k := &Kubelet{cfg: cfg, log: cfg.Logger.With("node", cfg.NodeName), clock: cfg.Clock,
+	k := &Kubelet{cfg: cfg, pool: cfg.WorkPool, log: cfg.Logger.With("node", cfg.NodeName), clock: cfg.Clock,
 		nodes:   client.For[*corev1.Node, *corev1.NodeList](cfg.Client),
 		pods:    client.For[*corev1.Pod, *corev1.PodList](cfg.Client),
 		leases:  client.For[*coordinationv1.Lease, *coordinationv1.LeaseList](cfg.Client).Namespace(corev1.NamespaceNodeLease),
@@ -268,7 +275,7 @@ func New(cfg Config) (*Kubelet, error) {
 func (k *Kubelet) Run(ctx context.Context) error {
 	var v *runtimeapi.VersionResponse
 	var err error
-	runDeep(func() { v, err = k.cfg.Runtime.Version(ctx, &runtimeVersionRequest) })
+	k.pool.run(func() { v, err = k.cfg.Runtime.Version(ctx, &runtimeVersionRequest) })
 	if err != nil {
 		return fmt.Errorf("kubelet: container runtime: %w", err)
 	}
@@ -278,7 +285,7 @@ func (k *Kubelet) Run(ctx context.Context) error {
 	// Registration is retried until it succeeds (the API server may not
 	// be up yet, as upstream's kubelet does), 1 s doubling to 7 s apart.
 	for delay := time.Second; ; delay = min(2*delay, 7*time.Second) {
-		runDeep(func() { err = k.registerNode(ctx) })
+		k.pool.run(func() { err = k.registerNode(ctx) })
 		if err == nil {
 			break
 		}

@@ -21,7 +21,7 @@ const maxTasks = 4
 // runTasks runs up to maxTasks periodic tasks on one goroutine of the
 // node (instead of one goroutine each: a hollow agent has 1,000 nodes),
 // until ctx ends and the runs in progress are done. Each task has its own
-// ticker; a run goes to the shared goroutines (goDeep: the loop waits
+// ticker; a run goes to the shared goroutines (WorkPool.goRun: the loop waits
 // for a turn, not for the run), tasks run independently of each other,
 // and one task's runs never overlap: a tick during a run makes one more
 // run right after it (as a loop of its own would find the tick its ticker
@@ -49,7 +49,7 @@ func (k *Kubelet) runTasks(ctx context.Context, tasks ...task) {
 			return
 		}
 		running[i] = true
-		goDeep(func() { tasks[i].run(ctx) }, func() { done <- i })
+		k.pool.goRun(func() { tasks[i].run(ctx) }, func() { done <- i })
 	}
 	for i, t := range tasks {
 		if t.now {

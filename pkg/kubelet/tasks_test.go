@@ -15,7 +15,7 @@ import (
 // it returns once ctx ended and the run in progress is done.
 func TestRunTasks(t *testing.T) {
 	clk := clock.NewFake(time.Unix(1000, 0))
-	k := &Kubelet{clock: clk, log: slog.Default()}
+	k := &Kubelet{clock: clk, log: slog.Default(), pool: NewWorkPool()}
 	var a, b, c, inC, maxInC atomic.Int32
 	release := make(chan struct{})
 	tasks := []task{

@@ -103,7 +103,7 @@ func (w *podWorker) run(ctx context.Context) {
 		w.mu.Unlock()
 		var next time.Duration
 		var finished bool
-		runDeep(func() { next, finished = w.k.syncPod(ctx, w, pod, removed) })
+		w.k.pool.run(func() { next, finished = w.k.syncPod(ctx, w, pod, removed) })
 		if finished {
 			w.k.mu.Lock()
 			if w.k.workers[w.uid] == w {

@@ -129,15 +129,18 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	var wg sync.WaitGroup
 	errs := make(chan error, cfg.Nodes)
+	// The nodes share their runtimes' annotations and their work's
+	// goroutines.
+	annotations, pool := sim.NewAnnotationTable(), kubelet.NewWorkPool()
 	for i := 0; i < cfg.Nodes; i++ {
 		sc := cfg.Sim
-		sc.Clock, sc.PodSubnet = cfg.Clock, PodSubnet(i)
+		sc.Clock, sc.PodSubnet, sc.Annotations = cfg.Clock, PodSubnet(i), annotations
 		rt := sim.New(sc)
 		var rec record.EventRecorder
 		if broadcaster != nil {
 			rec = broadcaster.NewRecorder(corev1.EventSource{Component: "kubelet", Host: cfg.NodeName(i)})
 		}
-		kc := kubelet.Config{Client: cfg.Client, NodeName: cfg.NodeName(i), Runtime: rt, Images: rt,
+		kc := kubelet.Config{Client: cfg.Client, NodeName: cfg.NodeName(i), WorkPool: pool, Runtime: rt, Images: rt,
 			Clock: cfg.Clock, Logger: cfg.Logger, NodeLabels: labels, Capacity: cfg.Capacity, NodeIP: NodeIP(i), PodSource: source,
 			Recorder: rec, SimulateHandlers: true, Services: services}
 		if cfg.Server != nil {

@@ -47,6 +47,10 @@ type Config struct {
 	// a CNI runtime whose network config is written from the node's
 	// spec.podCIDR.
 	WaitForPodCIDR bool
+	// Annotations holds the sandboxes' and containers' annotations by
+	// content; runtimes given the same table (the hollow agent's nodes)
+	// share equal ones. Nil: a table of the runtime's own.
+	Annotations *AnnotationTable
 }
 
 // Runtime is the simulated runtime.
@@ -63,13 +67,18 @@ type Runtime struct {
 	podCIDR    bool // UpdateRuntimeConfig gave a pod CIDR
 }
 
-// shared holds the annotations of sandboxes and containers of every
-// runtime of the process by content: the pods of one template, on all
-// the simulated nodes, share one copy (refcounted).
-var shared = struct {
+// AnnotationTable holds the annotations of sandboxes and containers by
+// content: the pods of one template, on all the simulated nodes given the
+// table, share one copy (refcounted).
+type AnnotationTable struct {
 	mu sync.Mutex
 	m  map[string]*sharedMap
-}{m: map[string]*sharedMap{}}
+}
+
+// NewAnnotationTable returns an empty table.
+func NewAnnotationTable() *AnnotationTable {
+	return &AnnotationTable{m: map[string]*sharedMap{}}
+}
 
 // sharedMap is a map of annotations held by refs sandboxes or containers.
 type sharedMap struct {
@@ -80,7 +89,7 @@ type sharedMap struct {
 
 // share returns a copy of m shared with what has equal annotations (nil
 // for nil), and the handle release takes.
-func share(m map[string]string) (map[string]string, *sharedMap) {
+func (t *AnnotationTable) share(m map[string]string) (map[string]string, *sharedMap) {
 	if m == nil {
 		return nil, nil
 	}
@@ -96,26 +105,26 @@ func share(m map[string]string) (map[string]string, *sharedMap) {
 		b = strconv.AppendInt(b, int64(len(m[k])), 10)
 		b = append(append(append(b, ':'), m[k]...), ';')
 	}
-	shared.mu.Lock()
-	defer shared.mu.Unlock()
-	if s := shared.m[string(b)]; s != nil {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s := t.m[string(b)]; s != nil {
 		s.refs++
 		return s.m, s
 	}
 	s := &sharedMap{key: string(b), m: copyMap(m), refs: 1}
-	shared.m[s.key] = s
+	t.m[s.key] = s
 	return s.m, s
 }
 
 // release drops a holder of s.
-func release(s *sharedMap) {
+func (t *AnnotationTable) release(s *sharedMap) {
 	if s == nil {
 		return
 	}
-	shared.mu.Lock()
-	defer shared.mu.Unlock()
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if s.refs--; s.refs == 0 {
-		delete(shared.m, s.key)
+		delete(t.m, s.key)
 	}
 }
 
@@ -156,6 +165,9 @@ func New(cfg Config) *Runtime {
 	}
 	if !cfg.PodSubnet.IsValid() {
 		cfg.PodSubnet = netip.MustParsePrefix("10.88.0.0/16")
+	}
+	if cfg.Annotations == nil {
+		cfg.Annotations = NewAnnotationTable()
 	}
 	return &Runtime{cfg: cfg, sandboxes: map[string]*sandbox{}, containers: map[string]*container{},
 		images: map[string]*runtimeapi.Image{}, imageNames: map[string]string{}, usedIPs: map[netip.Addr]bool{}}
@@ -251,7 +263,7 @@ func (r *Runtime) RunPodSandbox(_ context.Context, req *runtimeapi.RunPodSandbox
 	}
 	s := &sandbox{id: r.newID(), meta: cfg.GetMetadata(), labels: copyMap(cfg.GetLabels()),
 		createdAt: r.cfg.Clock.Now(), ready: true, ip: ip}
-	s.annotations, s.annotRef = share(cfg.GetAnnotations())
+	s.annotations, s.annotRef = r.cfg.Annotations.share(cfg.GetAnnotations())
 	r.sandboxes[s.id] = s
 	return &runtimeapi.RunPodSandboxResponse{PodSandboxId: s.id}, nil
 }
@@ -291,14 +303,14 @@ func (r *Runtime) RemovePodSandbox(_ context.Context, req *runtimeapi.RemovePodS
 	}
 	for id, c := range r.containers {
 		if c.sandboxID == s.id {
-			release(c.annotRef)
+			r.cfg.Annotations.release(c.annotRef)
 			delete(r.containers, id)
 		}
 	}
 	if s.ready {
 		delete(r.usedIPs, s.ip)
 	}
-	release(s.annotRef)
+	r.cfg.Annotations.release(s.annotRef)
 	delete(r.sandboxes, s.id)
 	return &runtimeapi.RemovePodSandboxResponse{}, nil
 }
@@ -376,7 +388,7 @@ func (r *Runtime) CreateContainer(_ context.Context, req *runtimeapi.CreateConta
 	}
 	c := &container{id: r.newID(), sandboxID: s.id, meta: cfg.GetMetadata(), image: cfg.GetImage(), imageRef: imageRef,
 		labels: copyMap(cfg.GetLabels()), createdAt: r.cfg.Clock.Now()}
-	c.annotations, c.annotRef = share(cfg.GetAnnotations())
+	c.annotations, c.annotRef = r.cfg.Annotations.share(cfg.GetAnnotations())
 	r.decideRun(c, s)
 	r.containers[c.id] = c
 	return &runtimeapi.CreateContainerResponse{ContainerId: c.id}, nil
@@ -456,7 +468,7 @@ func (r *Runtime) RemoveContainer(_ context.Context, req *runtimeapi.RemoveConta
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if c, ok := r.containers[req.GetContainerId()]; ok {
-		release(c.annotRef)
+		r.cfg.Annotations.release(c.annotRef)
 		delete(r.containers, c.id)
 	}
 	return &runtimeapi.RemoveContainerResponse{}, nil

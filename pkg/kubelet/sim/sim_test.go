@@ -153,18 +153,19 @@ func TestImages(t *testing.T) {
 	}
 }
 
-// Equal annotations (the pods of one template, on every node of the
-// process) share one copy, kept while a sandbox or container holds it;
+// Equal annotations (the pods of one template, on every node given the
+// same table) share one copy, kept while a sandbox or container holds it;
 // what the runtime reports is unchanged.
 func TestEqualAnnotationsShared(t *testing.T) {
 	ctx := context.Background()
+	table := NewAnnotationTable()
 	refs := func(m map[string]string) int {
-		_, s := share(m)
-		release(s)
+		_, s := table.share(m)
+		table.release(s)
 		return s.refs
 	}
-	r1 := New(Config{Clock: clock.NewFake(time.Unix(1000, 0))})
-	r2 := New(Config{Clock: clock.NewFake(time.Unix(1000, 0))})
+	r1 := New(Config{Clock: clock.NewFake(time.Unix(1000, 0)), Annotations: table})
+	r2 := New(Config{Clock: clock.NewFake(time.Unix(1000, 0)), Annotations: table})
 	a12, a13 := map[string]string{"test-a": "1", "test-b": "2"}, map[string]string{"test-a": "1", "test-b": "3"}
 	sb1 := run(t, r1, map[string]string{"test-a": "1", "test-b": "2"})
 	sb2 := run(t, r2, map[string]string{"test-b": "2", "test-a": "1"})
@@ -196,10 +197,10 @@ func TestEqualAnnotationsShared(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	shared.mu.Lock()
-	defer shared.mu.Unlock()
+	table.mu.Lock()
+	defer table.mu.Unlock()
 	for _, m := range []map[string]string{a12, a13, ca} {
-		for _, s := range shared.m {
+		for _, s := range table.m {
 			if reflect.DeepEqual(s.m, m) {
 				t.Errorf("%v still held %d times after everything was removed", m, s.refs)
 			}
