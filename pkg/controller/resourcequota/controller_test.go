@@ -9,6 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/skiff-sh/skiff/pkg/client"
@@ -269,10 +270,18 @@ func TestController(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitUsed("the config map deleted", "count/configmaps=0 pods=1 requests.cpu=500m")
-	q := h.getQuota("q")
-	q.Spec.Hard = rl("pods", "5", "requests.cpu", "2", "count/configmaps", "5", "limits.cpu", "1")
-	if _, err := client.For[*corev1.ResourceQuota, *corev1.ResourceQuotaList](h.c).Update(h.ctx, q, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
+	// The controller may write the quota's status between the read and
+	// the update: retry on a conflict, as a client would.
+	for attempt := 0; ; attempt++ {
+		q := h.getQuota("q")
+		q.Spec.Hard = rl("pods", "5", "requests.cpu", "2", "count/configmaps", "5", "limits.cpu", "1")
+		_, err := client.For[*corev1.ResourceQuota, *corev1.ResourceQuotaList](h.c).Update(h.ctx, q, metav1.UpdateOptions{})
+		if err == nil {
+			break
+		}
+		if !apierrors.IsConflict(err) || attempt == 10 {
+			t.Fatal(err)
+		}
 	}
 	waitUsed("spec.hard changed", "count/configmaps=0 limits.cpu=0 pods=1 requests.cpu=500m")
 
