@@ -1,15 +1,10 @@
 package kubelet
 
 import (
-	"context"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/skiff-sh/skiff/pkg/client"
-	"github.com/skiff-sh/skiff/pkg/testenv"
 )
 
 // The status manager remembers a written status only until the pod
@@ -17,23 +12,8 @@ import (
 // write for the same status, lastWritten is the copy's status), and a new
 // status is written on it.
 func TestStatusManagerForgetsDeliveredWrites(t *testing.T) {
-	env := testenv.StartT(t)
-	ctx := context.Background()
-	if err := env.EnsureServiceAccount(ctx, "default", "default"); err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(&client.Config{Host: env.URL, CAData: env.CAData, CertData: env.CertData, KeyData: env.KeyData, QPS: -1,
-		ContentType: client.ContentTypeProtobuf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pods := client.For[*corev1.Pod, *corev1.PodList](c).Namespace("default")
-	m := &statusManager{pods: client.For[*corev1.Pod, *corev1.PodList](c), last: map[types.UID]writtenStatus{}}
-	p, err := pods.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "a"},
-		Spec: corev1.PodSpec{NodeName: "n1", Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, pods, m := newStatusManagerEnv(t)
+	p := createBoundPod(ctx, t, pods, "a")
 	running := corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}
 	if err := m.set(ctx, p, running); err != nil {
 		t.Fatal(err)

@@ -12,11 +12,10 @@ import (
 	"github.com/skiff-sh/skiff/pkg/testenv"
 )
 
-// The status manager's PUT: a stale base conflicts and is redone on a
-// fresh copy keeping others' conditions and metadata; the informer's copy
-// from before the manager's own last write builds on that write; a pod
-// gone or replaced by another of the same name is left alone.
-func TestStatusManagerWrites(t *testing.T) {
+// newStatusManagerEnv is a status manager on a fresh API server (protobuf,
+// as the kubelet's client) and the default namespace's pods.
+func newStatusManagerEnv(t *testing.T) (context.Context, *client.Typed[*corev1.Pod, *corev1.PodList], *statusManager) {
+	t.Helper()
 	env := testenv.StartT(t)
 	ctx := context.Background()
 	if err := env.EnsureServiceAccount(ctx, "default", "default"); err != nil {
@@ -28,15 +27,27 @@ func TestStatusManagerWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	pods := client.For[*corev1.Pod, *corev1.PodList](c).Namespace("default")
-	m := &statusManager{pods: client.For[*corev1.Pod, *corev1.PodList](c), last: map[types.UID]writtenStatus{}}
-	create := func(name string) *corev1.Pod {
-		p, err := pods.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name},
-			Spec: corev1.PodSpec{NodeName: "n1", Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
+	return ctx, pods, &statusManager{pods: client.For[*corev1.Pod, *corev1.PodList](c), last: map[types.UID]writtenStatus{}}
+}
+
+// createBoundPod creates pod name bound to node n1.
+func createBoundPod(ctx context.Context, t *testing.T, pods *client.Typed[*corev1.Pod, *corev1.PodList], name string) *corev1.Pod {
+	t.Helper()
+	p, err := pods.Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: corev1.PodSpec{NodeName: "n1", Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
 	}
+	return p
+}
+
+// The status manager's PUT: a stale base conflicts and is redone on a
+// fresh copy keeping others' conditions and metadata; the informer's copy
+// from before the manager's own last write builds on that write; a pod
+// gone or replaced by another of the same name is left alone.
+func TestStatusManagerWrites(t *testing.T) {
+	ctx, pods, m := newStatusManagerEnv(t)
+	create := func(name string) *corev1.Pod { return createBoundPod(ctx, t, pods, name) }
 	status := func(phase corev1.PodPhase, ready corev1.ConditionStatus) corev1.PodStatus {
 		return corev1.PodStatus{Phase: phase, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: ready}}}
 	}
@@ -52,7 +63,8 @@ func TestStatusManagerWrites(t *testing.T) {
 	// Someone else changes the pod: a label and a condition of theirs.
 	other := get("a")
 	other.Labels = map[string]string{"x": "y"}
-	if other, err = pods.Update(ctx, other, metav1.UpdateOptions{}); err != nil {
+	other, err := pods.Update(ctx, other, metav1.UpdateOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
 	other.Status.Conditions = []corev1.PodCondition{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "EvictionByEvictionAPI"}}

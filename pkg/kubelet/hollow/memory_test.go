@@ -156,7 +156,7 @@ func runMemoryAgent(dir string) error {
 // peak RSS, CPU and its heap after a collection are reported, and its heap
 // profile is kept in SKIFF_HOLLOW_MEMORY_OUT when set.
 //
-//	go test ./pkg/kubelet/hollow/ -run XXX -bench AgentMemory -benchtime 1x
+//	go test ./pkg/kubelet/hollow/ -run '^$' -bench AgentMemory -benchtime 1x
 func BenchmarkAgentMemory(b *testing.B) {
 	nodes, pods := envInt("SKIFF_HOLLOW_MEMORY_NODES", 200), envInt("SKIFF_HOLLOW_MEMORY_PODS", 2000)
 	for i := 0; i < b.N; i++ {
